@@ -1,0 +1,262 @@
+// Package job defines what a goshmem job shares on a node: the control
+// block (one shared segment with a header and a slot per PE), the
+// symmetric heap segments, and the protocol by which a launcher hands
+// them to PE processes (environment variables and inherited
+// descriptors). The launcher (internal/launch), the in-process runner
+// and the PE runtime (node) all go through this package, so the layout
+// is written down once.
+//
+// # Bootstrap protocol
+//
+// A launcher creates the control segment and one heap segment per PE
+// with Create, then starts each PE process with:
+//
+//	GOSHMEM_JOB_ID      job id (hex), unique per launch
+//	GOSHMEM_NPES        number of PEs in the job
+//	GOSHMEM_PE          first PE hosted by this process
+//	GOSHMEM_LOCAL_PES   number of PEs hosted by this process (consecutive)
+//	GOSHMEM_FD          descriptor of the control segment; the heap of PE i
+//	                    is descriptor GOSHMEM_FD+1+i
+//
+// and the segments as inherited descriptors in that order (os/exec
+// ExtraFiles: control at 3, heaps from 4). A process without
+// GOSHMEM_JOB_ID is a one-PE job that creates its own segments.
+//
+// # Control block
+//
+// Header (2 cache lines), then NPEs slots of SlotSize bytes. Every word
+// that one PE writes and others read sits alone on its cache line. The
+// header's Abort record is written by whoever first sees the job fail
+// (launcher, in-process supervisor, or a PE that found a dead peer);
+// every wait in the runtime polls it.
+package job
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/shm"
+)
+
+// Environment variable names of the bootstrap protocol.
+const (
+	EnvJobID     = "GOSHMEM_JOB_ID"
+	EnvNPEs      = "GOSHMEM_NPES"
+	EnvPE        = "GOSHMEM_PE"
+	EnvLocalPEs  = "GOSHMEM_LOCAL_PES"
+	EnvFD        = "GOSHMEM_FD"
+	EnvLauncher  = "GOSHMEM_LAUNCHER_PID"
+	FirstFD      = 3 // descriptor of the control segment under os/exec ExtraFiles
+	magic        = 0x01_6d656d68736f67 // "goshmem\x01" little-endian
+	layoutVer    = 1
+	headerLines  = 4
+	fixedLines   = 5 // identity, doorbell, alloc check, lock, AMO emulation lock
+	maxBarRounds = 32
+)
+
+// PE states in Slot.State.
+const (
+	StateStarting  = 0
+	StateRunning   = 1
+	StateFinalized = 2
+	StateDead      = 3
+)
+
+// Abort kinds in Abort.Kind.
+const (
+	AbortNone        = 0
+	AbortExit        = 1 // a PE exited with a non-zero code (Code) or without finalizing
+	AbortSignal      = 2 // a PE died by signal Code
+	AbortGlobalExit  = 3 // a PE called GlobalExit(Code)
+	AbortTimeout     = 4 // the launcher's --timeout expired
+	AbortInterrupted = 5 // the launcher got SIGINT/SIGTERM (signal Code)
+	AbortPanic       = 6 // an in-process PE panicked
+	AbortLost        = 7 // a PE's process vanished (found by a peer)
+)
+
+// Header is the start of the control block.
+type Header struct {
+	Magic    uint64
+	Version  uint32
+	NPEs     uint32
+	HeapSize uint64
+	JobID    uint64
+	// AMOLocked is non-zero when some PE pair cannot map each other's
+	// heaps: then every AMO takes the target's lock (see node).
+	AMOLocked atomic.Uint32
+	_         [shm.CacheLine - 36]byte
+	Abort     Abort
+	_         [shm.CacheLine - abortSize]byte
+	// Exits counts PEs that have finalized (for the launcher).
+	Finalized shm.Uint32
+	_         [shm.CacheLine]byte
+}
+
+const abortSize = 24
+
+// Abort records the first failure of the job.
+type Abort struct {
+	// State: 0 none, 1 being written, 2 published.
+	State atomic.Uint32
+	Kind  atomic.Uint32
+	PE    atomic.Int32
+	Pid   atomic.Int32
+	Code  atomic.Int32
+	_     uint32
+}
+
+// Set records a failure unless one is recorded already; it reports
+// whether this call recorded it.
+func (a *Abort) Set(kind uint32, pe, pid, code int) bool {
+	if !a.State.CompareAndSwap(0, 1) {
+		return false
+	}
+	a.Kind.Store(kind)
+	a.PE.Store(int32(pe))
+	a.Pid.Store(int32(pid))
+	a.Code.Store(int32(code))
+	a.State.Store(2)
+	return true
+}
+
+// Get returns the recorded failure, if published.
+func (a *Abort) Get() (kind uint32, pe, pid, code int, ok bool) {
+	if a.State.Load() != 2 {
+		return 0, 0, 0, 0, false
+	}
+	return a.Kind.Load(), int(a.PE.Load()), int(a.Pid.Load()), int(a.Code.Load()), true
+}
+
+// Describe renders an abort record for messages.
+func Describe(kind uint32, pe, pid, code int) string {
+	who := fmt.Sprintf("PE %d", pe)
+	if pid > 0 {
+		who += fmt.Sprintf(" (pid %d)", pid)
+	}
+	switch kind {
+	case AbortExit:
+		if code == 0 {
+			return who + " exited without calling Finalize"
+		}
+		return fmt.Sprintf("%s exited with code %d", who, code)
+	case AbortSignal:
+		return fmt.Sprintf("%s was killed by %s", who, signalName(code))
+	case AbortGlobalExit:
+		return fmt.Sprintf("%s called GlobalExit(%d)", who, code)
+	case AbortTimeout:
+		return "the job's time limit expired"
+	case AbortInterrupted:
+		return fmt.Sprintf("the launcher was stopped by %s", signalName(code))
+	case AbortPanic:
+		return who + " panicked"
+	case AbortLost:
+		return who + " died (its process is gone)"
+	}
+	return fmt.Sprintf("%s failed (kind %d, code %d)", who, kind, code)
+}
+
+// Slot is the per-PE part of the control block. Its fixed part is
+// followed by Rounds barrier flags, each on its own line.
+type Slot struct {
+	// Line 0: identity, written at start-up.
+	Pid   atomic.Int32
+	State atomic.Uint32
+	// HeapAddr is where the owner process mapped this PE's heap (for
+	// the process_vm_readv/writev fallback).
+	HeapAddr atomic.Uint64
+	// Mapped is 1 once the process hosting this PE has mapped every
+	// peer's heap, 2 if it could not map some of them.
+	Mapped atomic.Uint32
+	_      [shm.CacheLine - 20]byte
+
+	// Line 1: the doorbell. A PE about to sleep in a wait increments
+	// Sleepers, re-checks its condition, and futex-waits on Seq; anyone
+	// who changes memory the PE may wait on and sees Sleepers != 0
+	// increments Seq and wakes it. See internal/wait.
+	Door Doorbell
+
+	// Line 2: the collective-allocation check: the sequence number and
+	// running hash of this PE's allocations, in two slots by parity.
+	AllocSeq  [2]atomic.Uint64
+	AllocHash [2]atomic.Uint64
+	_         [shm.CacheLine - 32]byte
+
+	// Line 3: reserved for the barrier sense/epoch.
+	Epoch atomic.Uint64
+	_     [shm.CacheLine - 8]byte
+
+	// Line 4: lock serializing emulated AMOs on this PE's heap (only
+	// used when AMOLocked is set).
+	AMOLock atomic.Uint32
+	_       [shm.CacheLine - 4]byte
+}
+
+// Doorbell is the futex word a sleeping PE waits on.
+type Doorbell struct {
+	Sleepers atomic.Uint32
+	Seq      atomic.Uint32
+	_        [shm.CacheLine - 8]byte
+}
+
+// Layout describes the control block of a job with NPEs PEs.
+type Layout struct {
+	NPEs     int
+	Rounds   int     // barrier rounds: ceil(log2(NPEs))
+	SlotSize uintptr // bytes per PE slot
+	Size     int64   // total bytes
+}
+
+// LayoutFor returns the control-block layout for npes PEs.
+func LayoutFor(npes int) Layout {
+	rounds := 0
+	if npes > 1 {
+		rounds = bits.Len(uint(npes - 1))
+	}
+	slot := uintptr(fixedLines+rounds) * shm.CacheLine
+	return Layout{NPEs: npes, Rounds: rounds, SlotSize: slot,
+		Size: int64(headerLines*shm.CacheLine) + int64(npes)*int64(slot)}
+}
+
+// Control is a mapped control block.
+type Control struct {
+	Layout
+	Header *Header
+	b      []byte
+}
+
+// OpenControl interprets b (a mapping of a control segment) for npes
+// PEs; init writes a fresh header.
+func OpenControl(b []byte, npes int, heapSize uint64, jobID uint64, init bool) (*Control, error) {
+	l := LayoutFor(npes)
+	if int64(len(b)) < l.Size {
+		return nil, fmt.Errorf("goshmem: control segment of %d bytes is too small for %d PEs (%d needed)", len(b), npes, l.Size)
+	}
+	c := &Control{Layout: l, Header: shm.View[Header](b, 0), b: b}
+	if init {
+		c.Header.Magic = magic
+		c.Header.Version = layoutVer
+		c.Header.NPEs = uint32(npes)
+		c.Header.HeapSize = heapSize
+		c.Header.JobID = jobID
+	} else if c.Header.Magic != magic || c.Header.Version != layoutVer {
+		return nil, fmt.Errorf("goshmem: the control segment is not a goshmem v%d job (magic %#x); were the PEs started by a different goshmem version?", layoutVer, c.Header.Magic)
+	} else if int(c.Header.NPEs) != npes {
+		return nil, fmt.Errorf("goshmem: control segment is for %d PEs, environment says %d", c.Header.NPEs, npes)
+	}
+	return c, nil
+}
+
+// Slot returns PE pe's slot.
+func (c *Control) Slot(pe int) *Slot {
+	return shm.View[Slot](c.b, c.slotOff(pe))
+}
+
+func (c *Control) slotOff(pe int) uintptr {
+	return headerLines*shm.CacheLine + uintptr(pe)*c.SlotSize
+}
+
+// Flag returns barrier flag round r of PE pe: a word alone on its line.
+func (c *Control) Flag(pe, r int) *shm.Uint32 {
+	return shm.View[shm.Uint32](c.b, c.slotOff(pe)+uintptr(fixedLines+r)*shm.CacheLine)
+}

@@ -1,0 +1,235 @@
+package job
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/goshmem/goshmem/shm"
+)
+
+// Segments are the shared segments of a job on this node: the control
+// block and one symmetric heap per PE.
+type Segments struct {
+	JobID    uint64
+	NPEs     int
+	HeapSize int64
+	Ctl      *shm.Segment
+	Heaps    []*shm.Segment
+}
+
+// CreateOptions tune Create.
+type CreateOptions struct {
+	Huge bool       // back heaps with huge pages
+	Dir  string     // tmpfs directory for file fallbacks
+	Kind []shm.Kind // restrict segment kinds (tests)
+}
+
+// Create makes the control segment (initialized) and npes heap segments
+// of heapSize bytes each. It fails, with a message that says what to
+// do, when the heaps cannot all be backed.
+func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
+	if npes < 1 {
+		return nil, fmt.Errorf("goshmem: a job needs at least one PE, got %d", npes)
+	}
+	if err := CheckBacking(int64(npes), heapSize); err != nil {
+		return nil, err
+	}
+	var idb [8]byte
+	rand.Read(idb[:])
+	s := &Segments{JobID: binary.LittleEndian.Uint64(idb[:]), NPEs: npes, HeapSize: heapSize}
+	sopt := shm.Options{Dir: opt.Dir, Kinds: opt.Kind}
+	l := LayoutFor(npes)
+	ctl, err := shm.Create(fmt.Sprintf("goshmem-ctl-%x", s.JobID), l.Size, sopt)
+	if err != nil {
+		return nil, err
+	}
+	s.Ctl = ctl
+	m, err := ctl.Map(0, 0)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	_, err = OpenControl(m.Bytes(), npes, uint64(heapSize), s.JobID, true)
+	m.Close()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	sopt.Huge = opt.Huge
+	for pe := 0; pe < npes; pe++ {
+		h, err := shm.Create(fmt.Sprintf("goshmem-heap-%x-%d", s.JobID, pe), heapSize, sopt)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Heaps = append(s.Heaps, h)
+	}
+	if len(s.Heaps) > 0 {
+		s.HeapSize = s.Heaps[0].Size() // rounded up for huge pages
+	}
+	return s, nil
+}
+
+// Close releases every descriptor (mappings stay valid).
+func (s *Segments) Close() {
+	s.Ctl.Close()
+	for _, h := range s.Heaps {
+		h.Close()
+	}
+}
+
+// Files returns the segments in the order a PE process inherits them
+// (os/exec ExtraFiles: control at FirstFD, heaps after it).
+func (s *Segments) Files() []*os.File {
+	f := []*os.File{s.Ctl.File()}
+	for _, h := range s.Heaps {
+		f = append(f, h.File())
+	}
+	return f
+}
+
+// Env returns the environment entries for a process hosting PEs
+// [firstPE, firstPE+localPEs).
+func (s *Segments) Env(firstPE, localPEs int) []string {
+	return []string{
+		EnvJobID + "=" + strconv.FormatUint(s.JobID, 16),
+		EnvNPEs + "=" + strconv.Itoa(s.NPEs),
+		EnvPE + "=" + strconv.Itoa(firstPE),
+		EnvLocalPEs + "=" + strconv.Itoa(localPEs),
+		EnvFD + "=" + strconv.Itoa(FirstFD),
+		EnvLauncher + "=" + strconv.Itoa(os.Getpid()),
+	}
+}
+
+// Spec is what a PE process learns from its environment.
+type Spec struct {
+	JobID       uint64
+	NPEs        int
+	FirstPE     int
+	LocalPEs    int
+	FD          int
+	LauncherPid int
+}
+
+// SpecFromEnv reads the bootstrap variables through getenv. ok is false
+// when the process was not started by a launcher.
+func SpecFromEnv(getenv func(string) string) (spec Spec, ok bool, err error) {
+	id := getenv(EnvJobID)
+	if id == "" {
+		return Spec{}, false, nil
+	}
+	bad := func(name, v string) error {
+		return fmt.Errorf("goshmem: bad launcher variable %s=%q; start PEs with oshrun, not by setting GOSHMEM_* by hand", name, v)
+	}
+	if spec.JobID, err = strconv.ParseUint(id, 16, 64); err != nil {
+		return spec, true, bad(EnvJobID, id)
+	}
+	ints := []struct {
+		name string
+		dst  *int
+		min  int
+	}{{EnvNPEs, &spec.NPEs, 1}, {EnvPE, &spec.FirstPE, 0}, {EnvLocalPEs, &spec.LocalPEs, 1}, {EnvFD, &spec.FD, 0}}
+	for _, v := range ints {
+		s := getenv(v.name)
+		n, err := strconv.Atoi(s)
+		if err != nil || n < v.min {
+			return spec, true, bad(v.name, s)
+		}
+		*v.dst = n
+	}
+	if spec.FirstPE+spec.LocalPEs > spec.NPEs {
+		return spec, true, bad(EnvLocalPEs, getenv(EnvLocalPEs))
+	}
+	spec.LauncherPid, _ = strconv.Atoi(getenv(EnvLauncher))
+	return spec, true, nil
+}
+
+// Adopt takes over the inherited descriptors described by spec.
+func (spec Spec) Adopt() (*Segments, error) {
+	ctl, err := shm.FromFD(spec.FD, "goshmem-ctl")
+	if err != nil {
+		return nil, err
+	}
+	s := &Segments{JobID: spec.JobID, NPEs: spec.NPEs, Ctl: ctl}
+	for pe := 0; pe < spec.NPEs; pe++ {
+		h, err := shm.FromFD(spec.FD+1+pe, fmt.Sprintf("goshmem-heap-%d", pe))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Heaps = append(s.Heaps, h)
+	}
+	s.HeapSize = s.Heaps[0].Size()
+	return s, nil
+}
+
+// CheckBacking fails when npes heaps of heapSize bytes cannot all be
+// backed by this machine's memory and swap, or by the memory limit of
+// this process's cgroup. Heaps are backed lazily, so passing this check
+// does not reserve memory; it rules out jobs that cannot fit at all.
+func CheckBacking(npes, heapSize int64) error {
+	total := npes * heapSize
+	if heapSize > 0 && total/heapSize != npes {
+		return fmt.Errorf("goshmem: %d heaps of %d bytes overflow; lower SHMEM_SYMMETRIC_SIZE", npes, heapSize)
+	}
+	limit, what := memoryLimit()
+	if limit > 0 && total > limit {
+		return fmt.Errorf("goshmem: %d PEs x SHMEM_SYMMETRIC_SIZE=%d bytes = %d bytes of symmetric heap, but %s allows only %d bytes; "+
+			"lower SHMEM_SYMMETRIC_SIZE or start fewer PEs", npes, heapSize, total, what, limit)
+	}
+	return nil
+}
+
+func memoryLimit() (int64, string) {
+	var limit int64
+	what := ""
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		var memTotal, swapTotal int64
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 2 {
+				continue
+			}
+			v, _ := strconv.ParseInt(fields[1], 10, 64)
+			switch fields[0] {
+			case "MemTotal:":
+				memTotal = v * 1024
+			case "SwapTotal:":
+				swapTotal = v * 1024
+			}
+		}
+		f.Close()
+		limit, what = memTotal+swapTotal, "this machine's memory and swap"
+	}
+	if cg := cgroupLimit(); cg > 0 && (limit == 0 || cg < limit) {
+		limit, what = cg, "this cgroup's memory.max"
+	}
+	return limit, what
+}
+
+func cgroupLimit() int64 {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if path, ok := strings.CutPrefix(line, "0::"); ok {
+			v, err := os.ReadFile("/sys/fs/cgroup" + strings.TrimSpace(path) + "/memory.max")
+			if err != nil {
+				return 0
+			}
+			n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+			if err != nil {
+				return 0 // "max"
+			}
+			return n
+		}
+	}
+	return 0
+}
