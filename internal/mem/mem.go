@@ -103,3 +103,9 @@ func Zero(b []byte) { clear(b) }
 func ByteSlice(base Base, off uintptr, n int) []byte {
 	return unsafe.Slice((*byte)(unsafe.Add(base, off)), n)
 }
+
+// Halves returns the low and high 32-bit halves of *p (little-endian).
+func Halves(p *int64) (lo, hi *uint32) {
+	h := (*[2]uint32)(unsafe.Pointer(p))
+	return &h[0], &h[1]
+}

@@ -1,0 +1,23 @@
+package node
+
+import (
+	"time"
+)
+
+// Config is the runtime's view of the SHMEM_* environment (see
+// internal/env, which parses and documents every variable).
+type Config struct {
+	HeapSize  int64         // SHMEM_SYMMETRIC_SIZE
+	Huge      bool          // SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES
+	Debug     bool          // SHMEM_DEBUG
+	Info      bool          // SHMEM_INFO
+	Version   bool          // SHMEM_VERSION
+	Transport string        // SHMEM_TRANSPORT: auto, xpmem, cma
+	WaitSpin  int           // SHMEM_WAIT_SPIN (0: auto)
+	WaitYield int           // SHMEM_WAIT_YIELD (0: auto)
+	WaitSleep time.Duration // SHMEM_WAIT_SLEEP (0: default)
+}
+
+// DefaultHeapSize is the symmetric heap size per PE when
+// SHMEM_SYMMETRIC_SIZE is not set.
+const DefaultHeapSize = 512 << 20

@@ -1,0 +1,61 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// JobError is the panic value of a wait, barrier or collective that
+// cannot complete because the job failed: a PE died, called
+// GlobalExit, or the launcher stopped the job. RunLocal and Main
+// recover it and report it as the job's error.
+type JobError struct {
+	Routine string // the routine that noticed, e.g. "BarrierAll"
+	PE      int    // the PE that noticed
+	Cause   string // what happened, naming the failed PE
+	Kind    uint32 // job.Abort* kind
+	Failed  int    // the failed PE (-1: none, e.g. timeout)
+	Code    int    // exit code, signal or GlobalExit status
+}
+
+func (e *JobError) Error() string {
+	return fmt.Sprintf("goshmem: %s on PE %d stopped: %s", e.Routine, e.PE, e.Cause)
+}
+
+//go:noinline
+func panicf(format string, args ...any) {
+	panic(fmt.Sprintf("goshmem."+format, args...))
+}
+
+//go:noinline
+func badPE(routine string, pe, npes int) {
+	panicf("%s: PE %d out of range [0, %d)", routine, pe, npes)
+}
+
+//go:noinline
+func badAddr(routine, arg string, addr, n uintptr, p *PE) {
+	h := p.heap
+	if n == 0 {
+		n = 1
+	}
+	panicf("%s: %s [%#x, %#x) is not inside the symmetric heap [%#x, %#x) of PE %d; "+
+		"allocate it with goshmem.Malloc (or Calloc, Align)",
+		routine, arg, addr, addr+n, uintptr(h.Base), uintptr(h.Base)+h.Size, p.me)
+}
+
+//go:noinline
+func badLen(routine string, dst, src int) {
+	panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, dst, src)
+}
+
+func abortError(routine string, me int, c *job.Control) *JobError {
+	kind, pe, pid, code, ok := c.Header.Abort.Get()
+	if !ok {
+		return nil
+	}
+	return &JobError{Routine: routine, PE: me, Cause: job.Describe(kind, pe, pid, code), Kind: kind, Failed: pe, Code: code}
+}
+
+var _ = mem.Addr[byte]

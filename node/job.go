@@ -1,0 +1,217 @@
+package node
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/shm"
+	"github.com/goshmem/goshmem/xpmem"
+)
+
+// Transport names how this process reaches its peers' heaps.
+type Transport struct {
+	Name   string // "xpmem" (mapped) or "cma" (process_vm_readv/writev), or "mixed"
+	Reason string // why it was chosen
+}
+
+// Job is the part of a goshmem job that one process holds: the control
+// block and the mappings of every heap of the node. It is shared by the
+// PEs the process hosts.
+type Job struct {
+	cfg      Config
+	npes     int
+	firstPE  int // first PE hosted here
+	localPEs int
+	heapSize uintptr
+	ctl      *job.Control
+	ctlMap   *shm.Mapping
+	atts     []*xpmem.Attachment // per PE; nil where not mapped
+	bases    []mem.Base          // per PE; nil where not mapped
+	policy   wait.Policy
+	launched bool // started by a launcher
+
+	transport Transport
+	amoLocked bool
+
+	peersOnce sync.Once
+	pids      []int // per PE, after start-up
+	pidfds    []int // per PE in another process; -1 otherwise
+	ownFds    []int // the distinct pidfds, to close
+	liveMu    sync.Mutex
+	lastLive  time.Time
+
+	closeOnce sync.Once
+}
+
+// openJob maps the segments and prepares the slots of the local PEs.
+func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched bool) (*Job, error) {
+	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
+		heapSize: uintptr(segs.HeapSize), launched: launched}
+	m, err := segs.Ctl.Map(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	j.ctlMap = m
+	if j.ctl, err = job.OpenControl(m.Bytes(), segs.NPEs, uint64(segs.HeapSize), segs.JobID, false); err != nil {
+		m.Close()
+		return nil, err
+	}
+	j.atts = make([]*xpmem.Attachment, j.npes)
+	j.bases = make([]mem.Base, j.npes)
+	var failed []string
+	for pe := 0; pe < j.npes; pe++ {
+		local := pe >= firstPE && pe < firstPE+localPEs
+		if !local && cfg.Transport == "cma" {
+			continue
+		}
+		att, err := attach(segs.Heaps[pe], segs.HeapSize)
+		if err != nil {
+			if local {
+				j.close()
+				return nil, fmt.Errorf("goshmem: mapping the symmetric heap of PE %d: %w", pe, err)
+			}
+			if cfg.Transport == "xpmem" {
+				j.close()
+				return nil, fmt.Errorf("goshmem: SHMEM_TRANSPORT=xpmem but the heap of PE %d cannot be mapped: %w", pe, err)
+			}
+			failed = append(failed, fmt.Sprintf("PE %d: %v", pe, err))
+			continue
+		}
+		j.atts[pe] = att
+		j.bases[pe] = mem.RegionOf(att.Bytes()).Base
+	}
+	switch {
+	case cfg.Transport == "cma" && j.npes > localPEs:
+		j.transport = Transport{"cma", "SHMEM_TRANSPORT=cma: peers in other processes are reached with process_vm_readv/writev"}
+	case len(failed) > 0:
+		j.transport = Transport{"mixed", "some heaps could not be mapped, CMA for those: " + strings.Join(failed, "; ")}
+	default:
+		j.transport = Transport{"xpmem", "every heap of the node is mapped into this process (zero-copy loads, stores and CPU atomics)"}
+	}
+	mapped := uint32(1)
+	if cfg.Transport == "cma" || len(failed) > 0 {
+		mapped = 2
+	}
+	pid := os.Getpid()
+	for pe := firstPE; pe < firstPE+localPEs; pe++ {
+		s := j.ctl.Slot(pe)
+		s.Pid.Store(int32(pid))
+		s.HeapAddr.Store(uint64(uintptr(j.bases[pe])))
+		s.Mapped.Store(mapped)
+		s.State.Store(job.StateRunning)
+	}
+	ncpu := runtime.NumCPU()
+	j.policy = wait.Auto(j.npes, ncpu)
+	if cfg.WaitSpin > 0 {
+		j.policy.Spin = cfg.WaitSpin
+	}
+	if cfg.WaitYield > 0 {
+		j.policy.Yield = cfg.WaitYield
+	}
+	if cfg.WaitSleep > 0 {
+		j.policy.MaxSleep = cfg.WaitSleep
+	}
+	return j, nil
+}
+
+// attach maps a heap segment through the XPMEM model.
+func attach(seg *shm.Segment, size int64) (*xpmem.Attachment, error) {
+	acc, err := xpmem.Local(seg)
+	if err != nil {
+		return nil, err
+	}
+	defer acc.Release()
+	return acc.Attach(0, size)
+}
+
+// afterStart runs once per process after the start-up barrier: every
+// PE's slot is filled in, so peers' pids and mapping results are known.
+func (j *Job) afterStart() {
+	j.peersOnce.Do(func() {
+		j.pids = make([]int, j.npes)
+		j.pidfds = make([]int, j.npes)
+		self := os.Getpid()
+		byPid := map[int]int{}
+		for pe := 0; pe < j.npes; pe++ {
+			s := j.ctl.Slot(pe)
+			j.pids[pe] = int(s.Pid.Load())
+			j.pidfds[pe] = -1
+			if s.Mapped.Load() == 2 {
+				j.amoLocked = true
+			}
+			pid := j.pids[pe]
+			if pid == self || pid <= 0 {
+				continue
+			}
+			if fd, ok := byPid[pid]; ok {
+				j.pidfds[pe] = fd
+				continue
+			}
+			if fd, err := sys.PidfdOpen(pid); err == nil {
+				j.pidfds[pe] = fd
+				byPid[pid] = fd
+				j.ownFds = append(j.ownFds, fd)
+			}
+		}
+		j.lastLive = time.Now()
+	})
+}
+
+// live checks, at most every 50 ms, that the processes of the other PEs
+// still run. A process that is gone while one of its PEs has not
+// finalized fails the job: the abort record is written (first failure
+// wins) and every PE is woken.
+func (j *Job) live() {
+	if j.pidfds == nil || !j.liveMu.TryLock() {
+		return
+	}
+	defer j.liveMu.Unlock()
+	now := time.Now()
+	if now.Sub(j.lastLive) < 50*time.Millisecond {
+		return
+	}
+	j.lastLive = now
+	for pe, fd := range j.pidfds {
+		if fd < 0 || !sys.PidfdExited(fd) {
+			continue
+		}
+		if j.ctl.Slot(pe).State.Load() == job.StateFinalized {
+			continue
+		}
+		j.fail(job.AbortLost, pe, j.pids[pe], 0)
+		return
+	}
+}
+
+// fail records a job failure and wakes every PE of the node.
+func (j *Job) fail(kind uint32, pe, pid, code int) {
+	j.ctl.Header.Abort.Set(kind, pe, pid, code)
+	for q := 0; q < j.npes; q++ {
+		wait.WakeAll(&j.ctl.Slot(q).Door)
+	}
+}
+
+// Transport reports how this process reaches its peers.
+func (j *Job) Transport() Transport { return j.transport }
+
+func (j *Job) close() {
+	j.closeOnce.Do(func() {
+		for _, a := range j.atts {
+			if a != nil {
+				a.Detach()
+			}
+		}
+		j.ctlMap.Close()
+		for _, fd := range j.ownFds {
+			sys.Close(fd)
+		}
+	})
+}

@@ -1,0 +1,71 @@
+package node
+
+import (
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Distributed locks (shmem_set_lock, shmem_test_lock, shmem_clear_lock)
+// are MCS queue locks on a symmetric int64 that must be zero at first.
+// The word is used as two 32-bit halves:
+//
+//	low half  on PE 0: the tail of the queue (PE+1 of the last waiter, 0: free)
+//	high half on each PE: next<<1 | waiting, that PE's queue node
+//
+// A PE waits only on its own copy of the word, which its predecessor
+// updates with one remote AMO, so waiting is local and wakes exactly one
+// PE when the lock passes on, however many PEs queue.
+
+func (p *PE) lockHalves(routine string, lock *int64) (tail, node *uint32) {
+	addr := mem.PtrAddr(lock)
+	if off, in := p.heap.Offset(addr, 8); !in || off&7 != 0 {
+		badAddr(routine, "lock", addr, 8, p)
+	}
+	return mem.Halves(lock)
+}
+
+// SetLock acquires the lock, waiting as long as needed.
+func (p *PE) SetLock(lock *int64) {
+	tail, node := p.lockHalves("SetLock", lock)
+	c := &p.ctx
+	AtomicSet(c, node, 1, p.me) // waiting, no successor
+	prev := AtomicSwap(c, tail, uint32(p.me+1), 0)
+	if prev == 0 {
+		return
+	}
+	AtomicOr(c, node, uint32(p.me+1)<<1, int(prev-1))
+	// The predecessor clears the waiting bit; a successor may meanwhile
+	// have set the next field, so only the bit counts.
+	if atomic.LoadUint32(node)&1 != 0 {
+		p.waitSlow("SetLock", func() bool { return atomic.LoadUint32(node)&1 == 0 })
+	}
+}
+
+// TestLock acquires the lock if it is free and reports whether it was
+// held by someone else (true: not acquired), as shmem_test_lock's
+// non-zero return.
+func (p *PE) TestLock(lock *int64) bool {
+	tail, node := p.lockHalves("TestLock", lock)
+	c := &p.ctx
+	AtomicSet(c, node, 0, p.me)
+	return AtomicCompareSwap(c, tail, 0, uint32(p.me+1), 0) != 0
+}
+
+// ClearLock releases the lock, handing it to the next waiter.
+func (p *PE) ClearLock(lock *int64) {
+	tail, node := p.lockHalves("ClearLock", lock)
+	c := &p.ctx
+	c.Quiet() // the critical section's stores complete before the lock passes on
+	next := AtomicFetch(c, node, p.me) >> 1
+	if next == 0 {
+		if AtomicCompareSwap(c, tail, uint32(p.me+1), 0, 0) == uint32(p.me+1) {
+			return
+		}
+		// A successor swapped itself into the tail; wait for its link.
+		WaitUntil(p, node, CmpGE, 2)
+		next = AtomicFetch(c, node, p.me) >> 1
+	}
+	AtomicAnd(c, node, 0, p.me)
+	AtomicAnd(c, node, ^uint32(1), int(next-1))
+}

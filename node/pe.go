@@ -1,0 +1,216 @@
+package node
+
+import (
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/symalloc"
+	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/shm"
+)
+
+// ThreadLevel is an OpenSHMEM thread-support level.
+type ThreadLevel int
+
+const (
+	ThreadSingle ThreadLevel = iota
+	ThreadFunneled
+	ThreadSerialized
+	ThreadMultiple
+)
+
+func (l ThreadLevel) String() string {
+	switch l {
+	case ThreadSingle:
+		return "SINGLE"
+	case ThreadFunneled:
+		return "FUNNELED"
+	case ThreadSerialized:
+		return "SERIALIZED"
+	case ThreadMultiple:
+		return "MULTIPLE"
+	}
+	return "ThreadLevel(?)"
+}
+
+// peer is what a PE needs to reach another PE of the node.
+type peer struct {
+	base mem.Base      // where this process maps the peer's heap; nil: CMA
+	door *job.Doorbell // the peer's doorbell
+}
+
+// PE is one processing element. It is a value: a process may host
+// several, and all of them may run concurrently. The methods of a PE
+// may be called from any goroutine (the runtime provides
+// ThreadMultiple); the default context's ordering guarantees, like
+// OpenSHMEM's, are per calling thread of control.
+type PE struct {
+	job    *Job
+	me     int
+	npes   int
+	heap   mem.Region // this PE's own heap, as mapped here
+	peers  []peer
+	slot   *job.Slot
+	policy *wait.Policy
+	thread ThreadLevel
+
+	alloc *symalloc.Allocator
+
+	// barrier: out[r] is the flag this PE sets in round r, in[r] the one
+	// it waits on.
+	barOut  []*shm.Uint32
+	barIn   []*shm.Uint32
+	barDoor []*job.Doorbell
+	epoch   uint32
+
+	ctx       Ctx // the default context
+	finalized atomic.Bool
+}
+
+func newPE(j *Job, me int) *PE {
+	p := &PE{job: j, me: me, npes: j.npes, policy: &j.policy, thread: ThreadMultiple}
+	p.heap = mem.Region{Base: j.bases[me], Size: j.heapSize}
+	p.slot = j.ctl.Slot(me)
+	p.peers = make([]peer, j.npes)
+	for q := range p.peers {
+		p.peers[q] = peer{base: j.bases[q], door: &j.ctl.Slot(q).Door}
+	}
+	for r := 0; r < j.ctl.Rounds; r++ {
+		partner := (me + 1<<r) % j.npes
+		p.barOut = append(p.barOut, j.ctl.Flag(partner, r))
+		p.barIn = append(p.barIn, j.ctl.Flag(me, r))
+		p.barDoor = append(p.barDoor, &j.ctl.Slot(partner).Door)
+	}
+	p.alloc = symalloc.New(j.heapSize, allocAlign)
+	p.ctx = Ctx{pe: p, isDefault: true}
+	return p
+}
+
+// allocAlign is the alignment of every symmetric allocation: a cache
+// line, so that separately allocated objects never share one.
+const allocAlign = shm.CacheLine
+
+// MyPE returns this PE's number (shmem_my_pe).
+func (p *PE) MyPE() int { return p.me }
+
+// NPEs returns the number of PEs in the job (shmem_n_pes).
+func (p *PE) NPEs() int { return p.npes }
+
+// Ctx returns the PE's default context (SHMEM_CTX_DEFAULT).
+func (p *PE) Ctx() *Ctx { return &p.ctx }
+
+// ThreadLevel returns the thread level provided (shmem_query_thread).
+func (p *PE) ThreadLevel() ThreadLevel { return p.thread }
+
+// HeapSize returns the size of each PE's symmetric heap in bytes.
+func (p *PE) HeapSize() int { return int(p.heap.Size) }
+
+// Transport reports how this PE's process reaches its peers' heaps.
+func (p *PE) Transport() Transport { return p.job.transport }
+
+// PEAccessible reports whether pe is a valid PE that this PE can reach
+// (shmem_pe_accessible): every PE of the job is, by mapping or CMA.
+func (p *PE) PEAccessible(pe int) bool { return uint(pe) < uint(p.npes) }
+
+// AddrAccessible reports whether the object at addr (in this PE's heap)
+// can be reached on pe (shmem_addr_accessible).
+func (p *PE) AddrAccessible(addr uintptr, pe int) bool {
+	return p.PEAccessible(pe) && p.heap.Contains(addr)
+}
+
+// PtrAccessible reports whether PE pe's heap is mapped into this
+// process, so that Ptr returns a direct pointer into it.
+func (p *PE) PtrAccessible(pe int) bool {
+	return uint(pe) < uint(p.npes) && p.peers[pe].base != nil
+}
+
+// ptr translates [addr, addr+n) of this PE's heap into PE pe's heap as
+// mapped in this process; ok is false when it cannot.
+func (p *PE) ptr(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
+	off, in := p.heap.Offset(addr, n)
+	if !in || uint(pe) >= uint(len(p.peers)) || p.peers[pe].base == nil {
+		return nil, 0, false
+	}
+	return p.peers[pe].base, off, true
+}
+
+// Ptr returns x as it lives in PE pe's heap (shmem_ptr): a slice that
+// loads and stores go straight to, or nil when x is not in the
+// symmetric heap or pe's heap is not mapped into this process.
+func Ptr[T any](p *PE, x []T, pe int) []T {
+	base, off, ok := p.ptr(mem.Addr(x), uintptr(len(x))*mem.SizeOf[T](), pe)
+	if !ok || len(x) == 0 {
+		return nil
+	}
+	return mem.Slice[T](base, off, len(x))
+}
+
+// PtrTo is Ptr for a single object.
+func PtrTo[T any](p *PE, x *T, pe int) *T {
+	base, off, ok := p.ptr(mem.PtrAddr(x), mem.SizeOf[T](), pe)
+	if !ok {
+		return nil
+	}
+	return mem.At[T](base, off)
+}
+
+// SyncAll waits until every PE has called SyncAll (shmem_sync_all). It
+// is a dissemination barrier on per-PE flags, each alone on its cache
+// line: round r tells PE me+2^r and waits for PE me-2^r, so no word is
+// written by more than one PE and no central counter is contended.
+func (p *PE) SyncAll() {
+	p.epoch++
+	e := p.epoch
+	for r := range p.barOut {
+		p.barOut[r].Store(e)
+		wait.Ring(p.barDoor[r])
+		in := &p.barIn[r].Uint32
+		if int32(in.Load()-e) < 0 {
+			p.waitFlag("SyncAll", in, e)
+		}
+	}
+}
+
+// BarrierAll completes this PE's outstanding operations on the default
+// context and then synchronizes all PEs (shmem_barrier_all).
+func (p *PE) BarrierAll() {
+	p.ctx.Quiet()
+	p.SyncAll()
+}
+
+//go:noinline
+func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
+	p.waitSlow(routine, func() bool { return int32(w.Load()-e) >= 0 })
+}
+
+// waitSlow is the outlined part of every wait: spin, yield, sleep on
+// this PE's doorbell, and between sleeps check that the job is alive.
+func (p *PE) waitSlow(routine string, cond func() bool) {
+	b := wait.Start(p.policy)
+	ctl := p.job.ctl
+	for n := 0; !cond(); n++ {
+		if b.Pause() == wait.Sleeping {
+			if b.Sleep(&p.slot.Door, cond) {
+				return
+			}
+			p.job.live()
+		}
+		if n&63 == 0 && ctl.Header.Abort.State.Load() != 0 {
+			p.checkAbort(routine)
+		}
+	}
+}
+
+// checkAbort panics with a *JobError if the job has failed.
+//
+//go:noinline
+func (p *PE) checkAbort(routine string) {
+	a := &p.job.ctl.Header.Abort
+	for a.State.Load() == 1 {
+		wait.Relax() // the record is being written
+	}
+	if e := abortError(routine, p.me, p.job.ctl); e != nil {
+		panic(e)
+	}
+}

@@ -1,0 +1,192 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/shm"
+)
+
+// PanicError is how RunLocal and Main report a PE that panicked.
+type PanicError struct {
+	PE    int
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("goshmem: PE %d panicked: %v", e.PE, e.Value)
+}
+
+// Unwrap returns the panic value if it is an error.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// startProcess maps this process's share of the job: the launcher's
+// segments when started by oshrun, a new one-PE job otherwise.
+func startProcess(cfg Config) (*Job, error) {
+	spec, launched, err := job.SpecFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	var segs *job.Segments
+	if launched {
+		segs, err = spec.Adopt()
+	} else {
+		spec = job.Spec{NPEs: 1, LocalPEs: 1}
+		segs, err = job.Create(1, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge})
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer segs.Close() // the mappings keep the memory
+	return openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, launched)
+}
+
+// localJob creates an in-process job of n PEs.
+func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
+	segs, err := job.Create(n, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge, Kind: kinds})
+	if err != nil {
+		return nil, err
+	}
+	defer segs.Close()
+	return openJob(cfg, segs, 0, n, false)
+}
+
+// start is each PE's start-up: wait for every PE of the job to have
+// mapped the heaps and filled its slot, then learn the peers.
+func (p *PE) start() {
+	p.SyncAll()
+	p.job.afterStart()
+}
+
+// Finalize ends the PE's participation (shmem_finalize): it waits for
+// every PE, then marks this PE finished. Calling it twice is harmless.
+func (p *PE) Finalize() {
+	if p.finalized.Load() {
+		return
+	}
+	p.BarrierAll()
+	p.finalized.Store(true)
+	p.slot.State.Store(job.StateFinalized)
+	p.job.ctl.Header.Finalized.Add(1)
+}
+
+// GlobalExit stops every PE of the job and exits the program with
+// status code (shmem_global_exit). It does not return.
+func (p *PE) GlobalExit(code int) {
+	p.job.fail(job.AbortGlobalExit, p.me, os.Getpid(), code)
+	os.Exit(code)
+}
+
+// runPEs runs fn on every PE hosted by j, one goroutine each, and
+// returns the root cause of a failure: the first panic of a PE rather
+// than the JobErrors it caused elsewhere.
+func runPEs(j *Job, fn func(*PE)) error {
+	pes := make([]*PE, j.localPEs)
+	for i := range pes {
+		pes[i] = newPE(j, j.firstPE+i)
+	}
+	errs := make([]error, len(pes))
+	var wg sync.WaitGroup
+	for i, p := range pes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = j.runPE(p, fn)
+		}()
+	}
+	wg.Wait()
+	j.close()
+	var first error
+	for _, err := range errs {
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if je, ok := r.(*JobError); ok {
+			err = je
+		} else {
+			err = &PanicError{PE: p.me, Value: r, Stack: debug.Stack()}
+			j.fail(job.AbortPanic, p.me, os.Getpid(), 0)
+		}
+		p.slot.State.Store(job.StateDead)
+	}()
+	p.start()
+	fn(p)
+	p.Finalize()
+	return nil
+}
+
+// RunLocal runs an in-process job of n PEs, each a goroutine with its
+// own symmetric heap in a shared segment, and returns when all have
+// returned from fn (and implicitly finalized). If a PE panics, the
+// others are stopped at their next wait and RunLocal returns a
+// *PanicError.
+func RunLocal(cfg Config, n int, fn func(*PE)) error {
+	if n < 1 {
+		return fmt.Errorf("goshmem.RunLocal: need at least 1 PE, got %d", n)
+	}
+	j, err := localJob(cfg, n, nil)
+	if err != nil {
+		return err
+	}
+	return runPEs(j, fn)
+}
+
+// Main runs fn on every PE this process hosts: the PEs the launcher
+// assigned to it (several with oshrun --pes-per-proc), or one PE when
+// the program was started on its own.
+func Main(cfg Config, fn func(*PE)) error {
+	j, err := startProcess(cfg)
+	if err != nil {
+		return err
+	}
+	return runPEs(j, fn)
+}
+
+// Init starts the one PE this process hosts (shmem_init); use Main or
+// RunLocal for processes that host several. Call Finalize at the end.
+func Init(cfg Config) (*PE, error) {
+	j, err := startProcess(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if j.localPEs != 1 {
+		j.close()
+		return nil, fmt.Errorf("goshmem.Init: this process hosts %d PEs (oshrun --pes-per-proc); use goshmem.Main, which runs one goroutine per PE", j.localPEs)
+	}
+	p := newPE(j, j.firstPE)
+	p.start()
+	return p, nil
+}
+
+// SetThreadLevel records the thread level the program asked for
+// (shmem_init_thread). Every level up to ThreadMultiple is provided: no
+// routine takes a lock shared between threads.
+func (p *PE) SetThreadLevel(l ThreadLevel) ThreadLevel {
+	if l < ThreadSingle || l > ThreadMultiple {
+		panicf("InitThread: unknown thread level %d", int(l))
+	}
+	p.thread = l
+	return l
+}

@@ -1,0 +1,306 @@
+package node
+
+import (
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/wait"
+)
+
+// Cmp is a point-to-point comparison (SHMEM_CMP_*).
+type Cmp int
+
+const (
+	CmpEQ Cmp = iota
+	CmpNE
+	CmpGT
+	CmpGE
+	CmpLT
+	CmpLE
+)
+
+func (c Cmp) String() string {
+	if uint(c) <= uint(CmpLE) {
+		return [...]string{"CmpEQ", "CmpNE", "CmpGT", "CmpGE", "CmpLT", "CmpLE"}[c]
+	}
+	return "Cmp(?)"
+}
+
+func compare[T Integer](a T, c Cmp, b T) bool {
+	switch c {
+	case CmpEQ:
+		return a == b
+	case CmpNE:
+		return a != b
+	case CmpGT:
+		return a > b
+	case CmpGE:
+		return a >= b
+	case CmpLT:
+		return a < b
+	}
+	return a <= b
+}
+
+// load reads *p atomically.
+func load[T Integer](p *T) T {
+	if mem.SizeOf[T]() == 4 {
+		return T(atomic.LoadUint32(mem.U32(p)))
+	}
+	return T(atomic.LoadUint64(mem.U64(p)))
+}
+
+// local checks that p points into the calling PE's heap, as the
+// variables of waits and signals must, and that cmp is known.
+func (p *PE) local(routine string, addr, n uintptr, cmp Cmp) {
+	if _, in := p.heap.Offset(addr, n); !in {
+		badAddr(routine, "ivar", addr, n, p)
+	}
+	if uint(cmp) > uint(CmpLE) {
+		badCmp(routine, cmp)
+	}
+}
+
+//go:noinline
+func badCmp(routine string, c Cmp) {
+	panicf("%s: unknown comparison %d; use CmpEQ, CmpNE, CmpGT, CmpGE, CmpLT or CmpLE", routine, int(c))
+}
+
+// WaitUntil blocks until *ivar, a symmetric variable of the calling PE,
+// compares to v by cmp (shmem_wait_until).
+func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
+	p.local("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	if !compare(load(ivar), cmp, v) {
+		p.waitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
+	}
+}
+
+// Test reports whether *ivar compares to v by cmp (shmem_test).
+func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
+	p.local("Test", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	return compare(load(ivar), cmp, v)
+}
+
+// vector forms: status[i] != 0 excludes ivars[i]; status may be nil.
+// values is nil for the scalar forms (every element compares to v).
+
+func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
+	if len(ivars) > 0 {
+		p.local(routine, mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
+	} else if uint(cmp) > uint(CmpLE) {
+		badCmp(routine, cmp)
+	}
+	if status != nil && len(status) != len(ivars) {
+		panicf("%s: status has %d elements but ivars has %d", routine, len(status), len(ivars))
+	}
+	if values != nil && len(values) != len(ivars) {
+		panicf("%s: values has %d elements but ivars has %d", routine, len(values), len(ivars))
+	}
+}
+
+func ready[T Integer](ivars []T, i int, cmp Cmp, v T, values []T) bool {
+	if values != nil {
+		v = values[i]
+	}
+	return compare(load(&ivars[i]), cmp, v)
+}
+
+func included(status []int32, i int) bool { return status == nil || status[i] == 0 }
+
+func testAll[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) bool {
+	for i := range ivars {
+		if included(status, i) && !ready(ivars, i, cmp, v, values) {
+			return false
+		}
+	}
+	return true
+}
+
+func testAny[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) int {
+	for i := range ivars {
+		if included(status, i) && ready(ivars, i, cmp, v, values) {
+			return i
+		}
+	}
+	return -1
+}
+
+func testSome[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, idx []int) []int {
+	for i := range ivars {
+		if included(status, i) && ready(ivars, i, cmp, v, values) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func anyIncluded(n int, status []int32) bool {
+	for i := 0; i < n; i++ {
+		if included(status, i) {
+			return true
+		}
+	}
+	return false
+}
+
+// WaitUntilAll blocks until every included ivars[i] compares to v
+// (shmem_wait_until_all).
+func WaitUntilAll[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) {
+	waitAll(p, "WaitUntilAll", ivars, status, cmp, v, nil)
+}
+
+// WaitUntilAllVector is WaitUntilAll with one value per element.
+func WaitUntilAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) {
+	var z T
+	waitAll(p, "WaitUntilAllVector", ivars, status, cmp, z, orEmpty(values))
+}
+
+func waitAll[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) {
+	checkVec(p, routine, ivars, status, cmp, values)
+	if !testAll(ivars, status, cmp, v, values) {
+		p.waitSlow(routine, func() bool { return testAll(ivars, status, cmp, v, values) })
+	}
+}
+
+// WaitUntilAny blocks until some included ivars[i] compares to v and
+// returns i (shmem_wait_until_any); -1 when every element is excluded.
+func WaitUntilAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
+	return waitAny(p, "WaitUntilAny", ivars, status, cmp, v, nil)
+}
+
+// WaitUntilAnyVector is WaitUntilAny with one value per element.
+func WaitUntilAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
+	var z T
+	return waitAny(p, "WaitUntilAnyVector", ivars, status, cmp, z, orEmpty(values))
+}
+
+func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) int {
+	checkVec(p, routine, ivars, status, cmp, values)
+	if !anyIncluded(len(ivars), status) {
+		return -1
+	}
+	i := testAny(ivars, status, cmp, v, values)
+	if i < 0 {
+		p.waitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values); return i >= 0 })
+	}
+	return i
+}
+
+// WaitUntilSome blocks until at least one included ivars[i] compares to
+// v and appends the indices of all that do to idx
+// (shmem_wait_until_some); it returns idx unchanged when every element
+// is excluded.
+func WaitUntilSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
+	return waitSome(p, "WaitUntilSome", ivars, status, cmp, v, nil, idx)
+}
+
+// WaitUntilSomeVector is WaitUntilSome with one value per element.
+func WaitUntilSomeVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T, idx []int) []int {
+	var z T
+	return waitSome(p, "WaitUntilSomeVector", ivars, status, cmp, z, orEmpty(values), idx)
+}
+
+func waitSome[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T, idx []int) []int {
+	checkVec(p, routine, ivars, status, cmp, values)
+	if !anyIncluded(len(ivars), status) {
+		return idx
+	}
+	if testAny(ivars, status, cmp, v, values) < 0 {
+		p.waitSlow(routine, func() bool { return testAny(ivars, status, cmp, v, values) >= 0 })
+	}
+	return testSome(ivars, status, cmp, v, values, idx)
+}
+
+// TestAll reports whether every included ivars[i] compares to v.
+func TestAll[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) bool {
+	checkVec(p, "TestAll", ivars, status, cmp, nil)
+	return testAll(ivars, status, cmp, v, nil)
+}
+
+// TestAllVector is TestAll with one value per element.
+func TestAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) bool {
+	var z T
+	checkVec(p, "TestAllVector", ivars, status, cmp, orEmpty(values))
+	return testAll(ivars, status, cmp, z, orEmpty(values))
+}
+
+// TestAny returns the index of an included ivars[i] that compares to v,
+// or -1.
+func TestAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
+	checkVec(p, "TestAny", ivars, status, cmp, nil)
+	return testAny(ivars, status, cmp, v, nil)
+}
+
+// TestAnyVector is TestAny with one value per element.
+func TestAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
+	var z T
+	checkVec(p, "TestAnyVector", ivars, status, cmp, orEmpty(values))
+	return testAny(ivars, status, cmp, z, orEmpty(values))
+}
+
+// TestSome appends to idx the indices of the included ivars[i] that
+// compare to v.
+func TestSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
+	checkVec(p, "TestSome", ivars, status, cmp, nil)
+	return testSome(ivars, status, cmp, v, nil, idx)
+}
+
+// TestSomeVector is TestSome with one value per element.
+func TestSomeVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T, idx []int) []int {
+	var z T
+	checkVec(p, "TestSomeVector", ivars, status, cmp, orEmpty(values))
+	return testSome(ivars, status, cmp, z, orEmpty(values), idx)
+}
+
+// orEmpty turns a nil values slice of a vector form into an empty one,
+// so that "nil" keeps meaning "scalar form" inside.
+func orEmpty[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
+
+// SignalOp is how PutSignal updates the signal word.
+type SignalOp int
+
+const (
+	SignalSet SignalOp = iota // SHMEM_SIGNAL_SET
+	SignalAdd                 // SHMEM_SIGNAL_ADD
+)
+
+// PutSignal copies src into dst on PE pe and then updates *sig on pe
+// with signal by op; a PE that sees the signal sees the data
+// (shmem_put_signal).
+func PutSignal[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
+	if op != SignalSet && op != SignalAdd {
+		panicf("PutSignal: unknown signal operation %d; use SignalSet or SignalAdd", int(op))
+	}
+	Put(c, dst, src, pe)
+	if op == SignalSet {
+		amo(c, opSet, sig, signal, 0, pe)
+	} else {
+		amo(c, opAdd, sig, signal, 0, pe)
+	}
+}
+
+// PutSignalNBI is the non-blocking PutSignal.
+func PutSignalNBI[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
+	PutSignal(c, dst, src, sig, signal, op, pe)
+}
+
+// SignalFetch returns the value of the calling PE's signal word
+// (shmem_signal_fetch).
+func SignalFetch(p *PE, sig *uint64) uint64 {
+	p.local("SignalFetch", mem.PtrAddr(sig), 8, CmpEQ)
+	return atomic.LoadUint64(sig)
+}
+
+// SignalWaitUntil waits until *sig compares to v by cmp and returns its
+// value (shmem_signal_wait_until).
+func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
+	WaitUntil(p, sig, cmp, v)
+	return atomic.LoadUint64(sig)
+}
+
+var _ = wait.Ring
