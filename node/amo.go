@@ -20,48 +20,48 @@ type Standard interface {
 	Integer | ~float32 | ~float64
 }
 
-// op is an entry of the AMO operator table. Every AMO routine is one
-// generic function (amo) applied to one of these.
-type op uint8
+// Op is an entry of the AMO operator table. Every AMO routine of
+// package goshmem is AMO applied to one of these.
+type Op uint8
 
 const (
-	opFetch op = iota
-	opSet
-	opSwap
-	opCSwap
-	opAdd
-	opAnd
-	opOr
-	opXor
+	OpFetch Op = iota
+	OpSet
+	OpSwap
+	OpCSwap
+	OpAdd
+	OpAnd
+	OpOr
+	OpXor
 )
 
 var opNames = [...]string{"AtomicFetch", "AtomicSet", "AtomicSwap", "AtomicCompareSwap", "AtomicFetchAdd", "AtomicFetchAnd", "AtomicFetchOr", "AtomicFetchXor"}
 
 // apply32 and apply64 execute an operator with the CPU's atomics and
 // return the previous value.
-func apply32(o op, p *uint32, v, cmp uint32) uint32 {
+func apply32(o Op, p *uint32, v, cmp uint32) uint32 {
 	switch o {
-	case opFetch:
+	case OpFetch:
 		return atomic.LoadUint32(p)
-	case opSet:
+	case OpSet:
 		atomic.StoreUint32(p, v)
 		return 0
-	case opSwap:
+	case OpSwap:
 		return atomic.SwapUint32(p, v)
-	case opCSwap:
+	case OpCSwap:
 		for {
 			if old := atomic.LoadUint32(p); old != cmp || atomic.CompareAndSwapUint32(p, old, v) {
 				return old
 			}
 		}
-	case opAdd:
+	case OpAdd:
 		return atomic.AddUint32(p, v) - v
-	case opAnd:
+	case OpAnd:
 		return atomic.AndUint32(p, v)
-	case opOr:
+	case OpOr:
 		return atomic.OrUint32(p, v)
 	}
-	for { // opXor
+	for { // OpXor
 		old := atomic.LoadUint32(p)
 		if atomic.CompareAndSwapUint32(p, old, old^v) {
 			return old
@@ -69,26 +69,26 @@ func apply32(o op, p *uint32, v, cmp uint32) uint32 {
 	}
 }
 
-func apply64(o op, p *uint64, v, cmp uint64) uint64 {
+func apply64(o Op, p *uint64, v, cmp uint64) uint64 {
 	switch o {
-	case opFetch:
+	case OpFetch:
 		return atomic.LoadUint64(p)
-	case opSet:
+	case OpSet:
 		atomic.StoreUint64(p, v)
 		return 0
-	case opSwap:
+	case OpSwap:
 		return atomic.SwapUint64(p, v)
-	case opCSwap:
+	case OpCSwap:
 		for {
 			if old := atomic.LoadUint64(p); old != cmp || atomic.CompareAndSwapUint64(p, old, v) {
 				return old
 			}
 		}
-	case opAdd:
+	case OpAdd:
 		return atomic.AddUint64(p, v) - v
-	case opAnd:
+	case OpAnd:
 		return atomic.AndUint64(p, v)
-	case opOr:
+	case OpOr:
 		return atomic.OrUint64(p, v)
 	}
 	for {
@@ -101,34 +101,34 @@ func apply64(o op, p *uint64, v, cmp uint64) uint64 {
 
 // applyPlain computes an operator's new value from the old one, for
 // AMOs emulated under a lock.
-func applyPlain(o op, old, v, cmp uint64) uint64 {
+func applyPlain(o Op, old, v, cmp uint64) uint64 {
 	switch o {
-	case opFetch:
+	case OpFetch:
 		return old
-	case opSet, opSwap:
+	case OpSet, OpSwap:
 		return v
-	case opCSwap:
+	case OpCSwap:
 		if old == cmp {
 			return v
 		}
 		return old
-	case opAdd:
+	case OpAdd:
 		return old + v
-	case opAnd:
+	case OpAnd:
 		return old & v
-	case opOr:
+	case OpOr:
 		return old | v
 	}
 	return old ^ v
 }
 
-// amo runs operator o on *dst at PE pe and returns the previous value.
+// AMO runs operator o on *dst at PE pe and returns the previous value.
 // Arithmetic is done on the bits, which is two's complement arithmetic
 // for every integer type and exact for the bit moves of fetch, set and
 // swap on floats.
-func amo[T Standard](c *Ctx, o op, dst *T, v, cmp T, pe int) T {
+func AMO[T Standard](c *Ctx, o Op, dst *T, v, cmp T, pe int) T {
 	size := mem.SizeOf[T]()
-	base, off, ok := c.target(mem.PtrAddr(dst), size, pe)
+	base, off, ok := c.Target(mem.PtrAddr(dst), size, pe)
 	if !ok || off&(size-1) != 0 || c.pe.job.amoLocked {
 		return amoSlow(c, o, dst, v, cmp, pe)
 	}
@@ -138,7 +138,7 @@ func amo[T Standard](c *Ctx, o op, dst *T, v, cmp T, pe int) T {
 	} else {
 		old = mem.As[T](apply64(o, mem.At[uint64](base, off), mem.As[uint64](v), mem.As[uint64](cmp)))
 	}
-	if o != opFetch {
+	if o != OpFetch {
 		wait.Ring(c.pe.peers[pe].door)
 	}
 	return old
@@ -149,7 +149,7 @@ func amo[T Standard](c *Ctx, o op, dst *T, v, cmp T, pe int) T {
 // where no CPU atomic can span processes).
 //
 //go:noinline
-func amoSlow[T Standard](c *Ctx, o op, dst *T, v, cmp T, pe int) T {
+func amoSlow[T Standard](c *Ctx, o Op, dst *T, v, cmp T, pe int) T {
 	routine := opNames[o]
 	c.live(routine)
 	p := c.pe
@@ -184,7 +184,7 @@ func amoSlow[T Standard](c *Ctx, o op, dst *T, v, cmp T, pe int) T {
 	} else {
 		vv, cc = mem.As[uint64](v), mem.As[uint64](cmp)
 	}
-	if o != opFetch {
+	if o != OpFetch {
 		nv := applyPlain(o, old64, vv, cc)
 		if size == 4 {
 			u := uint32(nv)
@@ -214,91 +214,4 @@ func (p *PE) amoXfer(routine string, put bool, off uintptr, b []byte, pe int) {
 		return
 	}
 	p.cma(routine, put, off, b, pe)
-}
-
-// AtomicFetch returns *src on PE pe (shmem_atomic_fetch).
-func AtomicFetch[T Standard](c *Ctx, src *T, pe int) T {
-	var z T
-	return amo(c, opFetch, src, z, z, pe)
-}
-
-// AtomicSet stores v into *dst on PE pe (shmem_atomic_set).
-func AtomicSet[T Standard](c *Ctx, dst *T, v T, pe int) { amo(c, opSet, dst, v, v, pe) }
-
-// AtomicSwap stores v into *dst on PE pe and returns the previous value.
-func AtomicSwap[T Standard](c *Ctx, dst *T, v T, pe int) T { return amo(c, opSwap, dst, v, v, pe) }
-
-// AtomicCompareSwap stores v into *dst on PE pe if it equals cond, and
-// returns the previous value (shmem_atomic_compare_swap).
-func AtomicCompareSwap[T Integer](c *Ctx, dst *T, cond, v T, pe int) T {
-	return amo(c, opCSwap, dst, v, cond, pe)
-}
-
-// AtomicFetchAdd adds v to *dst on PE pe and returns the previous value.
-func AtomicFetchAdd[T Integer](c *Ctx, dst *T, v T, pe int) T { return amo(c, opAdd, dst, v, v, pe) }
-
-// AtomicAdd adds v to *dst on PE pe.
-func AtomicAdd[T Integer](c *Ctx, dst *T, v T, pe int) { amo(c, opAdd, dst, v, v, pe) }
-
-// AtomicFetchInc increments *dst on PE pe and returns the previous value.
-func AtomicFetchInc[T Integer](c *Ctx, dst *T, pe int) T { return amo(c, opAdd, dst, 1, 1, pe) }
-
-// AtomicInc increments *dst on PE pe.
-func AtomicInc[T Integer](c *Ctx, dst *T, pe int) { amo(c, opAdd, dst, 1, 1, pe) }
-
-// AtomicFetchAnd ands v into *dst on PE pe and returns the previous value.
-func AtomicFetchAnd[T Integer](c *Ctx, dst *T, v T, pe int) T { return amo(c, opAnd, dst, v, v, pe) }
-
-// AtomicAnd ands v into *dst on PE pe.
-func AtomicAnd[T Integer](c *Ctx, dst *T, v T, pe int) { amo(c, opAnd, dst, v, v, pe) }
-
-// AtomicFetchOr ors v into *dst on PE pe and returns the previous value.
-func AtomicFetchOr[T Integer](c *Ctx, dst *T, v T, pe int) T { return amo(c, opOr, dst, v, v, pe) }
-
-// AtomicOr ors v into *dst on PE pe.
-func AtomicOr[T Integer](c *Ctx, dst *T, v T, pe int) { amo(c, opOr, dst, v, v, pe) }
-
-// AtomicFetchXor xors v into *dst on PE pe and returns the previous value.
-func AtomicFetchXor[T Integer](c *Ctx, dst *T, v T, pe int) T { return amo(c, opXor, dst, v, v, pe) }
-
-// AtomicXor xors v into *dst on PE pe.
-func AtomicXor[T Integer](c *Ctx, dst *T, v T, pe int) { amo(c, opXor, dst, v, v, pe) }
-
-// The non-blocking fetching AMOs (shmem_atomic_*_nbi) store the fetched
-// value into *fetch; on mapped memory they complete before returning.
-
-// AtomicFetchNBI is the non-blocking AtomicFetch.
-func AtomicFetchNBI[T Standard](c *Ctx, fetch *T, src *T, pe int) { *fetch = AtomicFetch(c, src, pe) }
-
-// AtomicSwapNBI is the non-blocking AtomicSwap.
-func AtomicSwapNBI[T Standard](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicSwap(c, dst, v, pe)
-}
-
-// AtomicCompareSwapNBI is the non-blocking AtomicCompareSwap.
-func AtomicCompareSwapNBI[T Integer](c *Ctx, fetch *T, dst *T, cond, v T, pe int) {
-	*fetch = AtomicCompareSwap(c, dst, cond, v, pe)
-}
-
-// AtomicFetchAddNBI is the non-blocking AtomicFetchAdd.
-func AtomicFetchAddNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchAdd(c, dst, v, pe)
-}
-
-// AtomicFetchIncNBI is the non-blocking AtomicFetchInc.
-func AtomicFetchIncNBI[T Integer](c *Ctx, fetch *T, dst *T, pe int) { *fetch = AtomicFetchInc(c, dst, pe) }
-
-// AtomicFetchAndNBI is the non-blocking AtomicFetchAnd.
-func AtomicFetchAndNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchAnd(c, dst, v, pe)
-}
-
-// AtomicFetchOrNBI is the non-blocking AtomicFetchOr.
-func AtomicFetchOrNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchOr(c, dst, v, pe)
-}
-
-// AtomicFetchXorNBI is the non-blocking AtomicFetchXor.
-func AtomicFetchXorNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchXor(c, dst, v, pe)
 }

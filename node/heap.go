@@ -3,7 +3,6 @@ package node
 import (
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/symalloc"
@@ -20,54 +19,35 @@ import (
 // mismatched Free is caught at the next allocation, or at once when
 // SHMEM_DEBUG is set.
 
-// Malloc allocates n elements of T on every PE (shmem_malloc) and
-// returns this PE's copy. T must hold no Go pointers. n == 0 returns nil.
-func Malloc[T any](p *PE, n int) ([]T, error) {
-	return allocate[T](p, "Malloc", n, 0, false)
-}
-
-// Calloc is Malloc with the memory zeroed (shmem_calloc).
-func Calloc[T any](p *PE, n int) ([]T, error) {
-	return allocate[T](p, "Calloc", n, 0, true)
-}
-
-// Align is Malloc with the first element aligned to align bytes, a
-// power of two (shmem_align).
-func Align[T any](p *PE, align, n int) ([]T, error) {
-	if align <= 0 || align&(align-1) != 0 {
-		panicf("Align: alignment %d is not a positive power of two", align)
-	}
-	return allocate[T](p, "Align", n, uintptr(align), false)
-}
-
-func allocate[T any](p *PE, routine string, n int, align uintptr, zero bool) ([]T, error) {
-	size := elemBytes[T](routine, n)
-	if align < mem.AlignOf[T]() {
-		align = mem.AlignOf[T]()
-	}
+// Alloc allocates size bytes aligned to align on every PE (the
+// collective behind Malloc, Calloc and Align) and returns this PE's
+// block; nil for size 0. zero clears the block before the closing
+// barrier.
+func (p *PE) Alloc(routine string, size, align uintptr, zero bool) (mem.Base, error) {
 	off, err := p.alloc.Alloc(size, align)
-	var s []T
+	var b mem.Base
 	if err == nil && off != symalloc.NoOffset {
-		s = mem.Slice[T](p.heap.Base, off, n)
+		b = p.blockAt(off)
 		if zero {
-			clear(s) // before the barrier: nobody writes into the block before
+			clear(mem.ByteSlice(p.heap.Base, off, int(size))) // before the barrier: nobody writes into it before
 		}
 	}
 	p.allocSync(routine)
 	if err != nil {
 		return nil, p.heapError(routine, err)
 	}
-	return s, nil
+	return b, nil
 }
 
-// Realloc resizes a symmetric allocation on every PE (shmem_realloc),
-// keeping the first min(len(s), n) elements, and returns the new slice.
-// s must be a slice returned by Malloc, Calloc, Align or Realloc (or nil).
-func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
-	size := elemBytes[T]("Realloc", n)
+func (p *PE) blockAt(off uintptr) mem.Base { return mem.Base(mem.At[byte](p.heap.Base, off)) }
+
+// Realloc resizes the block at addr (0: none) to size bytes on every PE
+// (shmem_realloc), keeping its contents, and returns the new block (nil
+// for size 0). On failure the old block stays.
+func (p *PE) Realloc(addr, size uintptr) (mem.Base, error) {
 	off := symalloc.NoOffset
-	if len(s) > 0 {
-		off = p.blockOffset("Realloc", mem.Addr(s))
+	if addr != 0 {
+		off = p.blockOffset("Realloc", addr)
 	}
 	p.SyncAll() // nobody still reads or writes the old block elsewhere
 	old, _ := p.alloc.SizeOf(off)
@@ -80,24 +60,24 @@ func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
 	if err != nil {
 		var ns *symalloc.ErrNoSpace
 		if errors.As(err, &ns) {
-			return s, p.heapError("Realloc", err)
+			return nil, p.heapError("Realloc", err)
 		}
 		panicf("Realloc: %v", err)
 	}
 	if newOff == symalloc.NoOffset {
 		return nil, nil
 	}
-	return mem.Slice[T](p.heap.Base, newOff, n), nil
+	return p.blockAt(newOff), nil
 }
 
-// Free releases a symmetric allocation on every PE (shmem_free). It
-// waits for every PE to call it first, so no PE still uses the block.
-func Free[T any](p *PE, s []T) {
-	if len(s) == 0 && cap(s) == 0 {
+// Free releases the block at addr (0: none) on every PE (shmem_free).
+// It waits for every PE to call it first, so no PE still uses the block.
+func (p *PE) Free(addr uintptr) {
+	if addr == 0 {
 		p.SyncAll()
 		return
 	}
-	off := p.blockOffset("Free", mem.Addr(s))
+	off := p.blockOffset("Free", addr)
 	p.SyncAll()
 	if err := p.alloc.Free(off); err != nil {
 		panicf("Free: %v (the slice must come from Malloc, Calloc, Align or Realloc and be freed once)", err)
@@ -118,38 +98,6 @@ func (p *PE) blockOffset(routine string, addr uintptr) uintptr {
 		panicf("%s: the slice at %#x does not start a live symmetric allocation", routine, addr)
 	}
 	return off
-}
-
-func elemBytes[T any](routine string, n int) uintptr {
-	if n < 0 {
-		panicf("%s: negative element count %d", routine, n)
-	}
-	t := reflect.TypeFor[T]()
-	if hasPointers(t) {
-		panicf("%s: element type %v holds Go pointers, which cannot live in the symmetric heap (the garbage collector does not scan it, and other PEs cannot follow them)", routine, t)
-	}
-	size := mem.SizeOf[T]()
-	if size != 0 && uintptr(n) > ^uintptr(0)/size {
-		panicf("%s: %d elements of %d bytes overflow", routine, n, size)
-	}
-	return uintptr(n) * size
-}
-
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Slice, reflect.String,
-		reflect.Chan, reflect.Func, reflect.Interface:
-		return true
-	case reflect.Array:
-		return t.Len() > 0 && hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (p *PE) heapError(routine string, err error) error {

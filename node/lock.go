@@ -29,16 +29,16 @@ func (p *PE) lockHalves(routine string, lock *int64) (tail, node *uint32) {
 func (p *PE) SetLock(lock *int64) {
 	tail, node := p.lockHalves("SetLock", lock)
 	c := &p.ctx
-	AtomicSet(c, node, 1, p.me) // waiting, no successor
-	prev := AtomicSwap(c, tail, uint32(p.me+1), 0)
+	AMO(c, OpSet, node, 1, 0, p.me) // waiting, no successor
+	prev := AMO(c, OpSwap, tail, uint32(p.me+1), 0, 0)
 	if prev == 0 {
 		return
 	}
-	AtomicOr(c, node, uint32(p.me+1)<<1, int(prev-1))
+	AMO(c, OpOr, node, uint32(p.me+1)<<1, 0, int(prev-1))
 	// The predecessor clears the waiting bit; a successor may meanwhile
 	// have set the next field, so only the bit counts.
 	if atomic.LoadUint32(node)&1 != 0 {
-		p.waitSlow("SetLock", func() bool { return atomic.LoadUint32(node)&1 == 0 })
+		p.WaitSlow("SetLock", func() bool { return atomic.LoadUint32(node)&1 == 0 })
 	}
 }
 
@@ -48,8 +48,8 @@ func (p *PE) SetLock(lock *int64) {
 func (p *PE) TestLock(lock *int64) bool {
 	tail, node := p.lockHalves("TestLock", lock)
 	c := &p.ctx
-	AtomicSet(c, node, 0, p.me)
-	return AtomicCompareSwap(c, tail, 0, uint32(p.me+1), 0) != 0
+	AMO(c, OpSet, node, 0, 0, p.me)
+	return AMO(c, OpCSwap, tail, uint32(p.me+1), 0, 0) != 0
 }
 
 // ClearLock releases the lock, handing it to the next waiter.
@@ -57,15 +57,15 @@ func (p *PE) ClearLock(lock *int64) {
 	tail, node := p.lockHalves("ClearLock", lock)
 	c := &p.ctx
 	c.Quiet() // the critical section's stores complete before the lock passes on
-	next := AtomicFetch(c, node, p.me) >> 1
+	next := AMO(c, OpFetch, node, 0, 0, p.me) >> 1
 	if next == 0 {
-		if AtomicCompareSwap(c, tail, uint32(p.me+1), 0, 0) == uint32(p.me+1) {
+		if AMO(c, OpCSwap, tail, 0, uint32(p.me+1), 0) == uint32(p.me+1) {
 			return
 		}
 		// A successor swapped itself into the tail; wait for its link.
-		WaitUntil(p, node, CmpGE, 2)
-		next = AtomicFetch(c, node, p.me) >> 1
+		p.WaitSlow("ClearLock", func() bool { return atomic.LoadUint32(node) >= 2 })
+		next = AMO(c, OpFetch, node, 0, 0, p.me) >> 1
 	}
-	AtomicAnd(c, node, 0, p.me)
-	AtomicAnd(c, node, ^uint32(1), int(next-1))
+	AMO(c, OpAnd, node, 0, 0, p.me)
+	AMO(c, OpAnd, node, ^uint32(1), 0, int(next-1))
 }

@@ -125,34 +125,15 @@ func (p *PE) PtrAccessible(pe int) bool {
 	return uint(pe) < uint(p.npes) && p.peers[pe].base != nil
 }
 
-// ptr translates [addr, addr+n) of this PE's heap into PE pe's heap as
-// mapped in this process; ok is false when it cannot.
-func (p *PE) ptr(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
+// Translate translates [addr, addr+n) of this PE's heap into PE pe's
+// heap as mapped in this process (the base of that mapping and the
+// offset); ok is false when it cannot. It is the core of Ptr.
+func (p *PE) Translate(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 	off, in := p.heap.Offset(addr, n)
 	if !in || uint(pe) >= uint(len(p.peers)) || p.peers[pe].base == nil {
 		return nil, 0, false
 	}
 	return p.peers[pe].base, off, true
-}
-
-// Ptr returns x as it lives in PE pe's heap (shmem_ptr): a slice that
-// loads and stores go straight to, or nil when x is not in the
-// symmetric heap or pe's heap is not mapped into this process.
-func Ptr[T any](p *PE, x []T, pe int) []T {
-	base, off, ok := p.ptr(mem.Addr(x), uintptr(len(x))*mem.SizeOf[T](), pe)
-	if !ok || len(x) == 0 {
-		return nil
-	}
-	return mem.Slice[T](base, off, len(x))
-}
-
-// PtrTo is Ptr for a single object.
-func PtrTo[T any](p *PE, x *T, pe int) *T {
-	base, off, ok := p.ptr(mem.PtrAddr(x), mem.SizeOf[T](), pe)
-	if !ok {
-		return nil
-	}
-	return mem.At[T](base, off)
 }
 
 // SyncAll waits until every PE has called SyncAll (shmem_sync_all). It
@@ -181,12 +162,12 @@ func (p *PE) BarrierAll() {
 
 //go:noinline
 func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
-	p.waitSlow(routine, func() bool { return int32(w.Load()-e) >= 0 })
+	p.WaitSlow(routine, func() bool { return int32(w.Load()-e) >= 0 })
 }
 
-// waitSlow is the outlined part of every wait: spin, yield, sleep on
+// WaitSlow is the outlined part of every wait: spin, yield, sleep on
 // this PE's doorbell, and between sleeps check that the job is alive.
-func (p *PE) waitSlow(routine string, cond func() bool) {
+func (p *PE) WaitSlow(routine string, cond func() bool) {
 	b := wait.Start(p.policy)
 	ctl := p.job.ctl
 	for n := 0; !cond(); n++ {

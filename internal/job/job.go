@@ -47,7 +47,7 @@ const (
 	EnvLocalPEs  = "GOSHMEM_LOCAL_PES"
 	EnvFD        = "GOSHMEM_FD"
 	EnvLauncher  = "GOSHMEM_LAUNCHER_PID"
-	FirstFD      = 3 // descriptor of the control segment under os/exec ExtraFiles
+	FirstFD      = 3                   // descriptor of the control segment under os/exec ExtraFiles
 	magic        = 0x01_6d656d68736f67 // "goshmem\x01" little-endian
 	layoutVer    = 1
 	headerLines  = 4

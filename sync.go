@@ -1,30 +1,11 @@
-package node
+package goshmem
 
 import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/mem"
-	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/node"
 )
-
-// Cmp is a point-to-point comparison (SHMEM_CMP_*).
-type Cmp int
-
-const (
-	CmpEQ Cmp = iota
-	CmpNE
-	CmpGT
-	CmpGE
-	CmpLT
-	CmpLE
-)
-
-func (c Cmp) String() string {
-	if uint(c) <= uint(CmpLE) {
-		return [...]string{"CmpEQ", "CmpNE", "CmpGT", "CmpGE", "CmpLT", "CmpLE"}[c]
-	}
-	return "Cmp(?)"
-}
 
 func compare[T Integer](a T, c Cmp, b T) bool {
 	switch c {
@@ -50,34 +31,18 @@ func load[T Integer](p *T) T {
 	return T(atomic.LoadUint64(mem.U64(p)))
 }
 
-// local checks that p points into the calling PE's heap, as the
-// variables of waits and signals must, and that cmp is known.
-func (p *PE) local(routine string, addr, n uintptr, cmp Cmp) {
-	if _, in := p.heap.Offset(addr, n); !in {
-		badAddr(routine, "ivar", addr, n, p)
-	}
-	if uint(cmp) > uint(CmpLE) {
-		badCmp(routine, cmp)
-	}
-}
-
-//go:noinline
-func badCmp(routine string, c Cmp) {
-	panicf("%s: unknown comparison %d; use CmpEQ, CmpNE, CmpGT, CmpGE, CmpLT or CmpLE", routine, int(c))
-}
-
 // WaitUntil blocks until *ivar, a symmetric variable of the calling PE,
 // compares to v by cmp (shmem_wait_until).
 func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	p.local("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
 	if !compare(load(ivar), cmp, v) {
-		p.waitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
+		p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
 	}
 }
 
 // Test reports whether *ivar compares to v by cmp (shmem_test).
 func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
-	p.local("Test", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("Test", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
 	return compare(load(ivar), cmp, v)
 }
 
@@ -86,9 +51,9 @@ func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
 
 func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
 	if len(ivars) > 0 {
-		p.local(routine, mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
+		p.CheckLocal(routine, mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
 	} else if uint(cmp) > uint(CmpLE) {
-		badCmp(routine, cmp)
+		p.CheckLocal(routine, 0, 0, cmp) // panics with the comparison named
 	}
 	if status != nil && len(status) != len(ivars) {
 		panicf("%s: status has %d elements but ivars has %d", routine, len(status), len(ivars))
@@ -158,7 +123,7 @@ func WaitUntilAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, va
 func waitAll[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) {
 	checkVec(p, routine, ivars, status, cmp, values)
 	if !testAll(ivars, status, cmp, v, values) {
-		p.waitSlow(routine, func() bool { return testAll(ivars, status, cmp, v, values) })
+		p.WaitSlow(routine, func() bool { return testAll(ivars, status, cmp, v, values) })
 	}
 }
 
@@ -181,7 +146,7 @@ func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 	}
 	i := testAny(ivars, status, cmp, v, values)
 	if i < 0 {
-		p.waitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values); return i >= 0 })
+		p.WaitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values); return i >= 0 })
 	}
 	return i
 }
@@ -206,7 +171,7 @@ func waitSome[T Integer](p *PE, routine string, ivars []T, status []int32, cmp C
 		return idx
 	}
 	if testAny(ivars, status, cmp, v, values) < 0 {
-		p.waitSlow(routine, func() bool { return testAny(ivars, status, cmp, v, values) >= 0 })
+		p.WaitSlow(routine, func() bool { return testAny(ivars, status, cmp, v, values) >= 0 })
 	}
 	return testSome(ivars, status, cmp, v, values, idx)
 }
@@ -278,9 +243,9 @@ func PutSignal[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 	}
 	Put(c, dst, src, pe)
 	if op == SignalSet {
-		amo(c, opSet, sig, signal, 0, pe)
+		node.AMO(c, node.OpSet, sig, signal, 0, pe)
 	} else {
-		amo(c, opAdd, sig, signal, 0, pe)
+		node.AMO(c, node.OpAdd, sig, signal, 0, pe)
 	}
 }
 
@@ -292,7 +257,7 @@ func PutSignalNBI[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Si
 // SignalFetch returns the value of the calling PE's signal word
 // (shmem_signal_fetch).
 func SignalFetch(p *PE, sig *uint64) uint64 {
-	p.local("SignalFetch", mem.PtrAddr(sig), 8, CmpEQ)
+	p.CheckLocal("SignalFetch", mem.PtrAddr(sig), 8, CmpEQ)
 	return atomic.LoadUint64(sig)
 }
 
@@ -302,5 +267,3 @@ func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
 	WaitUntil(p, sig, cmp, v)
 	return atomic.LoadUint64(sig)
 }
-
-var _ = wait.Ring

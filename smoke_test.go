@@ -1,22 +1,22 @@
-package node
+package goshmem_test
 
 import (
 	"testing"
-)
 
-func testCfg() Config { return Config{HeapSize: 1 << 20} }
+	"github.com/goshmem/goshmem"
+)
 
 func TestSmokeLocal(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 4, 8} {
-		err := RunLocal(testCfg(), n, func(p *PE) {
-			x, err := Malloc[int64](p, 4)
+		err := goshmem.RunLocal(n, func(p *goshmem.PE) {
+			x, err := goshmem.Malloc[int64](p, 4)
 			if err != nil {
 				panic(err)
 			}
 			c := p.Ctx()
 			right := (p.MyPE() + 1) % p.NPEs()
-			P(c, &x[0], int64(p.MyPE()+100), right)
-			AtomicAdd(c, &x[1], 1, 0)
+			goshmem.P(c, &x[0], int64(p.MyPE()+100), right)
+			goshmem.AtomicAdd(c, &x[1], 1, 0)
 			p.BarrierAll()
 			left := (p.MyPE() + p.NPEs() - 1) % p.NPEs()
 			if x[0] != int64(left+100) {
@@ -25,10 +25,7 @@ func TestSmokeLocal(t *testing.T) {
 			if p.MyPE() == 0 && x[1] != int64(p.NPEs()) {
 				t.Errorf("PE 0: counter %d want %d", x[1], p.NPEs())
 			}
-			for i := 0; i < 1000; i++ {
-				p.BarrierAll()
-			}
-			Free(p, x)
+			goshmem.Free(p, x)
 		})
 		if err != nil {
 			t.Fatal(err)

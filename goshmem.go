@@ -1,0 +1,235 @@
+// Package goshmem is an OpenSHMEM-style PGAS runtime for Go.
+//
+// A goshmem program is SPMD: the same code runs as several PEs
+// (processing elements), each with a symmetric heap in which collective
+// allocations (Malloc, Calloc, Align) sit at the same offset on every
+// PE. A PE reads and writes the heaps of the others with one-sided
+// operations (Put, Get, P, G, the strided and non-blocking forms,
+// PutSignal), updates them with atomics (AtomicFetchAdd and friends),
+// waits for its own heap to change (WaitUntil, SignalWaitUntil), and
+// synchronizes with barriers and locks.
+//
+// On a node, every process maps the heap of every PE (the XPMEM model),
+// so these operations are plain loads, stores and CPU atomics, and Ptr
+// hands out slices that point straight into another PE's heap.
+//
+// # Starting PEs
+//
+//	func main() {
+//		goshmem.Main(func(pe *goshmem.PE) {
+//			fmt.Printf("hello from PE %d of %d\n", pe.MyPE(), pe.NPEs())
+//		})
+//	}
+//
+// Run it with the launcher, `go run ./cmd/oshrun -n 4 ./examples/hello`,
+// or on its own as a one-PE job. RunLocal runs a job of several PEs as
+// goroutines of one process (tests, threads-as-ranks codes); oshrun
+// --pes-per-proc mixes both.
+//
+// # Errors
+//
+// Programmer errors (a PE out of range, an address outside the
+// symmetric heap, slices of different lengths, an unknown comparison, a
+// destroyed context) panic with a message that names the routine, the
+// argument and the valid range. Environment errors (heap exhausted,
+// limits, bad SHMEM_* values) are returned as errors that say what to
+// do. A wait that cannot finish because a PE died panics with a
+// *JobError naming the dead PE; Main and RunLocal report it.
+package goshmem
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/node"
+)
+
+// Version is the library version.
+const Version = "0.1.0"
+
+// SpecVersion is the OpenSHMEM specification version the API follows.
+const SpecVersion = "1.5"
+
+type (
+	// PE is one processing element; see node.PE.
+	PE = node.PE
+	// Ctx is a communication context (shmem_ctx_t).
+	Ctx = node.Ctx
+	// CtxOptions are the options of PE.CtxCreate.
+	CtxOptions = node.CtxOptions
+	// Cmp is a point-to-point comparison.
+	Cmp = node.Cmp
+	// ThreadLevel is an OpenSHMEM thread-support level.
+	ThreadLevel = node.ThreadLevel
+	// JobError is the panic value (and Main/RunLocal error) of a routine
+	// that cannot complete because the job failed.
+	JobError = node.JobError
+	// PanicError reports a PE that panicked.
+	PanicError = node.PanicError
+	// Transport tells how a process reaches its peers' heaps.
+	Transport = node.Transport
+	// Integer is the set of element types of the integer AMOs and waits.
+	Integer = node.Integer
+	// Standard adds float32 and float64 for fetch, set and swap.
+	Standard = node.Standard
+)
+
+// Comparisons (SHMEM_CMP_*).
+const (
+	CmpEQ = node.CmpEQ
+	CmpNE = node.CmpNE
+	CmpGT = node.CmpGT
+	CmpGE = node.CmpGE
+	CmpLT = node.CmpLT
+	CmpLE = node.CmpLE
+)
+
+// Thread levels (SHMEM_THREAD_*).
+const (
+	ThreadSingle     = node.ThreadSingle
+	ThreadFunneled   = node.ThreadFunneled
+	ThreadSerialized = node.ThreadSerialized
+	ThreadMultiple   = node.ThreadMultiple
+)
+
+// Context options (SHMEM_CTX_*).
+const (
+	CtxSerialized = node.CtxSerialized
+	CtxPrivate    = node.CtxPrivate
+	CtxNostore    = node.CtxNostore
+)
+
+// LoadConfig reads the SHMEM_* environment (see cmd/oshinfo for the
+// list); an invalid value is an error that names it.
+func LoadConfig() (node.Config, error) {
+	c, err := env.Load(os.Getenv)
+	if err != nil {
+		return node.Config{}, err
+	}
+	return node.Config{
+		HeapSize:  c.SymmetricSize,
+		Huge:      c.HugePages,
+		Debug:     c.Debug,
+		Info:      c.Info,
+		Version:   c.Version,
+		Transport: string(c.Transport),
+		WaitSpin:  c.WaitSpin,
+		WaitYield: c.WaitYield,
+		WaitSleep: c.WaitSleep,
+	}, nil
+}
+
+// banner prints what SHMEM_VERSION and SHMEM_INFO ask for, once per job.
+func banner(cfg node.Config, pe *PE) {
+	if pe.MyPE() != 0 {
+		return
+	}
+	if cfg.Version || cfg.Info {
+		fmt.Fprintf(os.Stderr, "goshmem %s (OpenSHMEM %s)\n", Version, SpecVersion)
+	}
+	if cfg.Info {
+		env.Print(os.Stderr, os.Getenv)
+		t := pe.Transport()
+		fmt.Fprintf(os.Stderr, "on-node transport: %s (%s)\n", t.Name, t.Reason)
+	}
+}
+
+// Run runs fn on every PE this process hosts (one, or several with
+// oshrun --pes-per-proc; a program started without oshrun is a one-PE
+// job), finalizes them, and returns the first failure.
+func Run(fn func(pe *PE)) error {
+	cfg, err := LoadConfig()
+	if err != nil {
+		return err
+	}
+	return node.Main(cfg, func(pe *PE) {
+		banner(cfg, pe)
+		fn(pe)
+	})
+}
+
+// Main is Run for func main: on failure it prints the error (and the
+// stack of a panicking PE) and exits with status 1, or 2 for a panic.
+func Main(fn func(pe *PE)) {
+	if err := Run(fn); err != nil {
+		exit(err)
+	}
+}
+
+// panicf panics with a message that starts with the routine's name.
+func panicf(format string, args ...any) {
+	panic(fmt.Sprintf("goshmem."+format, args...))
+}
+
+func exit(err error) {
+	if pe, ok := err.(*PanicError); ok {
+		fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)
+		os.Exit(2)
+	}
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
+// RunLocal runs an in-process job of n PEs, one goroutine each, every
+// PE with its own symmetric heap in a shared segment, and returns when
+// all have finished (the first failure as error).
+func RunLocal(n int, fn func(pe *PE)) error {
+	cfg, err := LoadConfig()
+	if err != nil {
+		return err
+	}
+	return node.RunLocal(cfg, n, fn)
+}
+
+// RunLocalConfig is RunLocal with an explicit configuration.
+func RunLocalConfig(cfg node.Config, n int, fn func(pe *PE)) error {
+	return node.RunLocal(cfg, n, fn)
+}
+
+// Init starts this process's PE (shmem_init) for programs written in
+// the classic style; call pe.Finalize before exiting. A process that
+// hosts several PEs must use Main or Run instead.
+func Init() (*PE, error) {
+	cfg, err := LoadConfig()
+	if err != nil {
+		return nil, err
+	}
+	pe, err := node.Init(cfg)
+	if err == nil {
+		banner(cfg, pe)
+	}
+	return pe, err
+}
+
+// InitThread is Init with a requested thread level
+// (shmem_init_thread); it returns the level provided, which is the
+// level requested: every level is supported.
+func InitThread(level ThreadLevel) (*PE, ThreadLevel, error) {
+	pe, err := Init()
+	if err != nil {
+		return nil, 0, err
+	}
+	return pe, pe.SetThreadLevel(level), nil
+}
+
+// Ptr returns x as it lives in PE pe's heap (shmem_ptr): a slice that
+// loads and stores go straight to, or nil when x is not in the
+// symmetric heap or pe's heap is not mapped into this process.
+func Ptr[T any](pe *PE, x []T, target int) []T {
+	base, off, ok := pe.Translate(mem.Addr(x), uintptr(len(x))*mem.SizeOf[T](), target)
+	if !ok || len(x) == 0 {
+		return nil
+	}
+	return mem.Slice[T](base, off, len(x))
+}
+
+// PtrTo is Ptr for a single object.
+func PtrTo[T any](pe *PE, x *T, target int) *T {
+	base, off, ok := pe.Translate(mem.PtrAddr(x), mem.SizeOf[T](), target)
+	if !ok {
+		return nil
+	}
+	return mem.At[T](base, off)
+}

@@ -1,0 +1,93 @@
+package goshmem
+
+import (
+	"reflect"
+
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Symmetric allocation is collective: every PE must make the same calls
+// in the same order (see node's heap.go for how a mismatch is caught).
+// The element type T must hold no Go pointers: the garbage collector
+// does not scan the symmetric heap, and other PEs could not follow them.
+
+// Malloc allocates n elements of T on every PE (shmem_malloc) and
+// returns this PE's copy. n == 0 returns nil. It fails, on every PE,
+// when the heap cannot hold the request.
+func Malloc[T any](p *PE, n int) ([]T, error) {
+	return allocate[T](p, "Malloc", n, 0, false)
+}
+
+// Calloc is Malloc with the memory zeroed (shmem_calloc).
+func Calloc[T any](p *PE, n int) ([]T, error) {
+	return allocate[T](p, "Calloc", n, 0, true)
+}
+
+// Align is Malloc with the first element aligned to align bytes, a
+// power of two (shmem_align).
+func Align[T any](p *PE, align, n int) ([]T, error) {
+	if align <= 0 || align&(align-1) != 0 {
+		panicf("Align: alignment %d is not a positive power of two", align)
+	}
+	return allocate[T](p, "Align", n, uintptr(align), false)
+}
+
+func allocate[T any](p *PE, routine string, n int, align uintptr, zero bool) ([]T, error) {
+	size := elemBytes[T](routine, n)
+	b, err := p.Alloc(routine, size, max(align, mem.AlignOf[T]()), zero)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return mem.Slice[T](b, 0, n), nil
+}
+
+// Realloc resizes a symmetric allocation on every PE (shmem_realloc),
+// keeping the first min(len(s), n) elements, and returns the new slice.
+// s must be a slice returned by Malloc, Calloc, Align or Realloc, or
+// nil. On failure s is returned unchanged with the error.
+func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
+	b, err := p.Realloc(mem.Addr(s), elemBytes[T]("Realloc", n))
+	if err != nil {
+		return s, err
+	}
+	if b == nil {
+		return nil, nil
+	}
+	return mem.Slice[T](b, 0, n), nil
+}
+
+// Free releases a symmetric allocation on every PE (shmem_free). It
+// waits for every PE to call it first, so no PE still uses the block.
+func Free[T any](p *PE, s []T) { p.Free(mem.Addr(s)) }
+
+func elemBytes[T any](routine string, n int) uintptr {
+	if n < 0 {
+		panicf("%s: negative element count %d", routine, n)
+	}
+	t := reflect.TypeFor[T]()
+	if hasPointers(t) {
+		panicf("%s: element type %v holds Go pointers, which cannot live in the symmetric heap (the garbage collector does not scan it, and other PEs cannot follow them)", routine, t)
+	}
+	size := mem.SizeOf[T]()
+	if size != 0 && uintptr(n) > ^uintptr(0)/size {
+		panicf("%s: %d elements of %d bytes overflow", routine, n, size)
+	}
+	return uintptr(n) * size
+}
+
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.UnsafePointer, reflect.Map, reflect.Slice, reflect.String,
+		reflect.Chan, reflect.Func, reflect.Interface:
+		return true
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,85 @@
+package node
+
+import (
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/wait"
+)
+
+// This file is the untyped data path that package goshmem builds its
+// typed RMA, AMO and wait routines on.
+
+// Target translates [addr, addr+n) of the calling PE's heap into PE
+// pe's mapped heap. ok is false whenever the fast path cannot serve the
+// call: a bad PE, an address outside the heap, a destroyed context, or
+// a peer reached through CMA. It inlines into every RMA routine.
+func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
+	p := c.pe
+	off, in := p.heap.Offset(addr, n)
+	if !in || uint(pe) >= uint(len(p.peers)) || c.destroyed {
+		return nil, 0, false
+	}
+	b := p.peers[pe].base
+	return b, off, b != nil
+}
+
+// Ring wakes PE pe if it sleeps in a wait: call it after every store
+// into pe's heap. It inlines to one load and a branch.
+func (c *Ctx) Ring(pe int) { wait.Ring(c.pe.peers[pe].door) }
+
+// RMASlow serves what the fast path refused: it panics for programmer
+// errors and moves the bytes with process_vm_readv/writev for a peer
+// that is not mapped. sym is the symmetric address, local the local
+// buffer.
+//
+//go:noinline
+func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, ndst, nsrc int) {
+	c.live(routine)
+	p := c.pe
+	if uint(pe) >= uint(p.npes) {
+		badPE(routine, pe, p.npes)
+	}
+	if ndst != nsrc {
+		badLen(routine, ndst, nsrc)
+	}
+	if len(local) == 0 {
+		return
+	}
+	off, in := p.heap.Offset(sym, uintptr(len(local)))
+	if !in {
+		arg := "dest"
+		if !put {
+			arg = "source"
+		}
+		badAddr(routine, arg, sym, uintptr(len(local)), p)
+	}
+	if p.peers[pe].base != nil {
+		// Mapped after all (a zero-length element type and such).
+		b := mem.ByteSlice(p.peers[pe].base, off, len(local))
+		if put {
+			copy(b, local)
+		} else {
+			copy(local, b)
+		}
+		return
+	}
+	p.cma(routine, put, off, local, pe)
+}
+
+// cma moves bytes to or from PE pe's heap in its own process.
+func (p *PE) cma(routine string, put bool, off uintptr, local []byte, pe int) {
+	s := p.job.ctl.Slot(pe)
+	pid, base := int(s.Pid.Load()), uintptr(s.HeapAddr.Load())
+	var err error
+	if put {
+		err = sys.ProcessVMWrite(pid, local, base+off)
+		wait.Ring(p.peers[pe].door)
+	} else {
+		err = sys.ProcessVMRead(pid, local, base+off)
+	}
+	if err != nil {
+		p.job.live()
+		p.checkAbort(routine)
+		panicf("%s: CMA transfer with PE %d (pid %d) failed: %v", routine, pe, pid, err)
+	}
+}
