@@ -1,0 +1,177 @@
+// Command oshrun runs a goshmem program as a job of PEs on this node.
+//
+// Usage:
+//
+//	oshrun [options] PROGRAM [ARGS...]
+//
+// PROGRAM is an executable, a command in $PATH, or a Go main package
+// directory (built once before the job starts). oshrun starts the PEs,
+// hands them the job's shared segments, and supervises them: when one
+// fails, it stops all the others within a second, prints one line
+// naming the cause, and exits with the failed PE's code (128+signal for
+// a PE killed by a signal, 124 when --timeout expires, 128+signal when
+// oshrun itself is interrupted). Run "oshrun -h" for the options.
+//
+// The work is done by package internal/launch; this command only parses
+// the command line and turns SIGINT and SIGTERM into an orderly stop.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/launch"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+const usage = `Usage: oshrun [options] PROGRAM [ARGS...]
+
+Runs PROGRAM as a goshmem job of N PEs on this node and waits for it.
+PROGRAM is an executable, a command in $PATH, or a Go main package
+directory such as ./examples/hello, which oshrun builds first.
+Options end at PROGRAM; everything after it is passed to PROGRAM.
+Options take one or two dashes (-np 4 or --np 4, --timeout=30s).
+
+Options:
+  -n N, -np N             number of PEs (default 1)
+  --pes-per-proc K        PEs hosted by each process (default 1); process
+                          k runs PEs k*K .. k*K+K-1
+  --bind-to none|core     bind each PE process to its own core(s)
+                          (default none)
+  --report-bindings       print where each PE process is bound
+  --tag-output            prefix every output line with "[PE n] "
+  --timeout D             stop the job after D (e.g. 90s, 5m; a plain
+                          number is seconds); exit code 124
+  -x VAR=value            set VAR in every PE's environment (repeatable)
+  -x VAR                  pass oshrun's own value of VAR
+  -h, --help              print this help
+
+The symmetric heap size comes from SHMEM_SYMMETRIC_SIZE (e.g. 1G) in
+oshrun's environment or given with -x; huge pages from
+SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.
+
+When a PE fails (exits non-zero, dies by a signal, exits without
+Finalize, or calls GlobalExit), oshrun stops every other PE within a
+second, prints one line naming the cause, and exits with the PE's exit
+code, 128+signal for a death by signal, or the GlobalExit code.
+^C (SIGINT) or SIGTERM stops the whole job the same way (exit 128+signal).
+
+Examples:
+  oshrun -np 4 ./hello
+  oshrun -n 8 --tag-output ./examples/hello
+  oshrun -np 16 --pes-per-proc 4 --bind-to core --report-bindings ./bench -size 1M
+  oshrun -n 2 -x SHMEM_SYMMETRIC_SIZE=2G -x GOMAXPROCS --timeout 5m ./solver input.dat
+`
+
+func main() {
+	os.Exit(oshrun(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+}
+
+// oshrun is the whole command; it returns the exit code.
+func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+	cfg, err := parseArgs(args, lookupEnv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "oshrun: %v\nRun 'oshrun -h' for usage.\n", err)
+		return launch.ExitUsage
+	}
+	cfg.Stdout, cfg.Stderr = stdout, stderr
+
+	// SIGINT and SIGTERM stop the job in order (launch reports them and
+	// exits 128+signal); until Run returns they do not kill oshrun.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, sys.Signal(sys.SIGINT), sys.Signal(sys.SIGTERM))
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(&launch.SignalError{Signal: s})
+		case <-ctx.Done():
+		}
+	}()
+
+	code, err := launch.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "oshrun: %v\n", err)
+	}
+	return code
+}
+
+// parseArgs turns the command line (without argv[0]) into a launch
+// configuration. It returns flag.ErrHelp for -h/--help.
+func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Config, error) {
+	var cfg launch.Config
+	fs := flag.NewFlagSet("oshrun", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.IntVar(&cfg.NPEs, "n", 1, "number of PEs")
+	fs.IntVar(&cfg.NPEs, "np", 1, "number of PEs")
+	fs.IntVar(&cfg.PEsPerProc, "pes-per-proc", 1, "PEs per process")
+	fs.StringVar(&cfg.BindTo, "bind-to", "none", "none or core")
+	fs.BoolVar(&cfg.ReportBindings, "report-bindings", false, "print bindings")
+	fs.BoolVar(&cfg.TagOutput, "tag-output", false, "tag output lines")
+	fs.Func("timeout", "job time limit", func(s string) error {
+		d, err := parseTimeout(s)
+		cfg.Timeout = d
+		return err
+	})
+	fs.Func("x", "VAR[=value] for the PEs' environment", func(s string) error {
+		name, _, hasValue := strings.Cut(s, "=")
+		if name == "" || strings.ContainsAny(name, " \t\n") {
+			return fmt.Errorf("bad variable %q; use -x VAR=value or -x VAR", s)
+		}
+		if hasValue {
+			cfg.Env = append(cfg.Env, s)
+		} else if v, ok := lookupEnv(name); ok {
+			cfg.Env = append(cfg.Env, name+"="+v)
+		}
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	rest := fs.Args()
+	switch {
+	case len(rest) == 0:
+		return cfg, errors.New("no program given; usage: oshrun [options] PROGRAM [ARGS...], e.g. oshrun -np 4 ./hello")
+	case cfg.NPEs < 1:
+		return cfg, fmt.Errorf("the number of PEs (-n/-np) must be at least 1, got %d", cfg.NPEs)
+	case cfg.PEsPerProc < 1:
+		return cfg, fmt.Errorf("--pes-per-proc must be at least 1, got %d", cfg.PEsPerProc)
+	case cfg.BindTo != "none" && cfg.BindTo != "core":
+		return cfg, fmt.Errorf("--bind-to must be none or core, got %q", cfg.BindTo)
+	}
+	cfg.Program, cfg.Args = rest[0], rest[1:]
+	return cfg, nil
+}
+
+// parseTimeout parses a --timeout value: a Go duration (90s, 5m, 1h30m)
+// or a number of seconds.
+func parseTimeout(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		secs, ierr := strconv.ParseInt(s, 10, 64)
+		if ierr != nil || secs > int64(math.MaxInt64/time.Second) {
+			return 0, fmt.Errorf("%q is not a duration; use e.g. 30s, 5m or 1h", s)
+		}
+		d = time.Duration(secs) * time.Second
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative; use e.g. 30s, or 0 for no limit", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,373 @@
+// Package env declares every environment variable that tunes goshmem,
+// once, in the style of Sandia OpenSHMEM's shmem_env_defs.h: each knob
+// has a name, a type, a default and a help text. Load parses them all
+// into a typed Config, Print shows them (cmd/oshinfo, and at start-up
+// when SHMEM_INFO is set), and Knobs lists them for anything else that
+// wants to document them.
+//
+// The variables of the launcher-to-PE bootstrap protocol
+// (GOSHMEM_JOB_ID, GOSHMEM_NPES, ...) are not knobs a user sets; they
+// are declared with the protocol in internal/job.
+//
+// # Types
+//
+//	size      bytes, with an optional suffix k, m, g or t (powers of
+//	          1024) and an optional fraction: 4096, 64k, 1.5G (ParseSize)
+//	bool      1/0, y/n, yes/no, true/false, on/off, any case (ParseBool)
+//	int       a decimal integer
+//	enum      one of the knob's Values, any case
+//	duration  a Go duration with a unit: 10ms, 500us, 0.2s
+//
+// An unset or empty (or all-blank) variable means the knob's default.
+// Surrounding blanks are ignored.
+package env
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Names of the knobs.
+const (
+	VarSymmetricSize = "SHMEM_SYMMETRIC_SIZE"
+	VarDebug         = "SHMEM_DEBUG"
+	VarInfo          = "SHMEM_INFO"
+	VarVersion       = "SHMEM_VERSION"
+	VarHugePages     = "SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"
+	VarTransport     = "SHMEM_TRANSPORT"
+	VarWaitSpin      = "SHMEM_WAIT_SPIN"
+	VarWaitYield     = "SHMEM_WAIT_YIELD"
+	VarWaitSleep     = "SHMEM_WAIT_SLEEP"
+)
+
+// Knob types, the values of Knob.Type.
+const (
+	TypeSize     = "size"
+	TypeBool     = "bool"
+	TypeInt      = "int"
+	TypeEnum     = "enum"
+	TypeDuration = "duration"
+	TypeString   = "string"
+)
+
+// Transport selects how a PE reaches the symmetric heaps of the other
+// PEs on its node.
+type Transport string
+
+// Values of SHMEM_TRANSPORT.
+const (
+	// TransportAuto picks the best transport that works here.
+	TransportAuto Transport = "auto"
+	// TransportXPMEM maps the peers' heaps into this process (XPMEM).
+	TransportXPMEM Transport = "xpmem"
+	// TransportCMA copies with process_vm_readv/process_vm_writev.
+	TransportCMA Transport = "cma"
+)
+
+// Bounds of SHMEM_WAIT_SLEEP.
+const (
+	MaxWaitSleep = 500 * time.Millisecond
+)
+
+// maxCount bounds the int knobs, so that loop counts fit any int.
+const maxCount = 1<<31 - 1
+
+// Knob describes one environment variable.
+type Knob struct {
+	Name    string   // e.g. "SHMEM_SYMMETRIC_SIZE"
+	Type    string   // one of the Type constants
+	Default string   // the value used when the variable is unset or empty
+	Help    string   // one or more sentences for a user
+	Values  []string // the allowed values of an enum, in order; nil otherwise
+}
+
+// Config holds the value of every knob.
+type Config struct {
+	// SymmetricSize is SHMEM_SYMMETRIC_SIZE, bytes of symmetric heap
+	// per PE (> 0).
+	SymmetricSize int64
+	// Debug is SHMEM_DEBUG: run extra checks.
+	Debug bool
+	// Info is SHMEM_INFO: print the configuration at start-up.
+	Info bool
+	// Version is SHMEM_VERSION: print the library version at start-up.
+	Version bool
+	// HugePages is SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.
+	HugePages bool
+	// Transport is SHMEM_TRANSPORT.
+	Transport Transport
+	// WaitSpin is SHMEM_WAIT_SPIN; 0 means auto.
+	WaitSpin int
+	// WaitYield is SHMEM_WAIT_YIELD; 0 means auto.
+	WaitYield int
+	// WaitSleep is SHMEM_WAIT_SLEEP, in (0, MaxWaitSleep].
+	WaitSleep time.Duration
+}
+
+// def is a Knob with the code that stores its value in a Config.
+type def struct {
+	Knob
+	set func(c *Config, v string) error
+}
+
+// defs is the single declaration of every knob. It returns a fresh
+// slice on each call.
+func defs() []def {
+	return []def{
+		sizeKnob(Knob{
+			Name:    VarSymmetricSize,
+			Default: "512M",
+			Help: "Bytes of symmetric heap per PE: a number with an optional suffix " +
+				"k, m, g or t (powers of 1024), fractions allowed, e.g. 64m or 1.5g. " +
+				"All PEs on a node together need this times their number in /dev/shm " +
+				"or memfd memory.",
+		}, func(c *Config) *int64 { return &c.SymmetricSize }),
+		boolKnob(Knob{
+			Name:    VarDebug,
+			Default: "off",
+			Help: "Run extra checks that are too costly for the hot path, such as " +
+				"argument and symmetric-address validation. Slower.",
+		}, func(c *Config) *bool { return &c.Debug }),
+		boolKnob(Knob{
+			Name:    VarInfo,
+			Default: "off",
+			Help:    "Print every knob, its value, default and help at start-up (what oshinfo prints).",
+		}, func(c *Config) *bool { return &c.Info }),
+		boolKnob(Knob{
+			Name:    VarVersion,
+			Default: "off",
+			Help:    "Print the library version at start-up.",
+		}, func(c *Config) *bool { return &c.Version }),
+		boolKnob(Knob{
+			Name:    VarHugePages,
+			Default: "off",
+			Help: "Back the symmetric heap with huge pages (memfd with MFD_HUGETLB). " +
+				"Needs huge pages reserved beforehand: sysctl vm.nr_hugepages=N, " +
+				"see HugePages_Free in /proc/meminfo.",
+		}, func(c *Config) *bool { return &c.HugePages }),
+		enumKnob(Knob{
+			Name:    VarTransport,
+			Default: string(TransportAuto),
+			Values:  []string{string(TransportAuto), string(TransportXPMEM), string(TransportCMA)},
+			Help: "How a PE reaches the heaps of the other PEs on its node. " +
+				"auto: the best one that works here; " +
+				"xpmem: map the peers' heaps into this process (needs the XPMEM kernel module); " +
+				"cma: copy with process_vm_readv/writev (needs ptrace access between PEs, " +
+				"see /proc/sys/kernel/yama/ptrace_scope).",
+		}, func(c *Config, v string) { c.Transport = Transport(v) }),
+		countKnob(Knob{
+			Name:    VarWaitSpin,
+			Default: "0",
+			Help: "Iterations of busy polling before a waiting PE starts to yield its CPU. " +
+				"0 (or auto) picks for you: 4000 when the PEs on a node do not outnumber " +
+				"its CPUs, 50 when they do (oversubscribed), because then a spinning PE " +
+				"steals the CPU of the peer it waits for.",
+		}, func(c *Config) *int { return &c.WaitSpin }),
+		countKnob(Knob{
+			Name:    VarWaitYield,
+			Default: "0",
+			Help: "Number of yields (sched_yield) after spinning before a waiting PE " +
+				"sleeps on a futex. 0 (or auto) picks for you: many (200) when the PEs " +
+				"on a node do not outnumber its CPUs, few (4) when they do.",
+		}, func(c *Config) *int { return &c.WaitYield }),
+		durationKnob(Knob{
+			Name:    VarWaitSleep,
+			Default: "10ms",
+			Help: "Longest futex sleep of a waiting PE between checks that the job is " +
+				"alive; it bounds how long a dead peer can go unnoticed. A duration with " +
+				"a unit, more than 0 and at most 500ms, e.g. 10ms or 200us.",
+		}, 0, MaxWaitSleep, func(c *Config) *time.Duration { return &c.WaitSleep }),
+	}
+}
+
+// Knobs returns every knob, in declaration order, as a fresh slice.
+func Knobs() []Knob {
+	ds := defs()
+	ks := make([]Knob, len(ds))
+	for i, d := range ds {
+		ks[i] = d.Knob
+		ks[i].Values = append([]string(nil), d.Values...)
+	}
+	return ks
+}
+
+// Load reads every knob through getenv (os.Getenv, or a map lookup in
+// tests). A variable that is unset, empty or blank takes its default.
+// Every invalid variable is reported, joined with errors.Join; each
+// error is an *Error naming the variable, its value, what is accepted
+// and the default. On error the returned Config holds the defaults in
+// place of the invalid values.
+func Load(getenv func(string) string) (Config, error) {
+	var c Config
+	var errs []error
+	for _, d := range defs() {
+		raw := getenv(d.Name)
+		v := strings.TrimSpace(raw)
+		if v != "" {
+			err := d.set(&c, v)
+			if err == nil {
+				continue
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				e = &Error{Problem: err.Error()}
+			}
+			e.Name, e.Value, e.Default = d.Name, raw, d.Default
+			errs = append(errs, e)
+		}
+		if err := d.set(&c, d.Default); err != nil {
+			panic(fmt.Sprintf("env: default %q of %s does not parse: %v", d.Default, d.Name, err))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// Default returns the Config of an empty environment.
+func Default() Config {
+	c, err := Load(func(string) string { return "" })
+	if err != nil {
+		panic(err) // unreachable: Load panics first on a bad default
+	}
+	return c
+}
+
+// Error reports a value that cannot be used.
+type Error struct {
+	Name    string // the variable, e.g. "SHMEM_SYMMETRIC_SIZE"; empty when the value came from elsewhere
+	Value   string // the value as given
+	Problem string // what is wrong, e.g. `unknown suffix "x"`
+	Accept  string // what would be accepted instead
+	Default string // the knob's default; empty when Name is empty
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Name != "" {
+		b.WriteString("goshmem: ")
+	}
+	b.WriteString(e.Problem)
+	b.WriteString(" in ")
+	if e.Name != "" {
+		b.WriteString(e.Name)
+		b.WriteByte('=')
+	}
+	b.WriteString(strconv.Quote(e.Value))
+	if e.Accept != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Accept)
+	}
+	if e.Name != "" && e.Default != "" {
+		fmt.Fprintf(&b, " (or unset %s for the default, %s)", e.Name, e.Default)
+	}
+	return b.String()
+}
+
+func sizeKnob(k Knob, field func(*Config) *int64) def {
+	k.Type = TypeSize
+	return def{k, func(c *Config, v string) error {
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. 512M"}
+		}
+		*field(c) = n
+		return nil
+	}}
+}
+
+func boolKnob(k Knob, field func(*Config) *bool) def {
+	k.Type = TypeBool
+	return def{k, func(c *Config, v string) error {
+		b, err := ParseBool(v)
+		if err != nil {
+			return err
+		}
+		*field(c) = b
+		return nil
+	}}
+}
+
+func enumKnob(k Knob, set func(c *Config, v string)) def {
+	k.Type = TypeEnum
+	values := append([]string(nil), k.Values...)
+	return def{k, func(c *Config, v string) error {
+		for _, a := range values {
+			if strings.EqualFold(v, a) {
+				set(c, a)
+				return nil
+			}
+		}
+		return &Error{Value: v, Problem: "unknown value", Accept: "use one of " + strings.Join(values, ", ")}
+	}}
+}
+
+// countKnob is an int knob >= 0 where 0 also reads "auto".
+func countKnob(k Knob, field func(*Config) *int) def {
+	k.Type = TypeInt
+	return def{k, func(c *Config, v string) error {
+		const accept = "use a whole number from 0 to 2147483647, or auto (= 0)"
+		if strings.EqualFold(v, "auto") {
+			*field(c) = 0
+			return nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case err != nil && errors.Is(err, strconv.ErrRange), err == nil && n > maxCount:
+			return &Error{Value: v, Problem: "too large a number", Accept: accept}
+		case err != nil:
+			return &Error{Value: v, Problem: "not a whole number", Accept: accept}
+		case n < 0:
+			return &Error{Value: v, Problem: "negative number", Accept: accept}
+		}
+		*field(c) = int(n)
+		return nil
+	}}
+}
+
+// durationKnob is a duration knob in (lo, hi].
+func durationKnob(k Knob, lo, hi time.Duration, field func(*Config) *time.Duration) def {
+	k.Type = TypeDuration
+	return def{k, func(c *Config, v string) error {
+		accept := fmt.Sprintf("use a duration with a unit (ns, us, ms, s), more than %v and at most %v, e.g. 10ms", lo, hi)
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			problem := "not a duration"
+			if _, e := strconv.ParseFloat(v, 64); e == nil {
+				problem = "duration without a unit"
+			}
+			return &Error{Value: v, Problem: problem, Accept: accept}
+		}
+		if d <= lo || d > hi {
+			return &Error{Value: v, Problem: "duration out of range", Accept: accept}
+		}
+		*field(c) = d
+		return nil
+	}}
+}
+
+// Unrecognized returns, sorted and without repeats, the names of the
+// SHMEM_* variables in environ (in the "NAME=value" form of os.Environ)
+// that are not knobs of goshmem: most often misspellings such as
+// SHMEM_SYMETRIC_SIZE, which would otherwise be silently ignored, or
+// settings meant for another OpenSHMEM library.
+func Unrecognized(environ []string) []string {
+	known := make(map[string]bool)
+	for _, d := range defs() {
+		known[d.Name] = true
+	}
+	var names []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "SHMEM_") && !known[name] {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}

@@ -1,0 +1,740 @@
+// Package launch starts a goshmem job on this node: the launcher of
+// cmd/oshrun as a library, so that tests anywhere can start a program
+// (typically their own test binary) as a set of PEs.
+//
+// Run creates the job's control block and symmetric heaps (package job),
+// starts ceil(NPEs/PEsPerProc) processes that inherit them, and then
+// supervises the job until every process has exited:
+//
+//   - A process that exits non-zero, is killed by a signal, or exits 0
+//     while a PE it hosts has not called Finalize, fails the job; so does
+//     a failure that a PE recorded itself in the control block (for
+//     example GlobalExit), the Config's Timeout, and cancellation of the
+//     context (SIGINT/SIGTERM in oshrun).
+//   - On the first failure Run records it in the control block (unless a
+//     PE recorded one first: the first record wins), rings every PE's
+//     doorbell so that sleeping PEs see it, sends SIGTERM to every
+//     remaining process (and its process group) and SIGKILL 500 ms later.
+//     All PEs are gone well within a second of the failure.
+//   - When everything has exited, Run prints exactly one line naming the
+//     cause (for example "oshrun: PE 3 (pid 4567) was killed by SIGKILL")
+//     and returns the job's exit code: the failed process's code,
+//     128+signal for a death by signal, the code given to GlobalExit, 124
+//     for a timeout, and 128+signal when the launcher was interrupted.
+//
+// Nothing outlives Run: the segments are memfds (nothing in /dev/shm),
+// every process is reaped, PE processes die with the launcher
+// (PR_SET_PDEATHSIG), and a program built from a package directory is
+// deleted.
+//
+// A program that never joins the job (not a goshmem program: echo,
+// hostname, a shell script) may exit 0 without Finalize, as long as no
+// PE of the job has joined; otherwise its peers would wait for it
+// forever, and that is a failure too.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/numa"
+)
+
+// Config describes a job to launch.
+type Config struct {
+	// NPEs is the number of PEs (>= 1).
+	NPEs int
+	// PEsPerProc is the number of PEs each process hosts (0 means 1);
+	// process k hosts PEs [k*PEsPerProc, min((k+1)*PEsPerProc, NPEs)).
+	PEsPerProc int
+	// Program is an executable path, a name looked up in $PATH, or a Go
+	// main package directory (a path with a slash, or ".", or a directory
+	// of .go files that is not a command in $PATH), which Run builds once
+	// with the go command into a temporary directory.
+	Program string
+	// Args are the program's arguments (without argv[0]).
+	Args []string
+	// Env holds extra VAR=value entries for every PE process, on top of
+	// the launcher's own environment. They also count for the launcher's
+	// own reading of SHMEM_SYMMETRIC_SIZE and
+	// SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.
+	Env []string
+	// BindTo is "none" (or "") or "core": bind each PE process to the
+	// cores numa.PlaceCores picks for its PEs.
+	BindTo string
+	// ReportBindings prints one line per process to Stderr saying where
+	// it is bound.
+	ReportBindings bool
+	// TagOutput prefixes every line a PE process writes with "[PE n] "
+	// (or "[PE a-b] " for a process hosting several PEs).
+	TagOutput bool
+	// Timeout bounds the job (0: no limit).
+	Timeout time.Duration
+	// Stdout and Stderr receive the PE processes' output and the
+	// launcher's messages (nil: os.Stdout and os.Stderr). An *os.File is
+	// inherited by the PE processes directly; any other writer is fed
+	// through pipes.
+	Stdout, Stderr io.Writer
+	// NoSupervise turns off the reaction to a PE process's failure: the
+	// launcher neither records it nor stops the other PEs, it only waits
+	// for them (tests use it to check that PEs detect dead peers by
+	// themselves). Timeout and cancellation still stop the job, and the
+	// result is still reported. The zero Config supervises.
+	NoSupervise bool
+}
+
+// SignalError is the cancellation cause that tells Run which signal
+// stopped the launcher: cancel Run's context with
+// context.WithCancelCause and &SignalError{sig} (cmd/oshrun does so on
+// SIGINT and SIGTERM). Run then reports "interrupted by SIGINT" and
+// returns 128+signal. A context canceled for another cause is reported
+// as canceled (exit code 128+SIGTERM), a context whose deadline passed as
+// a timeout (124).
+type SignalError struct {
+	Signal os.Signal
+}
+
+func (e *SignalError) Error() string {
+	return "received " + sys.SignalName(sys.SignalNumber(e.Signal))
+}
+
+// Exit codes of Run besides those of the PEs.
+const (
+	ExitFailure = 1   // the launcher could not start the job (Run returns an error)
+	ExitUsage   = 2   // the Config is invalid (Run returns an error)
+	ExitTimeout = 124 // the job's time limit expired (like timeout(1))
+)
+
+// Timing of the stop sequence.
+const (
+	termGrace = 500 * time.Millisecond // SIGTERM to SIGKILL
+	pollEvery = 10 * time.Millisecond  // checks of the control block
+	drainWait = 250 * time.Millisecond // output still open after every process exited
+)
+
+// failure is one way the job failed, in the terms of the control
+// block's Abort record.
+type failure struct {
+	kind          uint32
+	pe, pid, code int
+}
+
+// proc is one PE process.
+type proc struct {
+	first, n int   // hosted PEs [first, first+n)
+	cpus     []int // binding; nil when not bound
+	cmd      *exec.Cmd
+	pid      int
+	started  bool
+	pipes    []*os.File // the launcher's read ends
+	childFds []*os.File // write ends for the child, closed after start
+
+	// Set by the waiter goroutine when it had to reap p itself.
+	waitErr error
+	reaped  atomic.Bool
+
+	done      bool
+	code, sig int
+	lost      bool // the process could not be waited for
+}
+
+// name returns "PE 4" or "PE 4-7" for messages and tags.
+func (p *proc) name() string {
+	if p.n == 1 {
+		return fmt.Sprintf("PE %d", p.first)
+	}
+	return fmt.Sprintf("PE %d-%d", p.first, p.first+p.n-1)
+}
+
+// launcher is the state of one Run.
+type launcher struct {
+	cfg      Config
+	ppp      int
+	prog     string
+	stdout   io.Writer
+	stderr   io.Writer
+	outMu    sync.Mutex // serializes every write to stdout and stderr
+	readers  sync.WaitGroup
+	segs     *job.Segments
+	ctl      *job.Control
+	procs    []*proc
+	exited   chan *proc
+	running  int
+	stopping bool
+	killT    *time.Timer
+	killC    <-chan time.Time
+	first    *failure // first failure seen (what NoSupervise reports)
+	unjoined []*proc  // exited 0 without ever joining the job
+	stopMsg  string   // the launcher's own cause (timeout, interrupt)
+}
+
+// Run launches the job cfg describes and supervises it until every PE
+// process has exited (see the package documentation). It returns the
+// job's exit code. err is non-nil only when the job could not be
+// started (exitCode is then ExitUsage or ExitFailure); a job that
+// started and failed returns its exit code and a nil error, after
+// printing its one-line cause to cfg.Stderr.
+func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
+	l := &launcher{cfg: cfg, ppp: cfg.PEsPerProc, stdout: cfg.Stdout, stderr: cfg.Stderr}
+	if l.ppp == 0 {
+		l.ppp = 1
+	}
+	if l.stdout == nil {
+		l.stdout = os.Stdout
+	}
+	if l.stderr == nil {
+		l.stderr = os.Stderr
+	}
+	if err := cfg.check(); err != nil {
+		return ExitUsage, err
+	}
+	heap, err := env.Load(lookup(cfg.Env))
+	if err != nil {
+		return ExitFailure, fmt.Errorf("%w\n(set these variables in the environment or with -x VAR=value)", err)
+	}
+
+	prog, cleanup, err := resolveProgram(ctx, cfg.Program)
+	if err != nil {
+		if code, msg := ctxCause(ctx); msg != "" {
+			return code, fmt.Errorf("%s while preparing %s: %w", msg, cfg.Program, err)
+		}
+		return ExitFailure, err
+	}
+	defer cleanup()
+	l.prog = prog
+
+	nprocs := (cfg.NPEs + l.ppp - 1) / l.ppp
+	for k := range nprocs {
+		first := k * l.ppp
+		l.procs = append(l.procs, &proc{first: first, n: min(l.ppp, cfg.NPEs-first)})
+	}
+	if cfg.BindTo == "core" {
+		if err := l.placeCores(); err != nil {
+			return ExitFailure, err
+		}
+	}
+
+	segs, err := job.Create(cfg.NPEs, heap.SymmetricSize, job.CreateOptions{Huge: heap.HugePages})
+	if err != nil {
+		return ExitFailure, err
+	}
+	l.segs = segs
+	m, err := segs.Ctl.Map(0, 0)
+	if err != nil {
+		segs.Close()
+		return ExitFailure, err
+	}
+	defer m.Close()
+	l.ctl, err = job.OpenControl(m.Bytes(), cfg.NPEs, uint64(segs.HeapSize), segs.JobID, false)
+	if err != nil {
+		segs.Close()
+		return ExitFailure, err
+	}
+
+	l.exited = make(chan *proc, nprocs)
+	startErr := l.startAll()
+	// The processes hold their own copies now; the launcher keeps only
+	// the mapping of the control block.
+	segs.Close()
+	if startErr != nil {
+		l.stop(&failure{kind: job.AbortLost, pe: startErr.pe, code: 127})
+	}
+	l.supervise(ctx)
+	l.drain()
+	if startErr != nil {
+		return ExitFailure, startErr.err
+	}
+
+	f := l.result()
+	if f == nil {
+		return 0, nil
+	}
+	msg, code := l.render(f)
+	l.outMu.Lock()
+	fmt.Fprintf(l.stderr, "oshrun: %s\n", msg)
+	l.outMu.Unlock()
+	return code, nil
+}
+
+func (cfg *Config) check() error {
+	if cfg.NPEs < 1 {
+		return fmt.Errorf("the number of PEs must be at least 1, got %d", cfg.NPEs)
+	}
+	if cfg.PEsPerProc < 0 {
+		return fmt.Errorf("PEs per process must be at least 1, got %d", cfg.PEsPerProc)
+	}
+	if cfg.Program == "" {
+		return errors.New("no program to run")
+	}
+	switch cfg.BindTo {
+	case "", "none", "core":
+	default:
+		return fmt.Errorf("unknown binding %q; use none or core", cfg.BindTo)
+	}
+	if cfg.Timeout < 0 {
+		return fmt.Errorf("negative timeout %v", cfg.Timeout)
+	}
+	for _, kv := range cfg.Env {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return fmt.Errorf("environment entry %q is not of the form VAR=value", kv)
+		}
+	}
+	return nil
+}
+
+// lookup returns a getenv over the launcher's environment overridden by
+// the entries of extra (the last one for a name wins).
+func lookup(extra []string) func(string) string {
+	return func(name string) string {
+		for i := len(extra) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(extra[i], "="); ok && k == name {
+				return v
+			}
+		}
+		return os.Getenv(name)
+	}
+}
+
+// placeCores fills in each process's CPUs: the union of those
+// numa.PlaceCores picks for the PEs it hosts.
+func (l *launcher) placeCores() error {
+	allowed, err := numa.Allowed()
+	if err != nil {
+		return fmt.Errorf("--bind-to core: %w", err)
+	}
+	if len(allowed) == 0 {
+		return errors.New("--bind-to core: this process may run on no CPU")
+	}
+	place := numa.PlaceCores(l.cfg.NPEs, allowed)
+	if len(place) < l.cfg.NPEs {
+		return fmt.Errorf("--bind-to core: no placement for %d PEs on CPUs %s", l.cfg.NPEs, numa.FormatCPUList(allowed))
+	}
+	for _, p := range l.procs {
+		var cpus []int
+		for pe := p.first; pe < p.first+p.n; pe++ {
+			cpus = append(cpus, place[pe]...)
+		}
+		slices.Sort(cpus)
+		p.cpus = slices.Compact(cpus)
+		if len(p.cpus) == 0 {
+			return fmt.Errorf("--bind-to core: no CPU for %s", p.name())
+		}
+	}
+	return nil
+}
+
+// startError is a failure to start process pe.
+type startError struct {
+	pe  int
+	err error
+}
+
+// startAll starts every process, from a goroutine of its own: the
+// parent-death signal of a child fires when the thread that forked it
+// exits, and a fresh goroutine that never stays locked keeps its threads
+// alive whatever the caller of Run does with its own thread.
+func (l *launcher) startAll() *startError {
+	errc := make(chan *startError, 1)
+	go func() {
+		for _, p := range l.procs {
+			if err := l.start(p); err != nil {
+				errc <- &startError{pe: p.first, err: err}
+				return
+			}
+		}
+		errc <- nil
+	}()
+	return <-errc
+}
+
+// start starts process p.
+func (l *launcher) start(p *proc) error {
+	env := append(os.Environ(), l.cfg.Env...)
+	env = append(env, l.segs.Env(p.first, p.n)...)
+	p.cmd = &exec.Cmd{
+		Path:        l.prog,
+		Args:        append([]string{l.cfg.Program}, l.cfg.Args...),
+		Env:         env,
+		ExtraFiles:  l.segs.Files(),
+		SysProcAttr: sys.ChildAttr(),
+	}
+	var err error
+	tag := ""
+	if l.cfg.TagOutput {
+		tag = "[" + p.name() + "] "
+	}
+	if p.cmd.Stdout, err = l.output(p, l.stdout, tag); err == nil {
+		p.cmd.Stderr, err = l.output(p, l.stderr, tag)
+	}
+	if err == nil {
+		if p.cpus != nil {
+			err = startBound(p.cmd, p.cpus)
+		} else {
+			err = p.cmd.Start()
+		}
+	}
+	for _, f := range p.childFds {
+		f.Close()
+	}
+	p.childFds = nil
+	if err != nil {
+		for _, f := range p.pipes {
+			f.Close()
+		}
+		p.pipes = nil
+		return fmt.Errorf("starting %s (%s): %w", p.name(), l.cfg.Program, err)
+	}
+	p.started = true
+	p.pid = p.cmd.Process.Pid
+	l.running++
+	go func() {
+		if err := sys.WaitExited(p.pid); err != nil {
+			p.waitErr = p.cmd.Wait()
+			p.reaped.Store(true)
+		}
+		l.exited <- p
+	}()
+	if l.cfg.ReportBindings {
+		where := "not bound"
+		if p.cpus != nil {
+			where = "bound to CPUs " + numa.FormatCPUList(p.cpus)
+		}
+		l.outMu.Lock()
+		fmt.Fprintf(l.stderr, "oshrun: %s (pid %d) %s\n", p.name(), p.pid, where)
+		l.outMu.Unlock()
+	}
+	return nil
+}
+
+// startBound starts cmd bound to cpus: the child inherits the affinity
+// of the thread that forks it.
+func startBound(cmd *exec.Cmd, cpus []int) error {
+	runtime.LockOSThread()
+	// Unlock only after restoring the affinity; and never exit the
+	// goroutine while locked (that would end the thread, and the
+	// parent-death signal would kill the child).
+	defer runtime.UnlockOSThread()
+	orig, err := sys.Affinity(0)
+	if err != nil {
+		return err
+	}
+	if err := sys.SetAffinity(0, cpus); err != nil {
+		return fmt.Errorf("binding to CPUs %s: %w", numa.FormatCPUList(cpus), err)
+	}
+	err = cmd.Start()
+	if rerr := sys.SetAffinity(0, orig); rerr != nil && err == nil {
+		// The thread keeps the narrower set: slower, not wrong.
+		_ = rerr
+	}
+	return err
+}
+
+// output returns the file a child writes one of its streams to: dst
+// itself when it is a file and lines need no tag, otherwise the write
+// end of a pipe that a goroutine copies to dst.
+func (l *launcher) output(p *proc, dst io.Writer, tag string) (*os.File, error) {
+	if f, ok := dst.(*os.File); ok && tag == "" {
+		return f, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	p.pipes = append(p.pipes, r)
+	p.childFds = append(p.childFds, w)
+	l.readers.Add(1)
+	go l.copyOut(r, dst, tag)
+	return w, nil
+}
+
+// supervise waits for every started process, stopping the job on the
+// first failure, timeout or cancellation.
+func (l *launcher) supervise(ctx context.Context) {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	var timeout <-chan time.Time
+	if l.cfg.Timeout > 0 {
+		t := time.NewTimer(l.cfg.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	done := ctx.Done()
+	for l.running > 0 {
+		select {
+		case p := <-l.exited:
+			l.reap(p)
+		case <-tick.C:
+			l.poll()
+		case <-timeout:
+			timeout = nil
+			if !l.stopping {
+				l.stopMsg = "job timed out after " + l.cfg.Timeout.String()
+			}
+			l.stop(&failure{kind: job.AbortTimeout, pe: -1, code: int(min(l.cfg.Timeout/time.Second, 1<<30))})
+		case <-done:
+			done = nil
+			code, msg := ctxCause(ctx)
+			if !l.stopping {
+				l.stopMsg = msg
+			}
+			if code == ExitTimeout {
+				l.stop(&failure{kind: job.AbortTimeout, pe: -1})
+			} else {
+				l.stop(&failure{kind: job.AbortInterrupted, pe: -1, code: code - 128})
+			}
+		case <-l.killC:
+			l.killC = nil
+			l.signalAll(sys.SIGKILL)
+		}
+	}
+	if l.killT != nil {
+		l.killT.Stop()
+	}
+}
+
+// ctxCause describes why ctx is done: the exit code and the message
+// (empty while ctx is not done).
+func ctxCause(ctx context.Context) (code int, msg string) {
+	if ctx.Err() == nil {
+		return 0, ""
+	}
+	cause := context.Cause(ctx)
+	var se *SignalError
+	switch {
+	case errors.As(cause, &se):
+		n := sys.SignalNumber(se.Signal)
+		return 128 + n, "interrupted by " + sys.SignalName(n)
+	case errors.Is(cause, context.DeadlineExceeded):
+		return ExitTimeout, "job timed out (context deadline exceeded)"
+	}
+	return 128 + sys.SIGTERM, "interrupted (" + cause.Error() + ")"
+}
+
+// reap collects the exit status of p and judges it.
+func (l *launcher) reap(p *proc) {
+	if !p.reaped.Load() {
+		p.waitErr = p.cmd.Wait()
+		p.reaped.Store(true)
+	}
+	l.running--
+	p.done = true
+	if ps := p.cmd.ProcessState; ps != nil {
+		p.code, p.sig = sys.ExitStatus(ps)
+	} else {
+		p.lost = true
+	}
+	if l.stopping {
+		return
+	}
+	if f := l.judge(p); f != nil {
+		l.fail(f)
+	}
+}
+
+// judge returns the failure that p's exit is, if any.
+func (l *launcher) judge(p *proc) *failure {
+	if f := l.exitFailure(p); f != nil || l.joined(p) != 0 {
+		return f
+	}
+	l.unjoined = append(l.unjoined, p)
+	return l.unjoinedFailure()
+}
+
+// exitFailure returns the failure that p's exit status is: death by a
+// signal, a non-zero code, or an exit 0 with a hosted PE that joined
+// the job but did not finalize. It returns nil for an exit 0 after
+// finalizing, and for an exit 0 of a process that never joined.
+func (l *launcher) exitFailure(p *proc) *failure {
+	switch {
+	case p.lost:
+		return &failure{kind: job.AbortLost, pe: p.first, pid: p.pid}
+	case p.sig != 0:
+		return &failure{kind: job.AbortSignal, pe: p.first, pid: p.pid, code: p.sig}
+	case p.code != 0:
+		return &failure{kind: job.AbortExit, pe: p.first, pid: p.pid, code: p.code}
+	}
+	finalized := 0
+	for pe := p.first; pe < p.first+p.n; pe++ {
+		if l.ctl.Slot(pe).State.Load() == job.StateFinalized {
+			finalized++
+		}
+	}
+	if finalized == p.n || l.joined(p) == 0 {
+		return nil
+	}
+	return &failure{kind: job.AbortExit, pe: p.first, pid: p.pid}
+}
+
+// joined counts the PEs of p that joined the job (left StateStarting).
+func (l *launcher) joined(p *proc) int {
+	n := 0
+	for pe := p.first; pe < p.first+p.n; pe++ {
+		if l.ctl.Slot(pe).State.Load() != job.StateStarting {
+			n++
+		}
+	}
+	return n
+}
+
+// unjoinedFailure returns a failure when a process exited 0 without
+// joining the job while some PE did join: that PE would wait for it.
+func (l *launcher) unjoinedFailure() *failure {
+	if len(l.unjoined) == 0 {
+		return nil
+	}
+	for pe := range l.cfg.NPEs {
+		if l.ctl.Slot(pe).State.Load() != job.StateStarting {
+			p := l.unjoined[0]
+			return &failure{kind: job.AbortExit, pe: p.first, pid: p.pid}
+		}
+	}
+	return nil
+}
+
+// poll checks the control block for failures no exit revealed.
+func (l *launcher) poll() {
+	if l.stopping {
+		return
+	}
+	if _, _, _, _, ok := l.ctl.Header.Abort.Get(); ok && !l.cfg.NoSupervise {
+		l.stop(nil) // a PE recorded a failure (GlobalExit, a dead peer)
+		return
+	}
+	if f := l.unjoinedFailure(); f != nil {
+		l.fail(f)
+	}
+}
+
+// fail handles a PE failure: stop the job, or under NoSupervise just
+// remember the first one.
+func (l *launcher) fail(f *failure) {
+	if !l.cfg.NoSupervise {
+		l.stop(f)
+	} else if l.first == nil {
+		l.first = f
+	}
+}
+
+// stop records f (unless a failure is recorded already), wakes every
+// PE, and terminates every remaining process: SIGTERM now, SIGKILL
+// after termGrace.
+func (l *launcher) stop(f *failure) {
+	if l.stopping {
+		return
+	}
+	l.stopping = true
+	if f != nil {
+		l.ctl.Header.Abort.Set(f.kind, f.pe, f.pid, f.code)
+	}
+	for pe := range l.cfg.NPEs {
+		wake(&l.ctl.Slot(pe).Door)
+	}
+	l.signalAll(sys.SIGTERM)
+	l.killT = time.NewTimer(termGrace)
+	l.killC = l.killT.C
+}
+
+// wake rings a PE's doorbell.
+func wake(d *job.Doorbell) {
+	d.Seq.Add(1)
+	sys.FutexWake(mem.U32(&d.Seq), 1<<30)
+}
+
+// signalAll sends sig to every process not yet reaped, and to its
+// process group. Until it is reaped a process's pid (its group id)
+// cannot be reused, so this never hits a stranger.
+func (l *launcher) signalAll(sig int) {
+	for _, p := range l.procs {
+		if !p.started || p.done || p.reaped.Load() {
+			continue
+		}
+		if err := sys.KillGroup(p.pid, sig); err != nil {
+			p.cmd.Process.Signal(sys.Signal(sig))
+		}
+	}
+}
+
+// drain waits for the output of every process, for at most drainWait
+// after they all exited (a process's children may hold its pipes).
+func (l *launcher) drain() {
+	done := make(chan struct{})
+	go func() {
+		l.readers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(drainWait):
+	}
+	for _, p := range l.procs {
+		for _, f := range p.pipes {
+			f.Close()
+		}
+	}
+	<-done
+}
+
+// result returns the failure of the job, if any: the control block's
+// record (the first failure anyone recorded), or else the first one the
+// launcher saw.
+func (l *launcher) result() *failure {
+	if kind, pe, pid, code, ok := l.ctl.Header.Abort.Get(); ok {
+		return &failure{kind: kind, pe: pe, pid: pid, code: code}
+	}
+	if l.first != nil {
+		return l.first
+	}
+	return l.unjoinedFailure()
+}
+
+// render returns the message and exit code for f.
+func (l *launcher) render(f *failure) (string, int) {
+	switch f.kind {
+	case job.AbortTimeout:
+		msg := l.stopMsg
+		if msg == "" {
+			msg = "job timed out after " + l.cfg.Timeout.String()
+		}
+		return msg, ExitTimeout
+	case job.AbortInterrupted:
+		msg := l.stopMsg
+		if msg == "" {
+			msg = "interrupted by " + sys.SignalName(f.code)
+		}
+		return msg, 128 + f.code
+	case job.AbortLost:
+		// A peer found the process gone; the launcher knows how it ended.
+		if f.pe >= 0 && f.pe < l.cfg.NPEs {
+			if p := l.procs[f.pe/l.ppp]; p.done && !p.lost {
+				if g := l.exitFailure(p); g != nil && g.kind != job.AbortLost {
+					g.pe = f.pe
+					return l.render(g)
+				}
+			}
+		}
+	}
+	code := 1
+	switch f.kind {
+	case job.AbortExit, job.AbortGlobalExit:
+		if f.code != 0 || f.kind == job.AbortGlobalExit {
+			code = f.code
+		}
+	case job.AbortSignal:
+		code = 128 + f.code
+	}
+	return job.Describe(f.kind, f.pe, f.pid, f.code), code
+}

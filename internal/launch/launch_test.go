@@ -1,0 +1,668 @@
+package launch
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/numa"
+)
+
+// The test binary doubles as a fake PE: Run starts it with
+// GOSHMEM_TEST_FAKEPE=1 and TestMain turns into fakePE.
+const (
+	envFake = "GOSHMEM_TEST_FAKEPE"
+	envMode = "GOSHMEM_TEST_MODE" // e.g. "0:ok,1:sigkill-self,*:hang"
+	envDir  = "GOSHMEM_TEST_DIR"  // where fake PEs leave pid and time files
+	envVar  = "GOSHMEM_TEST_PRINTENV"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envFake) == "1" {
+		os.Exit(fakePE())
+	}
+	os.Exit(m.Run())
+}
+
+// modeFor returns the mode of the process hosting PEs [first,
+// first+n): the first mode given for one of them by number, else "*".
+func modeFor(spec string, first, n int) string {
+	modes := map[string]string{}
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(part, ":")
+		if !ok {
+			k, v = "*", part
+		}
+		modes[k] = v
+	}
+	for pe := first; pe < first+n; pe++ {
+		if m, ok := modes[strconv.Itoa(pe)]; ok {
+			return m
+		}
+	}
+	return modes["*"]
+}
+
+// fakePE behaves as a PE process according to GOSHMEM_TEST_MODE.
+func fakePE() int {
+	spec, ok, err := job.SpecFromEnv(os.Getenv)
+	if !ok || err != nil {
+		fmt.Fprintln(os.Stderr, "fake PE: not started by a launcher:", err)
+		return 99
+	}
+	segs, err := spec.Adopt()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake PE:", err)
+		return 99
+	}
+	m, err := segs.Ctl.Map(0, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake PE:", err)
+		return 99
+	}
+	ctl, err := job.OpenControl(m.Bytes(), spec.NPEs, 0, spec.JobID, false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake PE:", err)
+		return 99
+	}
+	pid := os.Getpid()
+	dir := os.Getenv(envDir)
+	mode := modeFor(os.Getenv(envMode), spec.FirstPE, spec.LocalPEs)
+	local := func(f func(pe int)) {
+		for pe := spec.FirstPE; pe < spec.FirstPE+spec.LocalPEs; pe++ {
+			f(pe)
+		}
+	}
+	note := func(name string, v int64) {
+		if dir != "" {
+			os.WriteFile(filepath.Join(dir, name), []byte(strconv.FormatInt(v, 10)), 0o644)
+		}
+	}
+	failing := func() { note(fmt.Sprintf("fail-%d", spec.FirstPE), time.Now().UnixNano()) }
+	finalize := func() int {
+		local(func(pe int) { ctl.Slot(pe).State.Store(job.StateFinalized) })
+		return 0
+	}
+	note(fmt.Sprintf("pid-%d", spec.FirstPE), int64(pid))
+	if mode != "plain" {
+		local(func(pe int) {
+			ctl.Slot(pe).Pid.Store(int32(pid))
+			ctl.Slot(pe).State.Store(job.StateRunning)
+		})
+	}
+	forever := func() {
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
+	switch mode {
+	case "ok":
+		return finalize()
+	case "slow":
+		time.Sleep(300 * time.Millisecond)
+		return finalize()
+	case "exit3":
+		time.Sleep(50 * time.Millisecond)
+		failing()
+		return 3
+	case "sigkill-self":
+		time.Sleep(50 * time.Millisecond)
+		failing()
+		p, _ := os.FindProcess(pid)
+		p.Kill()
+		forever()
+	case "hang":
+		forever()
+	case "ignoreterm":
+		signal.Ignore(syscall.SIGTERM)
+		forever()
+	case "wait":
+		// Sleep on the doorbell like the runtime does; leave when the
+		// job is aborted (only then: SIGTERM is ignored).
+		signal.Ignore(syscall.SIGTERM)
+		d := &ctl.Slot(spec.FirstPE).Door
+		for {
+			seq := d.Seq.Load()
+			if _, _, _, _, ok := ctl.Header.Abort.Get(); ok {
+				note(fmt.Sprintf("woke-%d", spec.FirstPE), time.Now().UnixNano())
+				return 1
+			}
+			d.Sleepers.Add(1)
+			sys.FutexWait(mem.U32(&d.Seq), seq, 0)
+			d.Sleepers.Add(^uint32(0))
+		}
+	case "watch":
+		// Detect dead peers without the launcher's help.
+		for {
+			if _, _, _, _, ok := ctl.Header.Abort.Get(); ok {
+				return 1
+			}
+			for pe := range spec.NPEs {
+				s := ctl.Slot(pe)
+				p := int(s.Pid.Load())
+				if p > 0 && p != pid && s.State.Load() != job.StateFinalized && !sys.ProcessAlive(p) {
+					ctl.Header.Abort.Set(job.AbortLost, pe, p, 0)
+					note(fmt.Sprintf("detected-%d", spec.FirstPE), int64(pe))
+					return 1
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	case "nofinalize":
+		time.Sleep(50 * time.Millisecond)
+		failing()
+		return 0
+	case "plain":
+		return 0
+	case "globalexit":
+		time.Sleep(50 * time.Millisecond)
+		failing()
+		ctl.Header.Abort.Set(job.AbortGlobalExit, spec.FirstPE, pid, 5)
+		for pe := range spec.NPEs {
+			wake(&ctl.Slot(pe).Door)
+		}
+		return 5
+	case "env":
+		name := os.Getenv(envVar)
+		fmt.Printf("PE %d: %s=%s\n", spec.FirstPE, name, os.Getenv(name))
+		return finalize()
+	case "print":
+		fmt.Printf("out 1 from %d\nout 2 from %d\n", spec.FirstPE, spec.FirstPE)
+		fmt.Fprintf(os.Stderr, "err from %d\n", spec.FirstPE)
+		fmt.Printf("partial from %d", spec.FirstPE)
+		return finalize()
+	case "affinity":
+		cpus, err := sys.Affinity(0)
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		fmt.Printf("PE %d cpus %s\n", spec.FirstPE, numa.FormatCPUList(cpus))
+		return finalize()
+	}
+	fmt.Fprintf(os.Stderr, "fake PE: unknown mode %q\n", mode)
+	return 98
+}
+
+// result is what runJob observed.
+type result struct {
+	code           int
+	err            error
+	stdout, stderr string
+	start, end     time.Time
+	dir            string
+	pids           map[int]int // first PE of a process -> pid
+}
+
+// file reads a number a fake PE left in the test directory.
+func (r *result) file(name string) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	if err != nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	return v, err == nil
+}
+
+// failedAt returns when the process hosting first said it was failing.
+func (r *result) failedAt(t *testing.T, first int) time.Time {
+	t.Helper()
+	v, ok := r.file(fmt.Sprintf("fail-%d", first))
+	if !ok {
+		t.Fatalf("PE %d left no failure time", first)
+	}
+	return time.Unix(0, v)
+}
+
+// shmEntries lists /dev/shm.
+func shmEntries(t *testing.T) []string {
+	ents, err := os.ReadDir("/dev/shm")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// memfds counts this process's goshmem memfd descriptors.
+func memfds(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.Contains(l, "goshmem") {
+			n++
+		}
+	}
+	return n
+}
+
+// testEnv returns the Env entries that make the test binary a fake PE.
+func testEnv(mode, dir string) []string {
+	// Under -race a process exiting 0 sleeps a second for late reports
+	// (GORACE atexit_sleep_ms): that would be measured as stop latency.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	return []string{envFake + "=1", envMode + "=" + mode, envDir + "=" + dir, "SHMEM_SYMMETRIC_SIZE=1M", "GORACE=" + gorace}
+}
+
+// runJob runs cfg with the test binary as the program, in the given
+// mode, and checks that nothing is left behind.
+func runJob(t *testing.T, ctx context.Context, cfg Config, mode string) *result {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &result{dir: t.TempDir(), pids: map[int]int{}}
+	if cfg.Program == "" {
+		cfg.Program = exe
+	}
+	cfg.Env = append(testEnv(mode, r.dir), cfg.Env...)
+	var stdout, stderr bytes.Buffer
+	if cfg.Stdout == nil {
+		cfg.Stdout = &stdout
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = &stderr
+	}
+	shmBefore := shmEntries(t)
+	fdsBefore := memfds(t)
+	r.start = time.Now()
+	r.code, r.err = Run(ctx, cfg)
+	r.end = time.Now()
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	t.Logf("exit %d err %v in %v; stderr:\n%s", r.code, r.err, r.end.Sub(r.start), r.stderr)
+
+	// Nothing left: processes, descriptors, /dev/shm entries.
+	ppp := max(cfg.PEsPerProc, 1)
+	for first := 0; first < cfg.NPEs; first += ppp {
+		if pid, ok := r.file(fmt.Sprintf("pid-%d", first)); ok {
+			r.pids[first] = int(pid)
+			if sys.ProcessAlive(int(pid)) {
+				t.Errorf("PE %d (pid %d) still exists after Run returned", first, pid)
+			}
+		}
+	}
+	if n := memfds(t); n != fdsBefore {
+		t.Errorf("launcher holds %d goshmem descriptors after Run, %d before", n, fdsBefore)
+	}
+	if added := newEntries(shmBefore, shmEntries(t)); len(added) > 0 {
+		time.Sleep(100 * time.Millisecond) // ignore other tests' short-lived files
+		if added = newEntries(shmBefore, shmEntries(t)); len(added) > 0 {
+			t.Errorf("left in /dev/shm: %v", added)
+		}
+	}
+	return r
+}
+
+func newEntries(before, after []string) []string {
+	var added []string
+	for _, n := range after {
+		if !slices.Contains(before, n) {
+			added = append(added, n)
+		}
+	}
+	return added
+}
+
+func TestSuccess(t *testing.T) {
+	for _, ppp := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("pes-per-proc=%d", ppp), func(t *testing.T) {
+			r := runJob(t, context.Background(), Config{NPEs: 4, PEsPerProc: ppp}, "ok")
+			if r.err != nil || r.code != 0 {
+				t.Fatalf("Run = %d, %v; want 0, nil", r.code, r.err)
+			}
+			if r.stderr != "" {
+				t.Errorf("stderr = %q, want nothing", r.stderr)
+			}
+			if want := (4 + ppp - 1) / ppp; len(r.pids) != want {
+				t.Errorf("%d processes ran, want %d", len(r.pids), want)
+			}
+		})
+	}
+}
+
+// TestFailures checks, for each way a PE can fail, the exit code, the
+// one line, and that every other PE is gone within a second.
+func TestFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		npes     int
+		ppp      int
+		mode     string
+		failed   int    // first PE of the failing process
+		line     string // %d is the failing process's pid
+		code     int
+		minStop  time.Duration // the stop takes at least this long
+		maxStop  time.Duration // and at most this long (default 1s)
+		noSuperv bool
+	}{
+		{name: "exit", npes: 4, mode: "1:exit3,*:hang", failed: 1,
+			line: "oshrun: PE 1 (pid %d) exited with code 3", code: 3},
+		{name: "signal", npes: 4, mode: "3:sigkill-self,*:hang", failed: 3,
+			line: "oshrun: PE 3 (pid %d) was killed by SIGKILL", code: 128 + 9},
+		{name: "nofinalize", npes: 4, mode: "2:nofinalize,*:hang", failed: 2,
+			line: "oshrun: PE 2 (pid %d) exited without calling Finalize", code: 1},
+		{name: "globalexit", npes: 4, mode: "2:globalexit,*:hang", failed: 2,
+			line: "oshrun: PE 2 (pid %d) called GlobalExit(5)", code: 5},
+		{name: "multi-pe-process", npes: 4, ppp: 2, mode: "3:exit3,*:hang", failed: 2,
+			line: "oshrun: PE 2 (pid %d) exited with code 3", code: 3},
+		{name: "doorbell", npes: 4, mode: "0:exit3,*:wait", failed: 0,
+			line: "oshrun: PE 0 (pid %d) exited with code 3", code: 3, maxStop: termGrace / 2},
+		{name: "sigterm-ignored", npes: 3, mode: "0:sigkill-self,*:ignoreterm", failed: 0,
+			line: "oshrun: PE 0 (pid %d) was killed by SIGKILL", code: 128 + 9, minStop: termGrace},
+		{name: "plain-among-joined", npes: 3, mode: "0:plain,*:hang", failed: 0,
+			line: "oshrun: PE 0 (pid %d) exited without calling Finalize", code: 1},
+		{name: "unsupervised", npes: 4, mode: "0:sigkill-self,*:watch", failed: 0,
+			line: "oshrun: PE 0 (pid %d) was killed by SIGKILL", code: 128 + 9, noSuperv: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{NPEs: tc.npes, PEsPerProc: tc.ppp, NoSupervise: tc.noSuperv, Timeout: 20 * time.Second}
+			r := runJob(t, context.Background(), cfg, tc.mode)
+			if r.err != nil {
+				t.Fatalf("Run: %v", r.err)
+			}
+			if r.code != tc.code {
+				t.Errorf("exit code %d, want %d", r.code, tc.code)
+			}
+			want := fmt.Sprintf(tc.line, r.pids[tc.failed]) + "\n"
+			if r.stderr != want {
+				t.Errorf("stderr = %q, want %q", r.stderr, want)
+			}
+			var since time.Time
+			if tc.mode == "0:plain,*:hang" {
+				since = r.start // fails at once
+			} else {
+				since = r.failedAt(t, tc.failed)
+			}
+			stop := r.end.Sub(since)
+			t.Logf("all PEs gone %v after the failure", stop)
+			if tc.maxStop == 0 {
+				tc.maxStop = time.Second
+			}
+			if stop > tc.maxStop {
+				t.Errorf("PEs gone %v after the failure, want < %v", stop, tc.maxStop)
+			}
+			if stop < tc.minStop {
+				t.Errorf("PEs gone %v after the failure, want >= %v", stop, tc.minStop)
+			}
+			switch tc.name {
+			case "doorbell":
+				for pe := 1; pe < tc.npes; pe++ {
+					if _, ok := r.file(fmt.Sprintf("woke-%d", pe)); !ok {
+						t.Errorf("PE %d did not see the abort on its doorbell", pe)
+					}
+				}
+			case "unsupervised":
+				n := 0
+				for pe := 1; pe < tc.npes; pe++ {
+					if _, ok := r.file(fmt.Sprintf("detected-%d", pe)); ok {
+						n++
+					}
+				}
+				if n == 0 {
+					t.Errorf("no PE detected the dead peer by itself")
+				}
+			}
+		})
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	const limit = 300 * time.Millisecond
+	r := runJob(t, context.Background(), Config{NPEs: 3, Timeout: limit}, "hang")
+	if r.err != nil || r.code != ExitTimeout {
+		t.Fatalf("Run = %d, %v; want %d, nil", r.code, r.err, ExitTimeout)
+	}
+	if want := "oshrun: job timed out after 300ms\n"; r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+	took := r.end.Sub(r.start)
+	t.Logf("job stopped %v after its start (limit %v)", took, limit)
+	if took < limit || took > limit+time.Second {
+		t.Errorf("job took %v, want within a second after %v", took, limit)
+	}
+}
+
+func TestTimeoutNotReached(t *testing.T) {
+	r := runJob(t, context.Background(), Config{NPEs: 2, Timeout: 10 * time.Second}, "slow")
+	if r.err != nil || r.code != 0 || r.stderr != "" {
+		t.Fatalf("Run = %d, %v, stderr %q; want 0", r.code, r.err, r.stderr)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sys.SignalName(int(sig)), func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			var at time.Time
+			time.AfterFunc(300*time.Millisecond, func() {
+				at = time.Now()
+				cancel(&SignalError{Signal: sig})
+			})
+			r := runJob(t, ctx, Config{NPEs: 4, PEsPerProc: 2}, "*:hang")
+			if r.err != nil || r.code != 128+int(sig) {
+				t.Fatalf("Run = %d, %v; want %d", r.code, r.err, 128+int(sig))
+			}
+			if want := "oshrun: interrupted by " + sys.SignalName(int(sig)) + "\n"; r.stderr != want {
+				t.Errorf("stderr = %q, want %q", r.stderr, want)
+			}
+			stop := r.end.Sub(at)
+			t.Logf("PEs gone %v after the cancellation", stop)
+			if stop > time.Second {
+				t.Errorf("stop took %v", stop)
+			}
+		})
+	}
+	t.Run("plain-cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		r := runJob(t, ctx, Config{NPEs: 2}, "hang")
+		if r.err != nil || r.code != 128+sys.SIGTERM {
+			t.Fatalf("Run = %d, %v", r.code, r.err)
+		}
+		if want := "oshrun: interrupted (context canceled)\n"; r.stderr != want {
+			t.Errorf("stderr = %q, want %q", r.stderr, want)
+		}
+	})
+}
+
+func TestTagOutput(t *testing.T) {
+	for _, tc := range []struct {
+		ppp  int
+		tags []string
+	}{{1, []string{"[PE 0] ", "[PE 1] ", "[PE 2] "}}, {2, []string{"[PE 0-1] ", "[PE 0-1] ", "[PE 2] "}}} {
+		t.Run(fmt.Sprintf("pes-per-proc=%d", tc.ppp), func(t *testing.T) {
+			r := runJob(t, context.Background(), Config{NPEs: 3, PEsPerProc: tc.ppp, TagOutput: true}, "print")
+			if r.err != nil || r.code != 0 {
+				t.Fatalf("Run = %d, %v", r.code, r.err)
+			}
+			outLines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			errLines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			for pe := 0; pe < 3; pe += tc.ppp {
+				tag := tc.tags[pe]
+				for _, want := range []string{
+					fmt.Sprintf("%sout 1 from %d", tag, pe),
+					fmt.Sprintf("%sout 2 from %d", tag, pe),
+					fmt.Sprintf("%spartial from %d", tag, pe),
+				} {
+					if !slices.Contains(outLines, want) {
+						t.Errorf("stdout lacks line %q:\n%s", want, r.stdout)
+					}
+				}
+				if want := fmt.Sprintf("%serr from %d", tag, pe); !slices.Contains(errLines, want) {
+					t.Errorf("stderr lacks line %q:\n%s", want, r.stderr)
+				}
+			}
+			for _, l := range append(outLines, errLines...) {
+				if !strings.HasPrefix(l, "[PE ") {
+					t.Errorf("untagged line %q", l)
+				}
+			}
+		})
+	}
+}
+
+func TestUntaggedOutputToWriter(t *testing.T) {
+	r := runJob(t, context.Background(), Config{NPEs: 2}, "print")
+	if r.err != nil || r.code != 0 {
+		t.Fatalf("Run = %d, %v", r.code, r.err)
+	}
+	for pe := range 2 {
+		if want := fmt.Sprintf("out 1 from %d\n", pe); !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %q", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "[PE") {
+		t.Errorf("tagged output without TagOutput: %q", r.stdout)
+	}
+}
+
+func TestEnv(t *testing.T) {
+	r := runJob(t, context.Background(), Config{NPEs: 2, Env: []string{envVar + "=MY_VAR", "MY_VAR=hello world"}}, "env")
+	if r.err != nil || r.code != 0 {
+		t.Fatalf("Run = %d, %v", r.code, r.err)
+	}
+	for pe := range 2 {
+		if want := fmt.Sprintf("PE %d: MY_VAR=hello world\n", pe); !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %q", want, r.stdout)
+		}
+	}
+}
+
+func TestBadHeapSettings(t *testing.T) {
+	for _, kv := range []string{"SHMEM_SYMMETRIC_SIZE=lots", "SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES=perhaps"} {
+		name, _, _ := strings.Cut(kv, "=")
+		code, err := Run(context.Background(), Config{NPEs: 1, Program: "true", Env: []string{kv}})
+		if err == nil || code != ExitFailure || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: Run = %d, %v; want an error naming %s", kv, code, err, name)
+		}
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{NPEs: 0, Program: "true"}, "at least 1"},
+		{Config{NPEs: 1, PEsPerProc: -1, Program: "true"}, "at least 1"},
+		{Config{NPEs: 1}, "no program"},
+		{Config{NPEs: 1, Program: "true", BindTo: "socket"}, "none or core"},
+		{Config{NPEs: 1, Program: "true", Env: []string{"NOEQUALS"}}, "VAR=value"},
+	} {
+		code, err := Run(context.Background(), tc.cfg)
+		if err == nil || code != ExitUsage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Run(%+v) = %d, %v; want %d and an error containing %q", tc.cfg, code, err, ExitUsage, tc.want)
+		}
+	}
+	code, err := Run(context.Background(), Config{NPEs: 1, Program: "no-such-program-goshmem"})
+	if err == nil || code != ExitFailure || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing program: Run = %d, %v", code, err)
+	}
+	code, err = Run(context.Background(), Config{NPEs: 1, Program: t.TempDir()})
+	if err == nil || code != ExitFailure || !strings.Contains(err.Error(), "without Go files") {
+		t.Errorf("empty directory: Run = %d, %v", code, err)
+	}
+}
+
+// TestPlainProgram runs programs that never join the job: fine as long
+// as no PE joins.
+func TestPlainProgram(t *testing.T) {
+	var out bytes.Buffer
+	code, err := Run(context.Background(), Config{NPEs: 3, Program: "sh", Args: []string{"-c", `echo "pe $GOSHMEM_PE of $GOSHMEM_NPES"`},
+		Stdout: &out, Stderr: &out, TagOutput: true, Env: []string{"SHMEM_SYMMETRIC_SIZE=1M"}})
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v; output %q", code, err, out.String())
+	}
+	for pe := range 3 {
+		if want := fmt.Sprintf("[PE %d] pe %d of 3\n", pe, pe); !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q: %q", want, out.String())
+		}
+	}
+	var errOut bytes.Buffer
+	code, err = Run(context.Background(), Config{NPEs: 2, Program: "sh", Args: []string{"-c", "exit $((GOSHMEM_PE + 6))"},
+		Stdout: &errOut, Stderr: &errOut, Env: []string{"SHMEM_SYMMETRIC_SIZE=1M"}})
+	if err != nil || (code != 6 && code != 7) {
+		t.Fatalf("Run = %d, %v", code, err)
+	}
+	if !regexp.MustCompile(`^oshrun: PE [01] \(pid \d+\) exited with code [67]\n$`).MatchString(errOut.String()) {
+		t.Errorf("output %q", errOut.String())
+	}
+}
+
+// TestBuildPackage runs a Go package directory: built once, removed
+// afterwards.
+func TestBuildPackage(t *testing.T) {
+	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "oshrun-build-*"))
+	var out bytes.Buffer
+	code, err := Run(context.Background(), Config{NPEs: 2, Program: "./testdata/hello", Args: []string{"a", "b"},
+		Stdout: &out, Stderr: &out, TagOutput: true, Env: []string{"SHMEM_SYMMETRIC_SIZE=1M"}})
+	if err != nil || code != 0 {
+		t.Fatalf("Run = %d, %v; output %q", code, err, out.String())
+	}
+	for pe := range 2 {
+		if want := fmt.Sprintf("[PE %d] hello from PE %d of 2, args [a b]\n", pe, pe); !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q: %q", want, out.String())
+		}
+	}
+	tmpAfter, _ := filepath.Glob(filepath.Join(os.TempDir(), "oshrun-build-*"))
+	if added := newEntries(tmpBefore, tmpAfter); len(added) > 0 {
+		t.Errorf("build directories left: %v", added)
+	}
+
+	code, err = Run(context.Background(), Config{NPEs: 1, Program: "./testdata/broken", Stderr: &out})
+	if err == nil || code != ExitFailure || !strings.Contains(err.Error(), "undefined") {
+		t.Errorf("broken package: Run = %d, %v", code, err)
+	}
+}
+
+func TestBindings(t *testing.T) {
+	allowed, err := numa.Allowed()
+	if err != nil {
+		t.Skip(err)
+	}
+	place := numa.PlaceCores(2, allowed)
+	r := runJob(t, context.Background(), Config{NPEs: 2, BindTo: "core", ReportBindings: true}, "affinity")
+	if r.err != nil || r.code != 0 {
+		t.Fatalf("Run = %d, %v", r.code, r.err)
+	}
+	for pe := range 2 {
+		cpus := numa.FormatCPUList(place[pe])
+		if want := fmt.Sprintf("oshrun: PE %d (pid %d) bound to CPUs %s\n", pe, r.pids[pe], cpus); !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+		if want := fmt.Sprintf("PE %d cpus %s\n", pe, cpus); !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q: %q", want, r.stdout)
+		}
+	}
+	// The launcher's own threads keep their affinity.
+	if now, err := sys.Affinity(0); err != nil || !slices.Equal(now, allowed) {
+		t.Errorf("launcher affinity %v after binding, was %v", now, allowed)
+	}
+
+	r = runJob(t, context.Background(), Config{NPEs: 2, PEsPerProc: 2, ReportBindings: true}, "ok")
+	if want := fmt.Sprintf("oshrun: PE 0-1 (pid %d) not bound\n", r.pids[0]); r.stderr != want {
+		t.Errorf("stderr = %q, want %q", r.stderr, want)
+	}
+}
