@@ -34,10 +34,15 @@ func load[T Integer](p *T) T {
 // WaitUntil blocks until *ivar, a symmetric variable of the calling PE,
 // compares to v by cmp (shmem_wait_until).
 func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	p.CheckLocal("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
-	if !compare(load(ivar), cmp, v) {
-		p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
+	if !p.InHeap(mem.PtrAddr(ivar), mem.SizeOf[T]()) || uint(cmp) > uint(CmpLE) || !compare(load(ivar), cmp, v) {
+		waitUntil(p, ivar, cmp, v)
 	}
+}
+
+// waitUntil is WaitUntil's outlined slow path.
+func waitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
+	p.CheckLocal("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
 }
 
 // Test reports whether *ivar compares to v by cmp (shmem_test).

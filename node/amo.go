@@ -48,18 +48,25 @@ func apply32(o Op, p *uint32, v, cmp uint32) uint32 {
 		return 0
 	case OpSwap:
 		return atomic.SwapUint32(p, v)
-	case OpCSwap:
-		for {
-			if old := atomic.LoadUint32(p); old != cmp || atomic.CompareAndSwapUint32(p, old, v) {
-				return old
-			}
-		}
 	case OpAdd:
 		return atomic.AddUint32(p, v) - v
 	case OpAnd:
 		return atomic.AndUint32(p, v)
 	case OpOr:
 		return atomic.OrUint32(p, v)
+	}
+	return casLoop32(o, p, v, cmp)
+}
+
+// casLoop32 runs the operators without an instruction of their own
+// (fetching compare-and-swap, xor) as compare-and-swap loops.
+func casLoop32(o Op, p *uint32, v, cmp uint32) uint32 {
+	if o == OpCSwap {
+		for {
+			if old := atomic.LoadUint32(p); old != cmp || atomic.CompareAndSwapUint32(p, old, v) {
+				return old
+			}
+		}
 	}
 	for { // OpXor
 		old := atomic.LoadUint32(p)
@@ -78,18 +85,25 @@ func apply64(o Op, p *uint64, v, cmp uint64) uint64 {
 		return 0
 	case OpSwap:
 		return atomic.SwapUint64(p, v)
-	case OpCSwap:
-		for {
-			if old := atomic.LoadUint64(p); old != cmp || atomic.CompareAndSwapUint64(p, old, v) {
-				return old
-			}
-		}
 	case OpAdd:
 		return atomic.AddUint64(p, v) - v
 	case OpAnd:
 		return atomic.AndUint64(p, v)
 	case OpOr:
 		return atomic.OrUint64(p, v)
+	}
+	return casLoop64(o, p, v, cmp)
+}
+
+// casLoop64 runs the operators without an instruction of their own
+// (fetching compare-and-swap, xor) as compare-and-swap loops.
+func casLoop64(o Op, p *uint64, v, cmp uint64) uint64 {
+	if o == OpCSwap {
+		for {
+			if old := atomic.LoadUint64(p); old != cmp || atomic.CompareAndSwapUint64(p, old, v) {
+				return old
+			}
+		}
 	}
 	for {
 		old := atomic.LoadUint64(p)
@@ -132,16 +146,19 @@ func AMO[T Standard](c *Ctx, o Op, dst *T, v, cmp T, pe int) T {
 	if !ok || off&(size-1) != 0 || c.pe.job.amoLocked {
 		return amoSlow(c, o, dst, v, cmp, pe)
 	}
-	var old T
-	if size == 4 {
-		old = mem.As[T](apply32(o, mem.At[uint32](base, off), mem.As[uint32](v), mem.As[uint32](cmp)))
-	} else {
-		old = mem.As[T](apply64(o, mem.At[uint64](base, off), mem.As[uint64](v), mem.As[uint64](cmp)))
-	}
+	old := apply(o, mem.At[T](base, off), v, cmp)
 	if o != OpFetch {
-		wait.Ring(c.pe.peers[pe].door)
+		c.Ring(pe)
 	}
 	return old
+}
+
+// apply runs o on *p with the CPU atomic of T's width.
+func apply[T Standard](o Op, p *T, v, cmp T) T {
+	if mem.SizeOf[T]() == 4 {
+		return mem.As[T](apply32(o, mem.U32(p), mem.As[uint32](v), mem.As[uint32](cmp)))
+	}
+	return mem.As[T](apply64(o, mem.U64(p), mem.As[uint64](v), mem.As[uint64](cmp)))
 }
 
 // amoSlow checks the arguments and runs the AMO under the target's

@@ -19,18 +19,24 @@ func (c Cmp) String() string {
 	return "Cmp(?)"
 }
 
+// InHeap reports whether [addr, addr+n) lies in the calling PE's heap.
+func (p *PE) InHeap(addr, n uintptr) bool {
+	_, in := p.heap.Offset(addr, n)
+	return in
+}
+
 // CheckLocal checks that p points into the calling PE's heap, as the
 // variables of waits and signals must, and that cmp is known.
 func (p *PE) CheckLocal(routine string, addr, n uintptr, cmp Cmp) {
-	if _, in := p.heap.Offset(addr, n); !in {
-		badAddr(routine, "ivar", addr, n, p)
-	}
-	if uint(cmp) > uint(CmpLE) {
-		badCmp(routine, cmp)
+	if _, in := p.heap.Offset(addr, n); !in || uint(cmp) > uint(CmpLE) {
+		p.badLocal(routine, addr, n, cmp)
 	}
 }
 
 //go:noinline
-func badCmp(routine string, c Cmp) {
-	panicf("%s: unknown comparison %d; use CmpEQ, CmpNE, CmpGT, CmpGE, CmpLT or CmpLE", routine, int(c))
+func (p *PE) badLocal(routine string, addr, n uintptr, cmp Cmp) {
+	if uint(cmp) > uint(CmpLE) {
+		panicf("%s: unknown comparison %d; use CmpEQ, CmpNE, CmpGT, CmpGE, CmpLT or CmpLE", routine, int(cmp))
+	}
+	badAddr(routine, "ivar", addr, n, p)
 }

@@ -89,7 +89,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched boo
 		j.bases[pe] = mem.RegionOf(att.Bytes()).Base
 	}
 	switch {
-	case cfg.Transport == "cma" && j.npes > localPEs:
+	case cfg.Transport == "cma" && j.npes > 1:
 		j.transport = Transport{"cma", "SHMEM_TRANSPORT=cma: peers in other processes are reached with process_vm_readv/writev"}
 	case len(failed) > 0:
 		j.transport = Transport{"mixed", "some heaps could not be mapped, CMA for those: " + strings.Join(failed, "; ")}

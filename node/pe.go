@@ -74,7 +74,11 @@ func newPE(j *Job, me int) *PE {
 	p.slot = j.ctl.Slot(me)
 	p.peers = make([]peer, j.npes)
 	for q := range p.peers {
-		p.peers[q] = peer{base: j.bases[q], door: &j.ctl.Slot(q).Door}
+		base := j.bases[q]
+		if j.cfg.Transport == "cma" && q != me {
+			base = nil // every peer through process_vm_readv/writev, even in this process
+		}
+		p.peers[q] = peer{base: base, door: &j.ctl.Slot(q).Door}
 	}
 	for r := 0; r < j.ctl.Rounds; r++ {
 		partner := (me + 1<<r) % j.npes

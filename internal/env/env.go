@@ -68,10 +68,8 @@ const (
 	TransportCMA Transport = "cma"
 )
 
-// Bounds of SHMEM_WAIT_SLEEP.
-const (
-	MaxWaitSleep = 500 * time.Millisecond
-)
+// MaxWaitSleep is the largest SHMEM_WAIT_SLEEP; the smallest is 1ns.
+const MaxWaitSleep = 500 * time.Millisecond
 
 // maxCount bounds the int knobs, so that loop counts fit any int.
 const maxCount = 1<<31 - 1

@@ -216,6 +216,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 	defer cleanup()
 	l.prog = prog
+	if code, msg := ctxCause(ctx); msg != "" {
+		return code, fmt.Errorf("%s before the job started", msg)
+	}
 
 	nprocs := (cfg.NPEs + l.ppp - 1) / l.ppp
 	for k := range nprocs {

@@ -66,7 +66,7 @@ func RegionOf(b []byte) Region {
 // and so that no overflow lets an out-of-range access through.
 func (r Region) Offset(addr, n uintptr) (uintptr, bool) {
 	off := addr - uintptr(r.Base)
-	return off, off < r.Size && n <= r.Size-off || n == 0 && off == r.Size
+	return off, n <= r.Size && off <= r.Size-n
 }
 
 // Contains reports whether addr lies inside r.

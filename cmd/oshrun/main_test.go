@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/launch"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// The test binary runs as oshrun itself when OSHRUN_TEST_MAIN=1.
+func TestMain(m *testing.M) {
+	if os.Getenv("OSHRUN_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func fakeEnv(name string) (string, bool) {
+	switch name {
+	case "HOME":
+		return "/home/pe", true
+	case "EMPTY":
+		return "", true
+	}
+	return "", false
+}
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		args []string
+		want launch.Config
+	}{
+		{[]string{"./hello"},
+			launch.Config{NPEs: 1, PEsPerProc: 1, BindTo: "none", Program: "./hello", Args: []string{}}},
+		{[]string{"-n", "4", "./hello", "-n", "5", "--tag-output"},
+			launch.Config{NPEs: 4, PEsPerProc: 1, BindTo: "none", Program: "./hello", Args: []string{"-n", "5", "--tag-output"}}},
+		{[]string{"-np", "8", "prog"},
+			launch.Config{NPEs: 8, PEsPerProc: 1, BindTo: "none", Program: "prog", Args: []string{}}},
+		{[]string{"--np", "8", "prog"},
+			launch.Config{NPEs: 8, PEsPerProc: 1, BindTo: "none", Program: "prog", Args: []string{}}},
+		{[]string{"--np=3", "--pes-per-proc", "2", "--bind-to", "core", "--report-bindings", "--tag-output", "--timeout", "30s", "prog", "a"},
+			launch.Config{NPEs: 3, PEsPerProc: 2, BindTo: "core", ReportBindings: true, TagOutput: true, Timeout: 30 * time.Second, Program: "prog", Args: []string{"a"}}},
+		{[]string{"-timeout=90", "prog"},
+			launch.Config{NPEs: 1, PEsPerProc: 1, BindTo: "none", Timeout: 90 * time.Second, Program: "prog", Args: []string{}}},
+		{[]string{"-x", "A=1", "-x", "B=x=y", "-x", "HOME", "-x", "UNSET", "-x", "EMPTY", "-x", "C=", "prog"},
+			launch.Config{NPEs: 1, PEsPerProc: 1, BindTo: "none", Env: []string{"A=1", "B=x=y", "HOME=/home/pe", "EMPTY=", "C="}, Program: "prog", Args: []string{}}},
+		{[]string{"-n", "2", "--", "-weird-name", "x"},
+			launch.Config{NPEs: 2, PEsPerProc: 1, BindTo: "none", Program: "-weird-name", Args: []string{"x"}}},
+	}
+	for _, tc := range tests {
+		got, err := parseArgs(tc.args, fakeEnv)
+		if err != nil {
+			t.Errorf("parseArgs(%q): %v", tc.args, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseArgs(%q) =\n%+v, want\n%+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "no program given"},
+		{[]string{"-n", "4"}, "no program given"},
+		{[]string{"-n", "0", "prog"}, "at least 1, got 0"},
+		{[]string{"-np", "-2", "prog"}, "at least 1, got -2"},
+		{[]string{"-n", "four", "prog"}, "invalid value"},
+		{[]string{"-n"}, "needs an argument"},
+		{[]string{"--pes-per-proc", "0", "prog"}, "--pes-per-proc must be at least 1"},
+		{[]string{"--bind-to", "socket", "prog"}, "--bind-to must be none or core"},
+		{[]string{"--timeout", "soon", "prog"}, "not a duration"},
+		{[]string{"--timeout", "-5s", "prog"}, "negative"},
+		{[]string{"-x", "=1", "prog"}, "bad variable"},
+		{[]string{"--frobnicate", "prog"}, "not defined"},
+	}
+	for _, tc := range tests {
+		_, err := parseArgs(tc.args, fakeEnv)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("parseArgs(%q) error %v, want one containing %q", tc.args, err, tc.want)
+		}
+	}
+	for _, h := range []string{"-h", "--help", "-help"} {
+		if _, err := parseArgs([]string{h}, fakeEnv); !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("parseArgs(%s) = %v, want flag.ErrHelp", h, err)
+		}
+	}
+}
+
+func TestCommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := oshrun([]string{"--help"}, &out, &errOut, fakeEnv); code != 0 || !strings.Contains(out.String(), "--pes-per-proc") || !strings.Contains(out.String(), "Examples:") {
+		t.Errorf("--help: exit %d, output %q", code, out.String())
+	}
+	for _, flag := range []string{"-np", "--pes-per-proc", "--bind-to", "--report-bindings", "--tag-output", "--timeout", "-x VAR", "-h, --help"} {
+		if !strings.Contains(usage, flag) {
+			t.Errorf("usage does not mention %s", flag)
+		}
+	}
+
+	out.Reset()
+	errOut.Reset()
+	if code := oshrun([]string{"-n", "0", "true"}, &out, &errOut, fakeEnv); code != 2 || !strings.Contains(errOut.String(), "oshrun -h") {
+		t.Errorf("misuse: exit %d, stderr %q", code, errOut.String())
+	}
+
+	out.Reset()
+	errOut.Reset()
+	args := []string{"-np", "3", "--tag-output", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", "GREETING=hi", "sh", "-c", `echo "$GREETING from $GOSHMEM_PE"`}
+	if code := oshrun(args, &out, &errOut, fakeEnv); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+	for _, want := range []string{"[PE 0] hi from 0\n", "[PE 1] hi from 1\n", "[PE 2] hi from 2\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q: %q", want, out.String())
+		}
+	}
+
+	out.Reset()
+	errOut.Reset()
+	args = []string{"-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", `[ "$GOSHMEM_PE" = 1 ] && exit 4; exec sleep 60`}
+	if code := oshrun(args, &out, &errOut, fakeEnv); code != 4 {
+		t.Errorf("exit %d, want 4; stderr %q", code, errOut.String())
+	}
+	if !strings.HasPrefix(errOut.String(), "oshrun: PE 1 (pid ") || !strings.HasSuffix(errOut.String(), ") exited with code 4\n") {
+		t.Errorf("stderr %q", errOut.String())
+	}
+
+	out.Reset()
+	errOut.Reset()
+	if code := oshrun([]string{"-x", "SHMEM_SYMMETRIC_SIZE=huge", "true"}, &out, &errOut, fakeEnv); code != 1 || !strings.Contains(errOut.String(), "SHMEM_SYMMETRIC_SIZE") {
+		t.Errorf("bad heap size: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestSignal sends SIGINT and SIGTERM to a real oshrun process and
+// checks that it stops the job in order.
+func TestSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			var stderr bytes.Buffer
+			cmd, pids := startPEs(t, 3, &stderr)
+			sent := time.Now()
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			took := time.Since(sent)
+			t.Logf("oshrun exited %v after %v: %q", err, took, stderr.String())
+			if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
+				t.Errorf("exit code %d, want %d", code, 128+int(sig))
+			}
+			if want := "oshrun: interrupted by " + sys.SignalName(int(sig)) + "\n"; stderr.String() != want {
+				t.Errorf("stderr %q, want %q", stderr.String(), want)
+			}
+			if took > time.Second {
+				t.Errorf("stopping took %v", took)
+			}
+			for _, pid := range pids {
+				if alive(pid) {
+					t.Errorf("PE process %d still alive", pid)
+				}
+			}
+		})
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if !sys.ProcessAlive(pid) {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// startPEs starts the test binary as oshrun running npes shells that
+// record their pids and sleep; it returns the command and the pids.
+func startPEs(t *testing.T, npes int, stderr *bytes.Buffer) (*exec.Cmd, []int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "-np", strconv.Itoa(npes), "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", `echo $$ > `+dir+`/pid-$GOSHMEM_PE; exec sleep 60`)
+	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1")
+	cmd.Stderr = stderr
+	// Do not let orphans holding the stderr pipe delay Wait.
+	cmd.WaitDelay = 100 * time.Millisecond
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pids) < npes && time.Now().Before(deadline) {
+		pids = pids[:0]
+		for pe := range npes {
+			if b, err := os.ReadFile(filepath.Join(dir, "pid-"+strconv.Itoa(pe))); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(pids) < npes {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("PEs did not start: %q", stderr.String())
+	}
+	return cmd, pids
+}
+
+// TestLauncherKilled checks that the PEs die with a SIGKILLed oshrun.
+func TestLauncherKilled(t *testing.T) {
+	var stderr bytes.Buffer
+	cmd, pids := startPEs(t, 3, &stderr)
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(time.Second)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("PE process %d outlived oshrun", pid)
+		}
+	}
+}

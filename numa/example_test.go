@@ -1,0 +1,67 @@
+package numa_test
+
+import (
+	"fmt"
+
+	"github.com/goshmem/goshmem/numa"
+)
+
+func ExampleParseCPUList() {
+	for _, s := range []string{"0-3,8,10-11\n", "0-7:2", "0-15:2/4", "", "3-1"} {
+		cpus, err := numa.ParseCPUList(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(cpus)
+	}
+	// Output:
+	// [0 1 2 3 8 10 11]
+	// [0 2 4 6]
+	// [0 1 4 5 8 9 12 13]
+	// []
+	// numa: bad CPU list "3-1": descending range "3-1" (write 1-3); write CPU numbers and ranges separated by commas, e.g. 0-3,8,10-11, or a range with a stride, e.g. 0-7:2
+}
+
+func ExampleFormatCPUList() {
+	fmt.Println(numa.FormatCPUList([]int{11, 0, 1, 2, 3, 8, 10}))
+	// Output: 0-3,8,10-11
+}
+
+func ExampleDiscover() {
+	topo, err := numa.Discover("testdata/2node") // a copy of a 2-socket machine's sysfs
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, n := range topo.Nodes {
+		fmt.Printf("node %d: CPUs %s, %d MiB, distances %v\n", n.ID, numa.FormatCPUList(n.CPUs), n.MemTotal>>20, n.Distances)
+	}
+	for _, c := range topo.CPUs[:2] {
+		fmt.Printf("cpu %d: core %d socket %d node %d\n", c.ID, c.Core, c.Socket, c.Node)
+	}
+	// Output:
+	// node 0: CPUs 0-1,4-5, 16000 MiB, distances [10 21]
+	// node 1: CPUs 2-3,6-7, 16384 MiB, distances [21 10]
+	// cpu 0: core 0 socket 0 node 0
+	// cpu 1: core 1 socket 0 node 0
+}
+
+func ExamplePlaceCores() {
+	// --bind-to core with 5 PEs on the CPUs 2,3 and 6: oversubscribed,
+	// so the PEs share CPUs round robin.
+	for pe, cpus := range numa.PlaceCores(5, []int{2, 3, 6}) {
+		fmt.Println("PE", pe, "CPU", cpus)
+	}
+	// Output:
+	// PE 0 CPU [2]
+	// PE 1 CPU [3]
+	// PE 2 CPU [6]
+	// PE 3 CPU [2]
+	// PE 4 CPU [3]
+}
+
+func ExampleCacheLineSize() {
+	fmt.Println(numa.CacheLineSize() >= 16)
+	// Output: true
+}
