@@ -97,11 +97,24 @@ func fakePE() int {
 		return 0
 	}
 	note(fmt.Sprintf("pid-%d", spec.FirstPE), int64(pid))
+	if mode == "wait" || mode == "ignoreterm" {
+		signal.Ignore(syscall.SIGTERM) // before joining: see awaitAll
+	}
 	if mode != "plain" {
 		local(func(pe int) {
 			ctl.Slot(pe).Pid.Store(int32(pid))
 			ctl.Slot(pe).State.Store(job.StateRunning)
 		})
+	}
+	// awaitAll waits until every PE has joined, as a start-up barrier
+	// would; failing modes fail only then.
+	awaitAll := func() {
+		for pe := range spec.NPEs {
+			for ctl.Slot(pe).State.Load() == job.StateStarting {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	forever := func() {
 		for {
@@ -115,11 +128,11 @@ func fakePE() int {
 		time.Sleep(300 * time.Millisecond)
 		return finalize()
 	case "exit3":
-		time.Sleep(50 * time.Millisecond)
+		awaitAll()
 		failing()
 		return 3
 	case "sigkill-self":
-		time.Sleep(50 * time.Millisecond)
+		awaitAll()
 		failing()
 		p, _ := os.FindProcess(pid)
 		p.Kill()
@@ -127,12 +140,10 @@ func fakePE() int {
 	case "hang":
 		forever()
 	case "ignoreterm":
-		signal.Ignore(syscall.SIGTERM)
 		forever()
 	case "wait":
 		// Sleep on the doorbell like the runtime does; leave when the
 		// job is aborted (only then: SIGTERM is ignored).
-		signal.Ignore(syscall.SIGTERM)
 		d := &ctl.Slot(spec.FirstPE).Door
 		for {
 			seq := d.Seq.Load()
@@ -162,13 +173,13 @@ func fakePE() int {
 			time.Sleep(5 * time.Millisecond)
 		}
 	case "nofinalize":
-		time.Sleep(50 * time.Millisecond)
+		awaitAll()
 		failing()
 		return 0
 	case "plain":
 		return 0
 	case "globalexit":
-		time.Sleep(50 * time.Millisecond)
+		awaitAll()
 		failing()
 		ctl.Header.Abort.Set(job.AbortGlobalExit, spec.FirstPE, pid, 5)
 		for pe := range spec.NPEs {

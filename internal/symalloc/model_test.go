@@ -18,7 +18,7 @@ type model struct {
 	units                 []int // per unit: block length in units, valid at a block's first unit
 	inUse                 uintptr
 
-	mem  []byte    // simulated heap contents
+	mem  []byte    // simulated heap contents, one byte per unit
 	tag  []byte    // per unit: fill byte of the block starting there
 	next byte      // next fill byte
 	live []uintptr // live block offsets, in allocation order
@@ -53,7 +53,7 @@ func newModel(heapSize, unit uintptr) *model {
 	limit := heapSize / unit * unit
 	n := int(limit / unit)
 	m := &model{unit: unit, limit: limit, heapSize: heapSize,
-		owner: make([]int, n), units: make([]int, n), tag: make([]byte, n), mem: make([]byte, limit)}
+		owner: make([]int, n), units: make([]int, n), tag: make([]byte, n), mem: make([]byte, n)}
 	for i := range m.owner {
 		m.owner[i] = -1
 	}
@@ -111,8 +111,9 @@ func (m *model) unmark(start int) {
 	m.inUse -= uintptr(n) * m.unit
 }
 
-func (m *model) fill(off, from, to uintptr, tag byte) {
-	for i := off + from; i < off+to; i++ {
+// fill sets units [start+from, start+to) of the simulated heap to tag.
+func (m *model) fill(start, from, to int, tag byte) {
+	for i := start + from; i < start+to; i++ {
 		m.mem[i] = tag
 	}
 }
@@ -166,7 +167,7 @@ func (m *model) alloc(size, align uintptr) (uintptr, int, *ErrNoSpace) {
 	tag := m.newTag()
 	m.mark(s, n, tag)
 	off := uintptr(s) * m.unit
-	m.fill(off, 0, uintptr(n)*m.unit, tag)
+	m.fill(s, 0, n, tag)
 	m.live = append(m.live, off)
 	return off, kOK, nil
 }
@@ -224,7 +225,7 @@ func (m *model) realloc(off, size uintptr) (uintptr, bool, int, *ErrNoSpace) {
 	if start+n <= len(m.owner) && m.runs()[start+cur] >= n-cur {
 		m.unmark(start)
 		m.mark(start, n, tag)
-		m.fill(off, uintptr(cur)*m.unit, uintptr(n)*m.unit, tag)
+		m.fill(start, cur, n, tag)
 		return off, false, kOK, nil
 	}
 	s := m.lowestFit(n, 1)
@@ -242,8 +243,8 @@ func (m *model) realloc(off, size uintptr) (uintptr, bool, int, *ErrNoSpace) {
 	m.mark(s, n, tag)
 	newOff := uintptr(s) * m.unit
 	// What the caller of Realloc does: memmove the old contents.
-	copy(m.mem[newOff:newOff+uintptr(cur)*m.unit], m.mem[off:off+uintptr(cur)*m.unit])
-	m.fill(newOff, uintptr(cur)*m.unit, uintptr(n)*m.unit, tag)
+	copy(m.mem[s:s+cur], m.mem[start:start+cur])
+	m.fill(s, cur, n, tag)
 	m.removeLive(off)
 	m.live = append(m.live, newOff)
 	return newOff, true, kOK, nil
@@ -267,9 +268,9 @@ func (m *model) verify(t testing.TB, a *Allocator, desc string) {
 		if off%m.unit != 0 || off+want > m.limit {
 			t.Fatalf("%s: block %#x+%d misaligned or out of bounds", desc, off, want)
 		}
-		for i := off; i < off+want; i++ {
+		for i := u; i < u+m.units[u]; i++ {
 			if m.mem[i] != m.tag[u] {
-				t.Fatalf("%s: heap byte %#x of block %#x = %d, want %d (overlap or lost data)", desc, i, off, m.mem[i], m.tag[u])
+				t.Fatalf("%s: heap unit %d of block %#x = %d, want %d (overlap or lost data)", desc, i, off, m.mem[i], m.tag[u])
 			}
 		}
 	}
@@ -465,7 +466,7 @@ func FuzzAllocator(f *testing.F) {
 	})
 	f.Add([]byte{2, 255, 3, 0, 6, 0, 0, 0, 7, 0, 0, 1, 2, 5, 1, 5, 10})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) > 4096 { // keep executions fast; longer programs add little
+		if len(data) > 2048 { // keep executions (and minimisation) fast
 			return
 		}
 		runProgram(t, data)

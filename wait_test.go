@@ -1,0 +1,467 @@
+package goshmem_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+)
+
+// waitCase: ivar starts at init, which does not satisfy (cmp, v); the
+// peer stores final, which does.
+type waitCase struct {
+	cmp              goshmem.Cmp
+	init, v, final   int64
+	unsignedOnlyNote string
+}
+
+// Signed cases use negative numbers, so an unsigned comparison would
+// give the wrong answer.
+var signedWaitCases = []waitCase{
+	{cmp: goshmem.CmpEQ, init: 0, v: -7, final: -7},
+	{cmp: goshmem.CmpNE, init: -3, v: -3, final: 3},
+	{cmp: goshmem.CmpGT, init: -10, v: -2, final: -1},
+	{cmp: goshmem.CmpGE, init: -10, v: -2, final: -2},
+	{cmp: goshmem.CmpLT, init: 5, v: -1, final: -5},
+	{cmp: goshmem.CmpLE, init: 5, v: -1, final: -1},
+}
+
+// Unsigned cases use the top bit, so a signed comparison would give the
+// wrong answer.
+var unsignedWaitCases = []waitCase{
+	{cmp: goshmem.CmpEQ, init: 0, v: 7, final: 7},
+	{cmp: goshmem.CmpNE, init: 3, v: 3, final: 4},
+	{cmp: goshmem.CmpGT, init: 5, v: 5, final: -1},  // all ones > 5
+	{cmp: goshmem.CmpGE, init: 4, v: -16, final: -16},
+	{cmp: goshmem.CmpLT, init: -1, v: 100, final: 99}, // all ones is not < 100
+	{cmp: goshmem.CmpLE, init: -2, v: 100, final: 100},
+}
+
+// waitSuite: for every case PE 0 checks Test before and after, and waits
+// in WaitUntil while PE 1 stores the final value after a delay.
+func waitSuite[T goshmem.Integer](t *testing.T, p *goshmem.PE, typ string, cases []waitCase) {
+	c := p.Ctx()
+	ivars := mustCalloc[T](p, len(cases))
+	if p.MyPE() == 0 {
+		for i, tc := range cases {
+			ivars[i] = T(tc.init)
+			if goshmem.Test(p, &ivars[i], tc.cmp, T(tc.v)) {
+				t.Errorf("%s %v: Test(%d %v %d) = true before the store", typ, tc.cmp, T(tc.init), tc.cmp, T(tc.v))
+			}
+		}
+	}
+	p.BarrierAll()
+	switch p.MyPE() {
+	case 0:
+		for i, tc := range cases {
+			goshmem.WaitUntil(p, &ivars[i], tc.cmp, T(tc.v))
+			if got := goshmem.AtomicFetch(c, &ivars[i], 0); got != T(tc.final) {
+				t.Errorf("%s WaitUntil(%v %d) returned with the ivar at %d, want the peer's %d", typ, tc.cmp, T(tc.v), got, T(tc.final))
+			}
+			if !goshmem.Test(p, &ivars[i], tc.cmp, T(tc.v)) {
+				t.Errorf("%s %v: Test(%d %v %d) = false after the store", typ, tc.cmp, T(tc.final), tc.cmp, T(tc.v))
+			}
+		}
+	case 1:
+		for i, tc := range cases {
+			time.Sleep(2 * time.Millisecond)
+			if i%2 == 0 {
+				goshmem.P(c, &ivars[i], T(tc.final), 0)
+			} else {
+				goshmem.AtomicSet(c, &ivars[i], T(tc.final), 0)
+			}
+		}
+	}
+	p.BarrierAll()
+	goshmem.Free(p, ivars)
+}
+
+func TestWaitUntilCmp(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		waitSuite[int32](t, p, "int32", signedWaitCases)
+		waitSuite[int64](t, p, "int64", signedWaitCases)
+		waitSuite[int](t, p, "int", signedWaitCases)
+		waitSuite[uint32](t, p, "uint32", unsignedWaitCases)
+		waitSuite[uint64](t, p, "uint64", unsignedWaitCases)
+		waitSuite[uint](t, p, "uint", unsignedWaitCases)
+		waitSuite[uintptr](t, p, "uintptr", unsignedWaitCases)
+	})
+}
+
+// TestTestExact checks Test for every comparison on both sides of the
+// boundary, without waiting.
+func TestTestExact(t *testing.T) {
+	type tc struct {
+		a    int64
+		cmp  goshmem.Cmp
+		b    int64
+		want bool
+	}
+	var cases []tc
+	cmpRef := map[goshmem.Cmp]func(a, b int64) bool{
+		goshmem.CmpEQ: func(a, b int64) bool { return a == b },
+		goshmem.CmpNE: func(a, b int64) bool { return a != b },
+		goshmem.CmpGT: func(a, b int64) bool { return a > b },
+		goshmem.CmpGE: func(a, b int64) bool { return a >= b },
+		goshmem.CmpLT: func(a, b int64) bool { return a < b },
+		goshmem.CmpLE: func(a, b int64) bool { return a <= b },
+	}
+	for cmp, f := range cmpRef {
+		for _, a := range []int64{-2, -1, 0, 1, 2} {
+			for _, b := range []int64{-1, 0, 1} {
+				cases = append(cases, tc{a, cmp, b, f(a, b)})
+			}
+		}
+	}
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		x := mustMalloc[int64](p, 1)
+		y := mustMalloc[int32](p, 1)
+		for _, c := range cases {
+			x[0], y[0] = c.a, int32(c.a)
+			if got := goshmem.Test(p, &x[0], c.cmp, c.b); got != c.want {
+				t.Errorf("int64 Test(%d %v %d) = %v, want %v", c.a, c.cmp, c.b, got, c.want)
+			}
+			if got := goshmem.Test(p, &y[0], c.cmp, int32(c.b)); got != c.want {
+				t.Errorf("int32 Test(%d %v %d) = %v, want %v", c.a, c.cmp, c.b, got, c.want)
+			}
+		}
+	})
+}
+
+// TestVectorTests covers TestAll, TestAny, TestSome and their Vector
+// forms, with and without status masks, on fixed contents.
+func TestVectorTests(t *testing.T) {
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		iv := mustMalloc[int64](p, 6)
+		copy(iv, []int64{5, 0, 5, -1, 5, 7})
+		none := []int32{0, 0, 0, 0, 0, 0}
+		excl := []int32{0, 1, 0, 1, 0, 1} // only 0, 2, 4 (the 5s) count
+		all := []int32{1, 1, 1, 1, 1, 1}
+		only3 := []int32{1, 1, 1, 0, 1, 1}
+		eq := goshmem.CmpEQ
+		vals := []int64{5, 1, 5, -1, 0, 7} // matches at 0, 2, 3, 5
+		prefix := []int{99}
+		type tc struct {
+			name string
+			got  any
+			want any
+		}
+		cases := []tc{
+			{"TestAll nil status", goshmem.TestAll(p, iv, nil, eq, 5), false},
+			{"TestAll zero status", goshmem.TestAll(p, iv, none, eq, 5), false},
+			{"TestAll masked", goshmem.TestAll(p, iv, excl, eq, 5), true},
+			{"TestAll all excluded", goshmem.TestAll(p, iv, all, eq, 12345), true},
+			{"TestAll GE", goshmem.TestAll(p, iv, nil, goshmem.CmpGE, -1), true},
+			{"TestAll GT", goshmem.TestAll(p, iv, nil, goshmem.CmpGT, -1), false},
+			{"TestAll empty", goshmem.TestAll(p, iv[:0], nil, eq, 1), true},
+			{"TestAny nil status", goshmem.TestAny(p, iv, nil, eq, 5), 0},
+			{"TestAny masked", goshmem.TestAny(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, 5), 4},
+			{"TestAny only 3", goshmem.TestAny(p, iv, only3, goshmem.CmpLT, 0), 3},
+			{"TestAny none", goshmem.TestAny(p, iv, nil, eq, 6), -1},
+			{"TestAny excluded match", goshmem.TestAny(p, iv, excl, eq, 7), -1},
+			{"TestAny all excluded", goshmem.TestAny(p, iv, all, eq, 5), -1},
+			{"TestSome nil status", goshmem.TestSome(p, iv, nil, eq, 5, nil), []int{0, 2, 4}},
+			{"TestSome appends", goshmem.TestSome(p, iv, excl, goshmem.CmpNE, 5, slices.Clone(prefix)), []int{99}},
+			{"TestSome NE", goshmem.TestSome(p, iv, nil, goshmem.CmpNE, 5, slices.Clone(prefix)), []int{99, 1, 3, 5}},
+			{"TestSome all excluded", goshmem.TestSome(p, iv, all, eq, 5, slices.Clone(prefix)), []int{99}},
+			{"TestSome none", goshmem.TestSome(p, iv, nil, eq, 42, nil), []int(nil)},
+			{"TestAllVector", goshmem.TestAllVector(p, iv, nil, eq, vals), false},
+			{"TestAllVector masked", goshmem.TestAllVector(p, iv, []int32{0, 1, 0, 0, 1, 0}, eq, vals), true},
+			{"TestAllVector LE", goshmem.TestAllVector(p, iv, nil, goshmem.CmpLE, []int64{5, 0, 6, 0, 5, 7}), true},
+			{"TestAnyVector", goshmem.TestAnyVector(p, iv, nil, eq, vals), 0},
+			{"TestAnyVector masked", goshmem.TestAnyVector(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, vals), 3},
+			{"TestAnyVector all excluded", goshmem.TestAnyVector(p, iv, all, eq, vals), -1},
+			{"TestAnyVector none", goshmem.TestAnyVector(p, iv, nil, goshmem.CmpGT, []int64{5, 0, 5, -1, 5, 7}), -1},
+			{"TestSomeVector", goshmem.TestSomeVector(p, iv, nil, eq, vals, nil), []int{0, 2, 3, 5}},
+			{"TestSomeVector masked", goshmem.TestSomeVector(p, iv, excl, eq, vals, slices.Clone(prefix)), []int{99, 0, 2}},
+			{"TestSomeVector all excluded", goshmem.TestSomeVector(p, iv, all, eq, vals, slices.Clone(prefix)), []int{99}},
+		}
+		for _, c := range cases {
+			if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
+				t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+			}
+		}
+		// 32-bit ivars.
+		iv32 := mustMalloc[uint32](p, 4)
+		copy(iv32, []uint32{1, 1 << 31, 3, 1 << 31})
+		if got := goshmem.TestSome(p, iv32, nil, goshmem.CmpGT, 3, nil); !slices.Equal(got, []int{1, 3}) {
+			t.Errorf("uint32 TestSome(GT 3) = %v, want [1 3]", got)
+		}
+		if got := goshmem.TestAny(p, iv32, []int32{0, 1, 0, 0}, goshmem.CmpGE, 3); got != 2 {
+			t.Errorf("uint32 TestAny(GE 3, 1 excluded) = %d, want 2", got)
+		}
+	})
+}
+
+// TestVectorWaits: PE 1 sets the elements after delays while PE 0 waits
+// with WaitUntilAll/Any/Some (and Vector forms); excluded elements are
+// never set and must be ignored.
+func TestVectorWaits(t *testing.T) {
+	const m = 6
+	type step struct {
+		name   string
+		status []int32
+		sets   map[int]int64 // index -> value PE 1 stores after a delay
+		wait   func(p *goshmem.PE, iv []int64, status []int32) any
+		check  func(iv []int64, got any) string
+	}
+	excl := []int32{0, 1, 0, 1, 0, 0} // 1 and 3 never become ready
+	steps := []step{
+		{"WaitUntilAll", excl, map[int]int64{0: 1, 2: 1, 4: 1, 5: 1},
+			func(p *goshmem.PE, iv []int64, st []int32) any {
+				goshmem.WaitUntilAll(p, iv, st, goshmem.CmpEQ, 1)
+				return nil
+			},
+			func(iv []int64, _ any) string {
+				if !slices.Equal(iv, []int64{1, 0, 1, 0, 1, 1}) {
+					return fmt.Sprintf("returned with ivars %v, want [1 0 1 0 1 1]", iv)
+				}
+				return ""
+			}},
+		{"WaitUntilAllVector", excl, map[int]int64{0: 10, 2: 12, 4: 14, 5: 15},
+			func(p *goshmem.PE, iv []int64, st []int32) any {
+				goshmem.WaitUntilAllVector(p, iv, st, goshmem.CmpGE, []int64{10, 99, 12, 99, 14, 15})
+				return nil
+			},
+			func(iv []int64, _ any) string {
+				if !slices.Equal(iv, []int64{10, 0, 12, 0, 14, 15}) {
+					return fmt.Sprintf("returned with ivars %v", iv)
+				}
+				return ""
+			}},
+		{"WaitUntilAny", excl, map[int]int64{4: 3},
+			func(p *goshmem.PE, iv []int64, st []int32) any {
+				return goshmem.WaitUntilAny(p, iv, st, goshmem.CmpNE, 0)
+			},
+			func(iv []int64, got any) string {
+				if got != 4 || iv[4] != 3 {
+					return fmt.Sprintf("returned %v with ivars %v, want 4", got, iv)
+				}
+				return ""
+			}},
+		{"WaitUntilAnyVector", nil, map[int]int64{2: 7},
+			func(p *goshmem.PE, iv []int64, st []int32) any {
+				return goshmem.WaitUntilAnyVector(p, iv, st, goshmem.CmpEQ, []int64{1, 1, 7, 1, 1, 1})
+			},
+			func(iv []int64, got any) string {
+				if got != 2 || iv[2] != 7 {
+					return fmt.Sprintf("returned %v with ivars %v, want 2", got, iv)
+				}
+				return ""
+			}},
+		{"WaitUntilSome", excl, map[int]int64{5: -1},
+			func(p *goshmem.PE, iv []int64, st []int32) any {
+				return goshmem.WaitUntilSome(p, iv, st, goshmem.CmpLT, 0, []int{-9})
+			},
+			func(iv []int64, got any) string {
+				if !slices.Equal(got.([]int), []int{-9, 5}) {
+					return fmt.Sprintf("returned %v, want [-9 5]", got)
+				}
+				return ""
+			}},
+		{"WaitUntilSomeVector", nil, map[int]int64{3: 4},
+			func(p *goshmem.PE, iv []int64, st []int32) any {
+				return goshmem.WaitUntilSomeVector(p, iv, st, goshmem.CmpGT, []int64{0, 0, 0, 3, 0, 0}, nil)
+			},
+			func(iv []int64, got any) string {
+				if !slices.Equal(got.([]int), []int{3}) {
+					return fmt.Sprintf("returned %v, want [3]", got)
+				}
+				return ""
+			}},
+	}
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		c := p.Ctx()
+		iv := mustCalloc[int64](p, m)
+		for _, s := range steps {
+			p.BarrierAll()
+			if p.MyPE() == 1 {
+				// Excluded elements are set at once to values that
+				// would satisfy the wait: they must be ignored.
+				for i, st := range s.status {
+					if st != 0 {
+						goshmem.P(c, &iv[i], 1234, 0)
+					}
+				}
+				for i := 0; i < m; i++ {
+					if v, ok := s.sets[i]; ok {
+						time.Sleep(time.Millisecond)
+						goshmem.AtomicSet(c, &iv[i], v, 0)
+					}
+				}
+			} else {
+				got := s.wait(p, iv, s.status)
+				// Excluded elements hold 1234; hide them for the check.
+				view := slices.Clone(iv)
+				for i, st := range s.status {
+					if st != 0 && view[i] == 1234 {
+						view[i] = 0
+					}
+				}
+				if msg := s.check(view, got); msg != "" {
+					t.Errorf("%s: %s", s.name, msg)
+				}
+			}
+			p.BarrierAll()
+			clear(iv)
+		}
+	})
+}
+
+// TestVectorWaitsAllExcluded: with every element excluded the waits
+// return at once: WaitUntilAny -1, WaitUntilSome idx unchanged.
+func TestVectorWaitsAllExcluded(t *testing.T) {
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		iv := mustCalloc[int32](p, 4)
+		all := []int32{1, 1, 1, 1}
+		done := make(chan []any, 1)
+		go func() {
+			idx := []int{7, 8}
+			done <- []any{
+				goshmem.WaitUntilAny(p, iv, all, goshmem.CmpEQ, 1),
+				goshmem.WaitUntilAnyVector(p, iv, all, goshmem.CmpEQ, []int32{1, 1, 1, 1}),
+				goshmem.WaitUntilSome(p, iv, all, goshmem.CmpEQ, 1, idx),
+				goshmem.WaitUntilSomeVector(p, iv, all, goshmem.CmpEQ, []int32{1, 1, 1, 1}, nil),
+			}
+			goshmem.WaitUntilAll(p, iv, all, goshmem.CmpEQ, 1)
+			goshmem.WaitUntilAllVector(p, iv, all, goshmem.CmpEQ, []int32{1, 1, 1, 1})
+			goshmem.WaitUntilAll(p, iv[:0], nil, goshmem.CmpEQ, 1)
+		}()
+		select {
+		case got := <-done:
+			want := []any{-1, -1, []int{7, 8}, []int(nil)}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("all excluded: got %v, want %v", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("waits with every element excluded did not return")
+		}
+	})
+}
+
+// TestPutSignal: a PE that sees the signal sees the whole payload, for
+// SignalSet and SignalAdd, blocking and NBI, over many rounds.
+func TestPutSignal(t *testing.T) {
+	const words = 1 << 15
+	const rounds = 20
+	for _, tc := range []struct {
+		name string
+		op   goshmem.SignalOp
+		nbi  bool
+	}{
+		{"Set", goshmem.SignalSet, false},
+		{"Add", goshmem.SignalAdd, false},
+		{"SetNBI", goshmem.SignalSet, true},
+		{"AddNBI", goshmem.SignalAdd, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run(t, 2, 2<<20, func(p *goshmem.PE) {
+				c := p.Ctx()
+				buf := mustCalloc[uint64](p, words)
+				sig := mustCalloc[uint64](p, 2) // [0]: data signal on PE 0, [1]: ack on PE 1
+				src := make([]uint64, words)
+				for r := uint64(1); r <= rounds; r++ {
+					// Signal value seen by PE 0 after round r.
+					want := r * 1000
+					if tc.op == goshmem.SignalAdd {
+						want = r * (r + 1) / 2
+					}
+					switch p.MyPE() {
+					case 1:
+						for i := range src {
+							src[i] = r<<32 | uint64(i)
+						}
+						signal := r * 1000
+						if tc.op == goshmem.SignalAdd {
+							signal = r
+						}
+						if tc.nbi {
+							goshmem.PutSignalNBI(c, buf, src, &sig[0], signal, tc.op, 0)
+							c.Quiet()
+						} else {
+							goshmem.PutSignal(c, buf, src, &sig[0], signal, tc.op, 0)
+						}
+						goshmem.WaitUntil(p, &sig[1], goshmem.CmpEQ, r) // PE 0 has checked
+					case 0:
+						if got := goshmem.SignalWaitUntil(p, &sig[0], goshmem.CmpEQ, want); got != want {
+							t.Errorf("round %d: SignalWaitUntil returned %d, want %d", r, got, want)
+						}
+						if got := goshmem.SignalFetch(p, &sig[0]); got != want {
+							t.Errorf("round %d: SignalFetch = %d, want %d", r, got, want)
+						}
+						for i, v := range buf {
+							if v != r<<32|uint64(i) {
+								t.Errorf("round %d: payload word %d = %#x when the signal arrived, want %#x", r, i, v, r<<32|uint64(i))
+								break
+							}
+						}
+						goshmem.AtomicSet(c, &sig[1], r, 1)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestPutSignalAddMany: several PEs PutSignal with SignalAdd into
+// disjoint parts of PE 0's buffer; when the sum arrives every part is
+// there.
+func TestPutSignalAddMany(t *testing.T) {
+	const part = 4096
+	for _, n := range []int{3, 5} {
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			c := p.Ctx()
+			me := p.MyPE()
+			buf := mustCalloc[int32](p, n*part)
+			sig := mustCalloc[uint64](p, 1)
+			p.BarrierAll()
+			if me != 0 {
+				src := make([]int32, part)
+				for i := range src {
+					src[i] = int32(me*1_000_000 + i)
+				}
+				goshmem.PutSignal(c, buf[me*part:(me+1)*part], src, &sig[0], 1<<(8*me), goshmem.SignalAdd, 0)
+			} else {
+				var want uint64
+				for q := 1; q < n; q++ {
+					want += 1 << (8 * q)
+				}
+				got := goshmem.SignalWaitUntil(p, &sig[0], goshmem.CmpEQ, want)
+				if got != want {
+					t.Errorf("n=%d: signal %#x, want %#x", n, got, want)
+				}
+				for q := 1; q < n; q++ {
+					for i := 0; i < part; i++ {
+						if v := buf[q*part+i]; v != int32(q*1_000_000+i) {
+							t.Errorf("n=%d: part of PE %d, element %d = %d, want %d", n, q, i, v, q*1_000_000+i)
+							break
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSignalWaitUntilCmp checks the value SignalWaitUntil returns for
+// a few comparisons with the signal already satisfying them.
+func TestSignalWaitUntilCmp(t *testing.T) {
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		sig := mustCalloc[uint64](p, 1)
+		goshmem.PutSignal(p.Ctx(), []byte(nil), nil, &sig[0], 40, goshmem.SignalSet, 0)
+		goshmem.PutSignal(p.Ctx(), []byte(nil), nil, &sig[0], 2, goshmem.SignalAdd, 0)
+		for _, tc := range []struct {
+			cmp goshmem.Cmp
+			v   uint64
+		}{{goshmem.CmpEQ, 42}, {goshmem.CmpNE, 0}, {goshmem.CmpGT, 41}, {goshmem.CmpGE, 42}, {goshmem.CmpLT, 43}, {goshmem.CmpLE, 42}} {
+			if got := goshmem.SignalWaitUntil(p, &sig[0], tc.cmp, tc.v); got != 42 {
+				t.Errorf("SignalWaitUntil(%v %d) = %d, want 42", tc.cmp, tc.v, got)
+			}
+		}
+		if got := goshmem.SignalFetch(p, &sig[0]); got != 42 {
+			t.Errorf("SignalFetch = %d, want 42", got)
+		}
+	})
+}
