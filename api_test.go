@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/goshmem/goshmem"
@@ -21,11 +22,28 @@ import (
 const testHeap = 1 << 20
 
 // run runs fn on n in-process PEs with a heap of heap bytes and fails
-// the test if the job fails.
+// the test if the job fails or does not finish within jobTimeout.
 func run(t *testing.T, n int, heap int64, fn func(p *goshmem.PE)) {
 	t.Helper()
-	if err := goshmem.RunLocalConfig(node.Config{HeapSize: heap}, n, fn); err != nil {
+	if err := runErr(t, n, heap, fn); err != nil {
 		t.Fatalf("RunLocal(%d PEs): %v", n, err)
+	}
+}
+
+const jobTimeout = 30 * time.Second
+
+// runErr runs fn on n in-process PEs and returns the job's error; a job
+// that hangs fails the test (its goroutines are leaked).
+func runErr(t *testing.T, n int, heap int64, fn func(p *goshmem.PE)) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- goshmem.RunLocalConfig(node.Config{HeapSize: heap}, n, fn) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(jobTimeout):
+		t.Fatalf("RunLocal(%d PEs) did not finish within %v", n, jobTimeout)
+		return nil
 	}
 }
 

@@ -12,9 +12,8 @@ import (
 // waitCase: ivar starts at init, which does not satisfy (cmp, v); the
 // peer stores final, which does.
 type waitCase struct {
-	cmp              goshmem.Cmp
-	init, v, final   int64
-	unsignedOnlyNote string
+	cmp            goshmem.Cmp
+	init, v, final int64
 }
 
 // Signed cases use negative numbers, so an unsigned comparison would
@@ -33,7 +32,7 @@ var signedWaitCases = []waitCase{
 var unsignedWaitCases = []waitCase{
 	{cmp: goshmem.CmpEQ, init: 0, v: 7, final: 7},
 	{cmp: goshmem.CmpNE, init: 3, v: 3, final: 4},
-	{cmp: goshmem.CmpGT, init: 5, v: 5, final: -1},  // all ones > 5
+	{cmp: goshmem.CmpGT, init: 5, v: 5, final: -1}, // all ones > 5
 	{cmp: goshmem.CmpGE, init: 4, v: -16, final: -16},
 	{cmp: goshmem.CmpLT, init: -1, v: 100, final: 99}, // all ones is not < 100
 	{cmp: goshmem.CmpLE, init: -2, v: 100, final: 100},
@@ -203,13 +202,14 @@ func TestVectorWaits(t *testing.T) {
 	type step struct {
 		name   string
 		status []int32
+		excl   int64         // stored at once into the excluded elements: satisfies the wait
 		sets   map[int]int64 // index -> value PE 1 stores after a delay
 		wait   func(p *goshmem.PE, iv []int64, status []int32) any
 		check  func(iv []int64, got any) string
 	}
 	excl := []int32{0, 1, 0, 1, 0, 0} // 1 and 3 never become ready
 	steps := []step{
-		{"WaitUntilAll", excl, map[int]int64{0: 1, 2: 1, 4: 1, 5: 1},
+		{"WaitUntilAll", excl, 1, map[int]int64{0: 1, 2: 1, 4: 1, 5: 1},
 			func(p *goshmem.PE, iv []int64, st []int32) any {
 				goshmem.WaitUntilAll(p, iv, st, goshmem.CmpEQ, 1)
 				return nil
@@ -220,7 +220,7 @@ func TestVectorWaits(t *testing.T) {
 				}
 				return ""
 			}},
-		{"WaitUntilAllVector", excl, map[int]int64{0: 10, 2: 12, 4: 14, 5: 15},
+		{"WaitUntilAllVector", excl, 99, map[int]int64{0: 10, 2: 12, 4: 14, 5: 15},
 			func(p *goshmem.PE, iv []int64, st []int32) any {
 				goshmem.WaitUntilAllVector(p, iv, st, goshmem.CmpGE, []int64{10, 99, 12, 99, 14, 15})
 				return nil
@@ -231,7 +231,7 @@ func TestVectorWaits(t *testing.T) {
 				}
 				return ""
 			}},
-		{"WaitUntilAny", excl, map[int]int64{4: 3},
+		{"WaitUntilAny", excl, 1234, map[int]int64{4: 3},
 			func(p *goshmem.PE, iv []int64, st []int32) any {
 				return goshmem.WaitUntilAny(p, iv, st, goshmem.CmpNE, 0)
 			},
@@ -241,7 +241,7 @@ func TestVectorWaits(t *testing.T) {
 				}
 				return ""
 			}},
-		{"WaitUntilAnyVector", nil, map[int]int64{2: 7},
+		{"WaitUntilAnyVector", nil, 0, map[int]int64{2: 7},
 			func(p *goshmem.PE, iv []int64, st []int32) any {
 				return goshmem.WaitUntilAnyVector(p, iv, st, goshmem.CmpEQ, []int64{1, 1, 7, 1, 1, 1})
 			},
@@ -251,7 +251,7 @@ func TestVectorWaits(t *testing.T) {
 				}
 				return ""
 			}},
-		{"WaitUntilSome", excl, map[int]int64{5: -1},
+		{"WaitUntilSome", excl, -1234, map[int]int64{5: -1},
 			func(p *goshmem.PE, iv []int64, st []int32) any {
 				return goshmem.WaitUntilSome(p, iv, st, goshmem.CmpLT, 0, []int{-9})
 			},
@@ -261,7 +261,7 @@ func TestVectorWaits(t *testing.T) {
 				}
 				return ""
 			}},
-		{"WaitUntilSomeVector", nil, map[int]int64{3: 4},
+		{"WaitUntilSomeVector", nil, 0, map[int]int64{3: 4},
 			func(p *goshmem.PE, iv []int64, st []int32) any {
 				return goshmem.WaitUntilSomeVector(p, iv, st, goshmem.CmpGT, []int64{0, 0, 0, 3, 0, 0}, nil)
 			},
@@ -282,7 +282,7 @@ func TestVectorWaits(t *testing.T) {
 				// would satisfy the wait: they must be ignored.
 				for i, st := range s.status {
 					if st != 0 {
-						goshmem.P(c, &iv[i], 1234, 0)
+						goshmem.P(c, &iv[i], s.excl, 0)
 					}
 				}
 				for i := 0; i < m; i++ {
@@ -293,10 +293,10 @@ func TestVectorWaits(t *testing.T) {
 				}
 			} else {
 				got := s.wait(p, iv, s.status)
-				// Excluded elements hold 1234; hide them for the check.
+				// Hide the excluded elements for the check.
 				view := slices.Clone(iv)
 				for i, st := range s.status {
-					if st != 0 && view[i] == 1234 {
+					if st != 0 && view[i] == s.excl {
 						view[i] = 0
 					}
 				}

@@ -181,6 +181,17 @@ func amoSlow[T Standard](c *Ctx, o Op, dst *T, v, cmp T, pe int) T {
 	if off&(size-1) != 0 {
 		panicf("%s: dest %#x is not aligned to %d bytes", routine, mem.PtrAddr(dst), size)
 	}
+	if p.job.cfg.Debug {
+		p.checkAllocated(routine, mem.PtrAddr(dst), off, size)
+	}
+	if !p.job.amoLocked && p.peers[pe].base != nil {
+		// SHMEM_DEBUG sent a mapped AMO here: run it with the CPU atomic.
+		old := apply(o, mem.At[T](p.peers[pe].base, off), v, cmp)
+		if o != OpFetch {
+			c.Ring(pe)
+		}
+		return old
+	}
 	lock := &p.job.ctl.Slot(pe).AMOLock
 	for !lock.CompareAndSwap(0, 1) {
 		wait.Relax()

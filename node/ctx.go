@@ -30,7 +30,10 @@ type Ctx struct {
 	opts      CtxOptions
 	isDefault bool
 	destroyed bool
-	_         [shm.CacheLine - 24]byte
+	// slow sends every operation through the checked slow path: set
+	// when the context is destroyed and, under SHMEM_DEBUG, always.
+	slow bool
+	_    [shm.CacheLine - 24]byte
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
@@ -44,7 +47,7 @@ func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if opts&^(CtxSerialized|CtxPrivate|CtxNostore) != 0 {
 		panicf("CtxCreate: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", uint(opts))
 	}
-	return &Ctx{pe: p, opts: opts}, nil
+	return &Ctx{pe: p, opts: opts, slow: p.job.cfg.Debug}, nil
 }
 
 // PE returns the PE the context belongs to.
@@ -62,6 +65,7 @@ func (c *Ctx) Destroy() {
 	}
 	c.Quiet()
 	c.destroyed = true
+	c.slow = true
 }
 
 // live panics if c was destroyed.

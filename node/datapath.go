@@ -16,7 +16,7 @@ import (
 func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 	p := c.pe
 	off, in := p.heap.Offset(addr, n)
-	if !in || uint(pe) >= uint(len(p.peers)) || c.destroyed {
+	if !in || uint(pe) >= uint(len(p.peers)) || c.slow {
 		return nil, 0, false
 	}
 	b := p.peers[pe].base
@@ -53,8 +53,11 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 		}
 		badAddr(routine, arg, sym, uintptr(len(local)), p)
 	}
+	if p.job.cfg.Debug {
+		p.checkAllocated(routine, sym, off, uintptr(len(local)))
+	}
 	if p.peers[pe].base != nil {
-		// Mapped after all (a zero-length element type and such).
+		// Mapped: the context is in SHMEM_DEBUG mode.
 		b := mem.ByteSlice(p.peers[pe].base, off, len(local))
 		if put {
 			copy(b, local)
@@ -81,5 +84,15 @@ func (p *PE) cma(routine string, put bool, off uintptr, local []byte, pe int) {
 		p.job.live()
 		p.checkAbort(routine)
 		panicf("%s: CMA transfer with PE %d (pid %d) failed: %v", routine, pe, pid, err)
+	}
+}
+
+// checkAllocated panics unless [off, off+n) lies inside one live
+// symmetric allocation (SHMEM_DEBUG).
+func (p *PE) checkAllocated(routine string, addr, off, n uintptr) {
+	start, size, ok := p.alloc.Block(off)
+	if !ok || off+n > start+size {
+		panicf("%s: [%#x, %#x) is inside the symmetric heap but not inside one live allocation (SHMEM_DEBUG); was it freed, or does it run past the end of its block?",
+			routine, addr, addr+n)
 	}
 }

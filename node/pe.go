@@ -87,7 +87,7 @@ func newPE(j *Job, me int) *PE {
 		p.barDoor = append(p.barDoor, &j.ctl.Slot(partner).Door)
 	}
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
-	p.ctx = Ctx{pe: p, isDefault: true}
+	p.ctx = Ctx{pe: p, isDefault: true, slow: j.cfg.Debug}
 	return p
 }
 

@@ -127,8 +127,10 @@ func defs() []def {
 		boolKnob(Knob{
 			Name:    VarDebug,
 			Default: "off",
-			Help: "Run extra checks that are too costly for the hot path, such as " +
-				"argument and symmetric-address validation. Slower.",
+			Help: "Run checks that are too costly for the hot path: every RMA and AMO " +
+				"takes the checked path, which verifies that the symmetric object lies " +
+				"inside one live allocation (not just inside the heap), and every Free " +
+				"verifies that all PEs freed the same blocks. Slower.",
 		}, func(c *Config) *bool { return &c.Debug }),
 		boolKnob(Knob{
 			Name:    VarInfo,
@@ -153,7 +155,8 @@ func defs() []def {
 			Values:  []string{string(TransportAuto), string(TransportXPMEM), string(TransportCMA)},
 			Help: "How a PE reaches the heaps of the other PEs on its node. " +
 				"auto: the best one that works here; " +
-				"xpmem: map the peers' heaps into this process (needs the XPMEM kernel module); " +
+				"xpmem: map the peers' heaps into this process (goshmem's XPMEM model over " +
+				"memfd segments; no kernel module needed) and fail if that is impossible; " +
 				"cma: copy with process_vm_readv/writev (needs ptrace access between PEs, " +
 				"see /proc/sys/kernel/yama/ptrace_scope).",
 		}, func(c *Config, v string) { c.Transport = Transport(v) }),

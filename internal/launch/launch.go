@@ -529,6 +529,7 @@ func ctxCause(ctx context.Context) (code int, msg string) {
 
 // reap collects the exit status of p and judges it.
 func (l *launcher) reap(p *proc) {
+	trace("reap %s", p.name())
 	if !p.reaped.Load() {
 		p.waitErr = p.cmd.Wait()
 		p.reaped.Store(true)
@@ -640,6 +641,7 @@ func (l *launcher) stop(f *failure) {
 		return
 	}
 	l.stopping = true
+	trace("stop")
 	if f != nil {
 		l.ctl.Header.Abort.Set(f.kind, f.pe, f.pid, f.code)
 	}
@@ -740,4 +742,12 @@ func (l *launcher) render(f *failure) (string, int) {
 		code = 128 + f.code
 	}
 	return job.Describe(f.kind, f.pe, f.pid, f.code), code
+}
+
+var traceStart = time.Now()
+
+func trace(format string, args ...any) {
+	if os.Getenv("LAUNCH_TRACE") != "" {
+		fmt.Fprintf(os.Stderr, "TRACE %v %s\n", time.Since(traceStart), fmt.Sprintf(format, args...))
+	}
 }

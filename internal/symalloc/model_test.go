@@ -72,9 +72,14 @@ func (m *model) runs() []int {
 }
 
 func (m *model) largest() uintptr {
-	best := 0
-	for _, v := range m.runs() {
-		best = max(best, v)
+	best, run := 0, 0
+	for _, o := range m.owner {
+		if o < 0 {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
 	}
 	return uintptr(best) * m.unit
 }

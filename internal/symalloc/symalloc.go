@@ -27,7 +27,8 @@
 //
 // Alloc, Free and Realloc are O(number of segments) at worst (a scan,
 // or a binary search plus a memmove of the slice); they allocate no Go
-// memory once the segment slice has grown to its high-water mark.
+// memory once the segment slice has grown to its high-water mark (error
+// values aside).
 //
 // # Collective consistency check
 //
@@ -36,7 +37,8 @@
 // operation's kind, arguments, result offset and outcome. PEs that made
 // the same calls in the same order have equal Seq and Hash; comparing
 // them (for example in a debug-mode barrier) detects programs whose PEs
-// diverged in their collective allocation sequence.
+// diverged in their collective allocation sequence. Queries (SizeOf,
+// InUse, Largest, ...) are not recorded.
 //
 // An Allocator is not safe for concurrent use; the caller serialises
 // calls (collective allocation is serialised by definition).
@@ -109,8 +111,8 @@ type Allocator struct {
 // New returns an allocator for a heap of size bytes whose blocks all
 // start on multiples of minAlign and have sizes rounded up to it.
 // minAlign must be a power of two (0 means DefaultMinAlign); New panics
-// otherwise. Only the first size rounded down to a multiple of minAlign
-// bytes are ever handed out.
+// otherwise. Only the first size&^(minAlign-1) bytes (size rounded down
+// to a multiple of minAlign) are ever handed out.
 func New(size uintptr, minAlign uintptr) *Allocator {
 	if minAlign == 0 {
 		minAlign = DefaultMinAlign

@@ -1,0 +1,445 @@
+package goshmem_test
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/goshmem/goshmem"
+)
+
+// symCheck checks that every PE got a at the same offset from anchor
+// (the address of the job's first allocation) and returns a message
+// for the first PE that did not. It is collective.
+func symCheck(p *goshmem.PE, table []uint64, anchor, a uintptr) string {
+	c := p.Ctx()
+	off := uint64(a - anchor)
+	goshmem.P(c, &table[p.MyPE()], off, 0)
+	p.BarrierAll()
+	msg := ""
+	if p.MyPE() == 0 {
+		for q := 1; q < p.NPEs(); q++ {
+			if table[q] != table[0] {
+				msg = fmt.Sprintf("PE %d at offset %#x, PE 0 at %#x", q, table[q], table[0])
+				break
+			}
+		}
+	}
+	p.BarrierAll()
+	return msg
+}
+
+// TestSymmetricOffsets: a sequence of Malloc, Calloc, Align, Realloc and
+// Free gives the same offsets on every PE, and Ptr to the PE itself is
+// the slice itself.
+func TestSymmetricOffsets(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			table := mustCalloc[uint64](p, n)
+			anchor := addr(table)
+			type step struct {
+				name string
+				a    uintptr
+			}
+			var live [][]byte
+			var steps []step
+			for i, size := range []int{1, 64, 65, 1000, 4096, 3, 70000} {
+				b := mustMalloc[byte](p, size)
+				if len(b) != size || cap(b) != size {
+					t.Errorf("Malloc(%d): len %d cap %d", size, len(b), cap(b))
+				}
+				live = append(live, b)
+				steps = append(steps, step{"Malloc " + strconv.Itoa(size), addr(b)})
+				if i%3 == 1 {
+					goshmem.Free(p, live[i-1])
+				}
+			}
+			c := mustCalloc[int32](p, 33)
+			steps = append(steps, step{"Calloc", addr(c)})
+			al, err := goshmem.Align[int64](p, 1024, 5)
+			if err != nil {
+				panic(err)
+			}
+			steps = append(steps, step{"Align", addr(al)})
+			r, err := goshmem.Realloc(p, c, 5000)
+			if err != nil {
+				panic(err)
+			}
+			steps = append(steps, step{"Realloc", addr(r)})
+			for _, s := range steps {
+				if got := goshmem.Ptr(p, []byte{}, 0); got != nil {
+					t.Errorf("Ptr of an empty Go slice is not nil")
+				}
+				if msg := symCheck(p, table, anchor, s.a); msg != "" {
+					t.Errorf("n=%d %s: %s", n, s.name, msg)
+				}
+			}
+			if got := goshmem.Ptr(p, r, p.MyPE()); addr(got) != addr(r) {
+				t.Errorf("Ptr to self = %#x, want %#x", addr(got), addr(r))
+			}
+		})
+	}
+}
+
+// TestMallocZeroAndFreeNil: Malloc(0) returns nil without error; Free
+// and Realloc accept nil.
+func TestMallocZeroAndFreeNil(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		for _, f := range []func() ([]int64, error){
+			func() ([]int64, error) { return goshmem.Malloc[int64](p, 0) },
+			func() ([]int64, error) { return goshmem.Calloc[int64](p, 0) },
+			func() ([]int64, error) { return goshmem.Align[int64](p, 256, 0) },
+			func() ([]int64, error) { return goshmem.Realloc[int64](p, nil, 0) },
+		} {
+			if x, err := f(); x != nil || err != nil {
+				t.Errorf("zero-size allocation = %v, %v; want nil, nil", x, err)
+			}
+		}
+		goshmem.Free[int64](p, nil)
+		x := mustMalloc[int64](p, 1)
+		if len(x) != 1 {
+			t.Errorf("Malloc(1) has %d elements", len(x))
+		}
+	})
+}
+
+// TestCallocZeroesReusedMemory: Calloc returns zeroed memory even where
+// a freed block was dirtied, locally and by a peer.
+func TestCallocZeroesReusedMemory(t *testing.T) {
+	for _, size := range []int{1, 100, 4096, 1 << 16} {
+		run(t, 2, testHeap, func(p *goshmem.PE) {
+			c := p.Ctx()
+			d := mustMalloc[byte](p, size)
+			for i := range d {
+				d[i] = 0xff
+			}
+			// Dirty the peer's copy too, remotely.
+			goshmem.Put(c, d[:size/2], d[:size/2], 1-p.MyPE())
+			where := addr(d)
+			goshmem.Free(p, d)
+			z := mustCalloc[byte](p, size)
+			if addr(z) != where {
+				t.Errorf("size %d: Calloc did not reuse the freed block (%#x, freed %#x); the test is void", size, addr(z), where)
+			}
+			for i, b := range z {
+				if b != 0 {
+					t.Errorf("size %d: PE %d: Calloc byte %d = %#x, want 0", size, p.MyPE(), i, b)
+					break
+				}
+			}
+			// Calloc of a typed slice too.
+			goshmem.Free(p, z)
+			for i := range d { // d is stale but still maps the same heap bytes
+				d[i] = 0xee
+			}
+			p.BarrierAll()
+			zz := mustCalloc[complex128](p, (size+15)/16)
+			for i, v := range zz {
+				if v != 0 {
+					t.Errorf("size %d: PE %d: Calloc[complex128] element %d = %v, want 0", size, p.MyPE(), i, v)
+					break
+				}
+			}
+		})
+	}
+}
+
+// TestAlign: the first element is aligned as asked (absolute address
+// and offset), after an allocation that leaves the heap misaligned.
+func TestAlign(t *testing.T) {
+	run(t, 2, 4<<20, func(p *goshmem.PE) {
+		table := mustCalloc[uint64](p, p.NPEs())
+		anchor := addr(table)
+		for _, align := range []int{1, 2, 8, 64, 128, 256, 512, 1024, 2048, 4096, 8192} {
+			pad := mustMalloc[byte](p, 64*3) // misalign the next free offset
+			x, err := goshmem.Align[int32](p, align, 10)
+			if err != nil {
+				panic(err)
+			}
+			if len(x) != 10 {
+				t.Errorf("Align(%d): %d elements, want 10", align, len(x))
+			}
+			if addr(x)%uintptr(align) != 0 {
+				t.Errorf("Align(%d): address %#x is not aligned", align, addr(x))
+			}
+			if addr(x)%4 != 0 {
+				t.Errorf("Align(%d): address %#x not aligned for int32", align, addr(x))
+			}
+			if msg := symCheck(p, table, anchor, addr(x)); msg != "" {
+				t.Errorf("Align(%d): %s", align, msg)
+			}
+			// The memory is usable remotely.
+			goshmem.P(p.Ctx(), &x[9], int32(align), 1-p.MyPE())
+			p.BarrierAll()
+			if x[9] != int32(align) {
+				t.Errorf("Align(%d): x[9] = %d after the peer's P", align, x[9])
+			}
+			goshmem.Free(p, pad)
+		}
+	})
+}
+
+func TestAlignBad(t *testing.T) {
+	for _, align := range []int{0, -64, 3, 96, 4097} {
+		err := runErr(t, 1, testHeap, func(p *goshmem.PE) {
+			_, _ = goshmem.Align[byte](p, align, 8)
+		})
+		pe := panicError(t, err)
+		checkContains(t, "Align", fmt.Sprint(pe.Value), "goshmem.Align", fmt.Sprintf("alignment %d", align), "power of two")
+	}
+}
+
+// TestRealloc: grow in place, grow by moving, shrink, nil input, size 0;
+// contents are kept and the results are symmetric.
+func TestRealloc(t *testing.T) {
+	run(t, 3, testHeap, func(p *goshmem.PE) {
+		me := p.MyPE()
+		table := mustCalloc[uint64](p, p.NPEs())
+		anchor := addr(table)
+		fill := func(s []int64, k int) {
+			for i := range s {
+				s[i] = int64(me*1_000_000 + k*1000 + i)
+			}
+		}
+		check := func(what string, s []int64, k, n int) {
+			if len(s) < n {
+				t.Errorf("%s: %d elements, want at least %d", what, len(s), n)
+				return
+			}
+			for i := 0; i < n; i++ {
+				if s[i] != int64(me*1_000_000+k*1000+i) {
+					t.Errorf("PE %d %s: element %d = %d, want %d", me, what, i, s[i], me*1_000_000+k*1000+i)
+					return
+				}
+			}
+		}
+		a := mustMalloc[int64](p, 100)
+		fill(a, 1)
+		// Grow: the space after a is free, so in place.
+		a2, err := goshmem.Realloc(p, a, 300)
+		if err != nil || len(a2) != 300 {
+			t.Fatalf("Realloc grow: %d elements, %v", len(a2), err)
+		}
+		check("grow", a2, 1, 100)
+		if msg := symCheck(p, table, anchor, addr(a2)); msg != "" {
+			t.Errorf("grow: %s", msg)
+		}
+		// Block the space after a2 and grow: a2 must move.
+		blocker := mustMalloc[byte](p, 64)
+		fill(a2, 2)
+		a3, err := goshmem.Realloc(p, a2, 5000)
+		if err != nil || len(a3) != 5000 {
+			t.Fatalf("Realloc move: %d elements, %v", len(a3), err)
+		}
+		if addr(a3) == addr(a2) {
+			t.Errorf("Realloc past a live block did not move (%#x)", addr(a3))
+		}
+		check("move", a3, 2, 300)
+		if msg := symCheck(p, table, anchor, addr(a3)); msg != "" {
+			t.Errorf("move: %s", msg)
+		}
+		// The moved block is usable remotely at its new place.
+		goshmem.P(p.Ctx(), &a3[4999], int64(me), (me+1)%3)
+		p.BarrierAll()
+		if want := int64((me + 2) % 3); a3[4999] != want {
+			t.Errorf("PE %d: after move a3[4999] = %d, want %d", me, a3[4999], want)
+		}
+		// Shrink: in place, the prefix kept.
+		fill(a3, 3)
+		a4, err := goshmem.Realloc(p, a3, 10)
+		if err != nil || len(a4) != 10 || addr(a4) != addr(a3) {
+			t.Fatalf("Realloc shrink: %d elements at %#x (was %#x), %v", len(a4), addr(a4), addr(a3), err)
+		}
+		check("shrink", a4, 3, 10)
+		// nil input allocates.
+		b, err := goshmem.Realloc[int64](p, nil, 16)
+		if err != nil || len(b) != 16 {
+			t.Fatalf("Realloc(nil, 16): %d elements, %v", len(b), err)
+		}
+		if msg := symCheck(p, table, anchor, addr(b)); msg != "" {
+			t.Errorf("Realloc(nil): %s", msg)
+		}
+		// n == 0 frees: the same block comes back from the next Malloc.
+		where := addr(b)
+		z, err := goshmem.Realloc(p, b, 0)
+		if err != nil || z != nil {
+			t.Errorf("Realloc(b, 0) = %v, %v; want nil, nil", z, err)
+		}
+		b2 := mustMalloc[int64](p, 16)
+		if addr(b2) != where {
+			t.Errorf("Realloc(b, 0) did not free b: Malloc gave %#x, b was %#x", addr(b2), where)
+		}
+		// Failure: too big; the old slice comes back unchanged.
+		fill(a4, 4)
+		a5, err := goshmem.Realloc(p, a4, 1<<20)
+		if err == nil {
+			t.Errorf("Realloc beyond the heap succeeded")
+		} else {
+			checkContains(t, "Realloc error", err.Error(), "goshmem.Realloc", "SHMEM_SYMMETRIC_SIZE", strconv.Itoa(8<<20))
+		}
+		if addr(a5) != addr(a4) || len(a5) != len(a4) {
+			t.Errorf("failed Realloc returned %#x/%d, want the old %#x/%d", addr(a5), len(a5), addr(a4), len(a4))
+		}
+		check("failed Realloc", a5, 4, 10)
+		goshmem.Free(p, blocker)
+		goshmem.Free(p, a5)
+	})
+}
+
+// TestOutOfHeap: a request larger than the heap fails on every PE with a
+// message naming the heap size, the request and SHMEM_SYMMETRIC_SIZE;
+// the heap stays usable.
+func TestOutOfHeap(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		fails := make([]int, n)
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			hs := p.HeapSize()
+			first := mustMalloc[int64](p, 8)
+			for _, tc := range []struct {
+				name    string
+				request int
+				alloc   func() error
+			}{
+				{"Malloc", hs + 1, func() error { _, err := goshmem.Malloc[byte](p, hs+1); return err }},
+				{"Calloc", 8 * (hs / 8), func() error { _, err := goshmem.Calloc[int64](p, hs/8); return err }},
+				{"Align", 2 * hs, func() error { _, err := goshmem.Align[int32](p, 4096, hs/2); return err }},
+				{"Realloc", 3 * hs, func() error { _, err := goshmem.Realloc(p, first, 3*hs/8); return err }},
+			} {
+				err := tc.alloc()
+				if err == nil {
+					t.Errorf("n=%d PE %d: %s of %d bytes in a %d-byte heap succeeded", n, p.MyPE(), tc.name, tc.request, hs)
+					continue
+				}
+				fails[p.MyPE()]++
+				checkContains(t, tc.name, err.Error(), "goshmem."+tc.name, strconv.Itoa(hs), strconv.Itoa(tc.request), "SHMEM_SYMMETRIC_SIZE")
+			}
+			// Still usable, and still symmetric.
+			x := mustMalloc[int64](p, 1000)
+			goshmem.P(p.Ctx(), &x[999], int64(p.MyPE()), 0)
+			p.BarrierAll()
+			if p.MyPE() == 0 && x[999] < 0 {
+				t.Errorf("x[999] = %d", x[999])
+			}
+		})
+		for pe, k := range fails {
+			if k != 4 {
+				t.Errorf("n=%d: PE %d saw %d of 4 allocation failures", n, pe, k)
+			}
+		}
+	}
+}
+
+// TestHeapExactFit: the whole heap can be allocated, and one more byte
+// cannot.
+func TestHeapExactFit(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		all, err := goshmem.Malloc[byte](p, p.HeapSize())
+		if err != nil || len(all) != p.HeapSize() {
+			t.Fatalf("Malloc of the whole heap: %d bytes, %v", len(all), err)
+		}
+		if _, err := goshmem.Malloc[byte](p, 1); err == nil {
+			t.Errorf("Malloc(1) in a full heap succeeded")
+		}
+		goshmem.Free(p, all)
+		again := mustMalloc[byte](p, p.HeapSize())
+		if addr(again) != addr(all) {
+			t.Errorf("whole heap reallocated at %#x, was %#x", addr(again), addr(all))
+		}
+	})
+}
+
+// TestMismatchedAllocation: PEs that allocate different sizes make the
+// job fail with a message naming the mismatch.
+func TestMismatchedAllocation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		alloc func(p *goshmem.PE)
+		want  []string
+	}{
+		{"Malloc sizes", func(p *goshmem.PE) { mustMalloc[byte](p, 64*(p.MyPE()+1)) },
+			[]string{"goshmem.Malloc", "differ", "PE 0", "PE 1"}},
+		{"Calloc sizes", func(p *goshmem.PE) { mustCalloc[int64](p, 10+p.MyPE()) },
+			[]string{"goshmem.Calloc", "differ"}},
+		{"Align alignments", func(p *goshmem.PE) { _, _ = goshmem.Align[byte](p, 128<<p.MyPE(), 8) },
+			[]string{"goshmem.Align", "differ"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := runErr(t, 2, testHeap, tc.alloc)
+			pe := panicError(t, err)
+			checkContains(t, tc.name, pe.Error(), tc.want...)
+		})
+	}
+}
+
+type withPtr struct {
+	A int
+	B *int
+}
+
+type deep struct {
+	A [4]struct {
+		X int
+		S []byte
+	}
+}
+
+// TestMallocPointerTypes: element types holding Go pointers are refused
+// with a message naming the type, by every allocation routine.
+func TestMallocPointerTypes(t *testing.T) {
+	cases := []struct {
+		typ   reflect.Type
+		alloc func(p *goshmem.PE)
+	}{
+		{reflect.TypeFor[*int](), func(p *goshmem.PE) { _, _ = goshmem.Malloc[*int](p, 4) }},
+		{reflect.TypeFor[string](), func(p *goshmem.PE) { _, _ = goshmem.Malloc[string](p, 4) }},
+		{reflect.TypeFor[[]int](), func(p *goshmem.PE) { _, _ = goshmem.Calloc[[]int](p, 4) }},
+		{reflect.TypeFor[map[int]int](), func(p *goshmem.PE) { _, _ = goshmem.Align[map[int]int](p, 64, 4) }},
+		{reflect.TypeFor[withPtr](), func(p *goshmem.PE) { _, _ = goshmem.Malloc[withPtr](p, 4) }},
+		{reflect.TypeFor[deep](), func(p *goshmem.PE) { _, _ = goshmem.Realloc[deep](p, nil, 4) }},
+		{reflect.TypeFor[any](), func(p *goshmem.PE) { _, _ = goshmem.Malloc[any](p, 1) }},
+		{reflect.TypeFor[chan int](), func(p *goshmem.PE) { _, _ = goshmem.Malloc[chan int](p, 1) }},
+		{reflect.TypeFor[func()](), func(p *goshmem.PE) { _, _ = goshmem.Malloc[func()](p, 1) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			pe := panicError(t, runErr(t, 1, testHeap, tc.alloc))
+			checkContains(t, tc.typ.String(), fmt.Sprint(pe.Value), tc.typ.String(), "pointers")
+		})
+	}
+	// Pointer-free types, including a zero-length array of pointers, are fine.
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		mustMalloc[[0]*int](p, 4)
+		mustMalloc[struct {
+			A [3]float64
+			B complex64
+		}](p, 4)
+		mustMalloc[[2][3]uint16](p, 4)
+	})
+}
+
+func TestMallocNegative(t *testing.T) {
+	pe := panicError(t, runErr(t, 1, testHeap, func(p *goshmem.PE) { _, _ = goshmem.Malloc[int64](p, -3) }))
+	checkContains(t, "Malloc(-3)", fmt.Sprint(pe.Value), "goshmem.Malloc", "-3")
+}
+
+func TestFreeBad(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fn   func(p *goshmem.PE)
+		want []string
+	}{
+		{"Go slice", func(p *goshmem.PE) { goshmem.Free(p, make([]int64, 4)) }, []string{"goshmem.Free", "symmetric heap"}},
+		{"interior", func(p *goshmem.PE) { x := mustMalloc[int64](p, 64); goshmem.Free(p, x[8:]) }, []string{"goshmem.Free", "does not start"}},
+		{"double free", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 64)
+			goshmem.Free(p, x)
+			goshmem.Free(p, x)
+		}, []string{"goshmem.Free"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pe := panicError(t, runErr(t, 1, testHeap, tc.fn))
+			checkContains(t, tc.name, fmt.Sprint(pe.Value), tc.want...)
+		})
+	}
+}

@@ -1,0 +1,268 @@
+package node_test
+
+// Real multi-process tests: the test binary re-runs itself as the PEs
+// of a job started with internal/launch (the library behind oshrun), the
+// way os/exec's tests use helper processes.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/launch"
+)
+
+const scenarioVar = "GOSHMEM_TEST_SCENARIO"
+
+func TestMain(m *testing.M) {
+	if s := os.Getenv(scenarioVar); s != "" {
+		goshmem.Main(scenarios[s])
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+var scenarios = map[string]func(pe *goshmem.PE){
+	"rma":        scenarioRMA,
+	"sigkill":    scenarioSigkill,
+	"globalexit": scenarioGlobalExit,
+	"barriers":   func(pe *goshmem.PE) { barriers(pe, 2000) },
+}
+
+// fail makes the PE process exit non-zero with a message on stderr.
+func fail(pe *goshmem.PE, format string, args ...any) {
+	panic(fmt.Sprintf("PE %d: %s", pe.MyPE(), fmt.Sprintf(format, args...)))
+}
+
+// scenarioRMA exercises the data path across processes: puts to the
+// right neighbour, gets, AMOs on PE 0, a lock, a signal, and Ptr.
+func scenarioRMA(pe *goshmem.PE) {
+	me, n := pe.MyPE(), pe.NPEs()
+	c := pe.Ctx()
+	buf, _ := goshmem.Calloc[int64](pe, 1024)
+	ctr, _ := goshmem.Calloc[int64](pe, 2)
+	lock, _ := goshmem.Calloc[int64](pe, 1)
+	sig, _ := goshmem.Calloc[uint64](pe, 1)
+	right, left := (me+1)%n, (me+n-1)%n
+	src := make([]int64, 1024)
+	for i := range src {
+		src[i] = int64(me*10000 + i)
+	}
+	goshmem.Put(c, buf, src, right)
+	goshmem.AtomicFetchAdd(c, &ctr[0], int64(me+1), 0)
+	pe.BarrierAll()
+	for i, v := range buf {
+		if v != int64(left*10000+i) {
+			fail(pe, "buf[%d] = %d, want %d", i, v, left*10000+i)
+		}
+	}
+	got := make([]int64, 1024)
+	goshmem.Get(c, got, buf, right)
+	if got[5] != int64(me*10000+5) {
+		fail(pe, "Get from PE %d: got[5] = %d", right, got[5])
+	}
+	if me == 0 && ctr[0] != int64(n*(n+1)/2) {
+		fail(pe, "counter = %d, want %d", ctr[0], n*(n+1)/2)
+	}
+	for i := 0; i < 50; i++ {
+		pe.SetLock(&lock[0])
+		v := goshmem.G(c, &ctr[1], 0)
+		goshmem.P(c, &ctr[1], v+1, 0)
+		pe.ClearLock(&lock[0])
+	}
+	pe.BarrierAll()
+	if me == 0 && ctr[1] != int64(50*n) {
+		fail(pe, "lock-protected counter = %d, want %d", ctr[1], 50*n)
+	}
+	// Signal the right neighbour, wait for the left one.
+	goshmem.PutSignal(c, buf[:4], src[:4], &sig[0], 1, goshmem.SignalAdd, right)
+	goshmem.SignalWaitUntil(pe, &sig[0], goshmem.CmpGE, 1)
+	if buf[3] != int64(left*10000+3) {
+		fail(pe, "data not there with the signal: %d", buf[3])
+	}
+	wantPtr := os.Getenv("SHMEM_TRANSPORT") != "cma"
+	for q := 0; q < n; q++ {
+		p := goshmem.Ptr(pe, buf, q)
+		if (p != nil) != (wantPtr || q == me) {
+			fail(pe, "Ptr to PE %d = %v, want mapped=%v", q, p != nil, wantPtr || q == me)
+		}
+	}
+	fmt.Printf("PE %d ok %s\n", me, pe.Transport().Name)
+}
+
+func scenarioSigkill(pe *goshmem.PE) {
+	if pe.MyPE() == 2 {
+		time.Sleep(100 * time.Millisecond)
+		fmt.Fprintf(os.Stderr, "PE 2 kills itself at %d\n", time.Now().UnixNano())
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	for {
+		pe.BarrierAll()
+	}
+}
+
+func scenarioGlobalExit(pe *goshmem.PE) {
+	if pe.MyPE() == 1 {
+		pe.GlobalExit(7)
+	}
+	for {
+		pe.BarrierAll()
+	}
+}
+
+func barriers(pe *goshmem.PE, n int) {
+	for i := 0; i < n; i++ {
+		pe.BarrierAll()
+	}
+}
+
+type result struct {
+	code           int
+	err            error
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+func runJob(t *testing.T, scenario string, npes, ppp int, noSupervise bool, env ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cfg := launch.Config{
+		NPEs: npes, PEsPerProc: ppp, Program: os.Args[0], Args: []string{"-test.run=^$"},
+		Env:         append([]string{scenarioVar + "=" + scenario, "SHMEM_SYMMETRIC_SIZE=8m"}, env...),
+		Stdout:      &out, Stderr: &errb, Timeout: 60 * time.Second, NoSupervise: noSupervise,
+	}
+	start := time.Now()
+	code, err := launch.Run(context.Background(), cfg)
+	return result{code, err, out.String(), errb.String(), time.Since(start)}
+}
+
+func shmEntries(t *testing.T) []string {
+	t.Helper()
+	names, _ := filepath.Glob("/dev/shm/*")
+	return names
+}
+
+func TestMultiProcessRMA(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		npes, ppp int
+		env       []string
+		transport string
+	}{
+		{"4x1-xpmem", 4, 1, nil, "xpmem"},
+		{"5x2-mixed", 5, 2, nil, "xpmem"},
+		{"3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}, "cma"},
+		{"4x2-cma", 4, 2, []string{"SHMEM_TRANSPORT=cma"}, "cma"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runJob(t, "rma", tc.npes, tc.ppp, false, tc.env...)
+			if r.err != nil || r.code != 0 {
+				t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
+			}
+			for pe := 0; pe < tc.npes; pe++ {
+				if want := fmt.Sprintf("PE %d ok %s", pe, tc.transport); !strings.Contains(r.stdout, want) {
+					t.Errorf("missing %q in output:\n%s", want, r.stdout)
+				}
+			}
+		})
+	}
+}
+
+// TestKilledPE kills a PE with SIGKILL while the others wait in a
+// barrier: the launcher must stop the job within a second, name the PE
+// and the signal, exit 128+9, and leave no process and nothing in
+// /dev/shm behind.
+func TestKilledPE(t *testing.T) {
+	before := shmEntries(t)
+	r := runJob(t, "sigkill", 4, 1, false)
+	if r.code != 128+9 {
+		t.Fatalf("exit code %d, want 137; err %v\nstderr:\n%s", r.code, r.err, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "PE 2") || !strings.Contains(r.stderr, "SIGKILL") {
+		t.Errorf("stderr does not name PE 2 and SIGKILL:\n%s", r.stderr)
+	}
+	checkStoppedSoon(t, r)
+	checkNoLeftovers(t, before)
+}
+
+// TestDeadPeerWithoutLauncher turns the launcher's supervision off: the
+// surviving PEs must notice the dead peer on their own (pidfd) within a
+// second and stop with a message naming it.
+func TestDeadPeerWithoutLauncher(t *testing.T) {
+	before := shmEntries(t)
+	r := runJob(t, "sigkill", 3, 1, true)
+	if r.code == 0 {
+		t.Fatalf("job succeeded; stderr:\n%s", r.stderr)
+	}
+	if n := strings.Count(r.stderr, "PE 2 (pid"); n < 2 {
+		t.Errorf("want both survivors to name the dead PE 2, got %d mentions:\n%s", n, r.stderr)
+	}
+	checkStoppedSoon(t, r)
+	checkNoLeftovers(t, before)
+}
+
+func TestGlobalExit(t *testing.T) {
+	r := runJob(t, "globalexit", 3, 1, false)
+	if r.code != 7 {
+		t.Fatalf("exit code %d, want 7; stderr:\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "GlobalExit(7)") {
+		t.Errorf("stderr does not mention GlobalExit(7):\n%s", r.stderr)
+	}
+}
+
+// TestOversubscribedBarriers runs 8 PEs on this machine's CPUs (more
+// PEs than cores is the normal case here): waiting must not starve the
+// PE being waited for.
+func TestOversubscribedBarriers(t *testing.T) {
+	r := runJob(t, "barriers", 8, 1, false)
+	if r.code != 0 {
+		t.Fatalf("code %d err %v stderr:\n%s", r.code, r.err, r.stderr)
+	}
+	t.Logf("8 PEs x 2000 BarrierAll: %v (including start-up)", r.elapsed)
+	if r.elapsed > 20*time.Second {
+		t.Errorf("too slow: %v", r.elapsed)
+	}
+}
+
+// checkStoppedSoon checks that the job ended within a second of the
+// kill, using the kill time PE 2 printed.
+func checkStoppedSoon(t *testing.T, r result) {
+	t.Helper()
+	i := strings.Index(r.stderr, "kills itself at ")
+	if i < 0 {
+		t.Fatalf("no kill time in stderr:\n%s", r.stderr)
+	}
+	f := strings.Fields(r.stderr[i+len("kills itself at "):])
+	ns, _ := strconv.ParseInt(f[0], 10, 64)
+	if d := time.Since(time.Unix(0, ns)); d > 1500*time.Millisecond {
+		// Run returned more than 1.5 s after the kill (1 s budget plus
+		// the time since Run returned).
+		t.Errorf("job stopped %v after the kill", d)
+	}
+}
+
+func checkNoLeftovers(t *testing.T, before []string) {
+	t.Helper()
+	after := shmEntries(t)
+	if len(after) > len(before) {
+		t.Errorf("/dev/shm grew: before %v after %v", before, after)
+	}
+	out, _ := exec.Command("pgrep", "-f", "GOSHMEM_TEST_SCENARIO").Output()
+	_ = out
+	// No process of the job may remain: every PE is a child of this test
+	// process's launcher and would show up as a child here.
+	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid()))
+	if s := strings.TrimSpace(string(kids)); s != "" {
+		t.Errorf("child processes left: %s", s)
+	}
+}

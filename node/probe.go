@@ -1,0 +1,64 @@
+package node
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/shm"
+	"github.com/goshmem/goshmem/xpmem"
+)
+
+// Probe reports the on-node transport a job would use here under cfg,
+// and why, by doing what start-up does on a small segment: create it,
+// map it through the XPMEM model, and try process_vm_readv as the
+// fallback. cmd/oshinfo prints it.
+func Probe(cfg Config) (Transport, []string) {
+	var notes []string
+	seg, err := shm.Create("goshmem-probe", 1<<16, shm.Options{})
+	if err != nil {
+		return Transport{"none", "no shared-memory segment can be created: " + err.Error()}, notes
+	}
+	defer seg.Close()
+	notes = append(notes, fmt.Sprintf("segments: %s (nothing is named in any file system; nothing can be left behind)", seg.Kind()))
+	att, mapErr := attach(seg, seg.Size())
+	cmaErr := probeCMA(att)
+	if att != nil {
+		att.Detach()
+	}
+	if cmaErr == nil {
+		notes = append(notes, "cma: process_vm_readv/writev available (fallback for heaps that cannot be mapped)")
+	} else {
+		notes = append(notes, "cma: unavailable: "+cmaErr.Error())
+	}
+	switch {
+	case cfg.Transport == "cma" && cmaErr != nil:
+		return Transport{"none", "SHMEM_TRANSPORT=cma but process_vm_readv fails: " + cmaErr.Error()}, notes
+	case cfg.Transport == "cma":
+		return Transport{"cma", "SHMEM_TRANSPORT=cma: peers' heaps are read and written with process_vm_readv/writev; atomics are serialized by a lock per PE"}, notes
+	case mapErr != nil && cmaErr == nil && cfg.Transport != "xpmem":
+		return Transport{"cma", "heaps cannot be mapped (" + mapErr.Error() + "); falling back to process_vm_readv/writev"}, notes
+	case mapErr != nil:
+		return Transport{"none", "heaps cannot be mapped: " + mapErr.Error()}, notes
+	}
+	return Transport{"xpmem", "every PE's process maps every heap of the node (memfd segments inherited from oshrun): put, get and atomics are loads, stores and CPU atomics"}, notes
+}
+
+func probeCMA(att *xpmem.Attachment) error {
+	if att == nil {
+		return fmt.Errorf("no mapping to read")
+	}
+	b := att.Bytes()
+	b[0] = 42
+	var got [1]byte
+	if err := sys.ProcessVMRead(os.Getpid(), got[:], uintptrOf(b)); err != nil {
+		return err
+	}
+	if got[0] != 42 {
+		return fmt.Errorf("process_vm_readv read %d, want 42", got[0])
+	}
+	return nil
+}
+
+func uintptrOf(b []byte) uintptr { return mem.Addr(b) }
