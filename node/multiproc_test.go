@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -137,8 +136,8 @@ func runJob(t *testing.T, scenario string, npes, ppp int, noSupervise bool, env 
 	var out, errb bytes.Buffer
 	cfg := launch.Config{
 		NPEs: npes, PEsPerProc: ppp, Program: os.Args[0], Args: []string{"-test.run=^$"},
-		Env:         append([]string{scenarioVar + "=" + scenario, "SHMEM_SYMMETRIC_SIZE=8m"}, env...),
-		Stdout:      &out, Stderr: &errb, Timeout: 60 * time.Second, NoSupervise: noSupervise,
+		Env:    append([]string{scenarioVar + "=" + scenario, "SHMEM_SYMMETRIC_SIZE=8m"}, env...),
+		Stdout: &out, Stderr: &errb, Timeout: 60 * time.Second, NoSupervise: noSupervise,
 	}
 	start := time.Now()
 	code, err := launch.Run(context.Background(), cfg)
@@ -257,8 +256,6 @@ func checkNoLeftovers(t *testing.T, before []string) {
 	if len(after) > len(before) {
 		t.Errorf("/dev/shm grew: before %v after %v", before, after)
 	}
-	out, _ := exec.Command("pgrep", "-f", "GOSHMEM_TEST_SCENARIO").Output()
-	_ = out
 	// No process of the job may remain: every PE is a child of this test
 	// process's launcher and would show up as a child here.
 	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid()))
