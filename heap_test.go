@@ -366,6 +366,17 @@ func TestMismatchedAllocation(t *testing.T) {
 			[]string{"goshmem.Calloc", "differ"}},
 		{"Align alignments", func(p *goshmem.PE) { _, _ = goshmem.Align[byte](p, 128<<p.MyPE(), 8) },
 			[]string{"goshmem.Align", "differ"}},
+		{"Free of different blocks", func(p *goshmem.PE) {
+			a, b := mustMalloc[byte](p, 64), mustMalloc[byte](p, 64)
+			goshmem.Free(p, [][]byte{a, b}[p.MyPE()])
+			mustMalloc[byte](p, 64)
+		}, []string{"goshmem.Malloc", "differ"}},
+		{"extra Malloc", func(p *goshmem.PE) {
+			mustMalloc[byte](p, 64)
+			if p.MyPE() == 0 {
+				mustMalloc[byte](p, 64)
+			}
+		}, []string{"differ"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := runErr(t, 2, testHeap, tc.alloc)

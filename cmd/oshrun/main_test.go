@@ -153,29 +153,42 @@ func TestCommand(t *testing.T) {
 func TestSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			var stderr bytes.Buffer
-			cmd, pids := startPEs(t, 3, &stderr)
-			sent := time.Now()
-			cmd.Process.Signal(sig)
-			err := cmd.Wait()
-			took := time.Since(sent)
-			t.Logf("oshrun exited %v after %v: %q", err, took, stderr.String())
-			if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
-				t.Errorf("exit code %d, want %d", code, 128+int(sig))
-			}
-			if want := "oshrun: interrupted by " + sys.SignalName(int(sig)) + "\n"; stderr.String() != want {
-				t.Errorf("stderr %q, want %q", stderr.String(), want)
-			}
-			if took > time.Second {
-				t.Errorf("stopping took %v", took)
-			}
-			for _, pid := range pids {
-				if alive(pid) {
-					t.Errorf("PE process %d still alive", pid)
+			for attempt := 1; ; attempt++ {
+				took := signalOnce(t, sig)
+				if took <= time.Second || t.Failed() {
+					return
 				}
+				if attempt == 3 {
+					t.Fatalf("stopping took %v (3 attempts)", took)
+				}
+				t.Logf("stopping took %v; retrying (a loaded machine?)", took)
 			}
 		})
 	}
+}
+
+// signalOnce starts a job, sends sig to oshrun, checks the outcome and
+// returns how long oshrun took to stop.
+func signalOnce(t *testing.T, sig syscall.Signal) time.Duration {
+	var stderr bytes.Buffer
+	cmd, pids := startPEs(t, 3, &stderr)
+	sent := time.Now()
+	cmd.Process.Signal(sig)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	t.Logf("oshrun exited %v after %v: %q", err, took, stderr.String())
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
+		t.Errorf("exit code %d, want %d", code, 128+int(sig))
+	}
+	if want := "oshrun: interrupted by " + sys.SignalName(int(sig)) + "\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("PE process %d still alive", pid)
+		}
+	}
+	return took
 }
 
 // alive reports whether pid exists and is not a zombie.
@@ -236,7 +249,8 @@ func TestLauncherKilled(t *testing.T) {
 	cmd, pids := startPEs(t, 3, &stderr)
 	cmd.Process.Kill()
 	cmd.Wait()
-	deadline := time.Now().Add(time.Second)
+	// The kernel kills them at once; allow for a loaded machine.
+	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
 		for alive(pid) && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)

@@ -143,9 +143,9 @@ type proc struct {
 	pipes    []*os.File // the launcher's read ends
 	childFds []*os.File // write ends for the child, closed after start
 
-	// Set by the waiter goroutine when it had to reap p itself.
-	waitErr error
-	reaped  atomic.Bool
+	// reaped is set once p has been waited for (by the waiter goroutine
+	// only when waiting without reaping failed).
+	reaped atomic.Bool
 
 	done      bool
 	code, sig int
@@ -406,7 +406,7 @@ func (l *launcher) start(p *proc) error {
 	l.running++
 	go func() {
 		if err := sys.WaitExited(p.pid); err != nil {
-			p.waitErr = p.cmd.Wait()
+			p.cmd.Wait()
 			p.reaped.Store(true)
 		}
 		l.exited <- p
@@ -529,9 +529,8 @@ func ctxCause(ctx context.Context) (code int, msg string) {
 
 // reap collects the exit status of p and judges it.
 func (l *launcher) reap(p *proc) {
-	trace("reap %s", p.name())
 	if !p.reaped.Load() {
-		p.waitErr = p.cmd.Wait()
+		p.cmd.Wait() // the status is in ProcessState
 		p.reaped.Store(true)
 	}
 	l.running--
@@ -641,7 +640,6 @@ func (l *launcher) stop(f *failure) {
 		return
 	}
 	l.stopping = true
-	trace("stop")
 	if f != nil {
 		l.ctl.Header.Abort.Set(f.kind, f.pe, f.pid, f.code)
 	}
@@ -742,12 +740,4 @@ func (l *launcher) render(f *failure) (string, int) {
 		code = 128 + f.code
 	}
 	return job.Describe(f.kind, f.pe, f.pid, f.code), code
-}
-
-var traceStart = time.Now()
-
-func trace(format string, args ...any) {
-	if os.Getenv("LAUNCH_TRACE") != "" {
-		fmt.Fprintf(os.Stderr, "TRACE %v %s\n", time.Since(traceStart), fmt.Sprintf(format, args...))
-	}
 }

@@ -387,71 +387,99 @@ func TestFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{NPEs: tc.npes, PEsPerProc: tc.ppp, NoSupervise: tc.noSuperv, Timeout: 20 * time.Second}
-			r := runJob(t, context.Background(), cfg, tc.mode)
-			if r.err != nil {
-				t.Fatalf("Run: %v", r.err)
-			}
-			if r.code != tc.code {
-				t.Errorf("exit code %d, want %d", r.code, tc.code)
-			}
-			want := fmt.Sprintf(tc.line, r.pids[tc.failed]) + "\n"
-			if r.stderr != want {
-				t.Errorf("stderr = %q, want %q", r.stderr, want)
-			}
-			var since time.Time
-			if tc.mode == "0:plain,*:hang" {
-				since = r.start // fails at once
-			} else {
-				since = r.failedAt(t, tc.failed)
-			}
-			stop := r.end.Sub(since)
-			t.Logf("all PEs gone %v after the failure", stop)
-			if tc.maxStop == 0 {
-				tc.maxStop = time.Second
-			}
-			if stop > tc.maxStop {
-				t.Errorf("PEs gone %v after the failure, want < %v", stop, tc.maxStop)
-			}
-			if stop < tc.minStop {
-				t.Errorf("PEs gone %v after the failure, want >= %v", stop, tc.minStop)
-			}
-			switch tc.name {
-			case "doorbell":
-				for pe := 1; pe < tc.npes; pe++ {
-					if _, ok := r.file(fmt.Sprintf("woke-%d", pe)); !ok {
-						t.Errorf("PE %d did not see the abort on its doorbell", pe)
+			timely(t, func() string {
+				cfg := Config{NPEs: tc.npes, PEsPerProc: tc.ppp, NoSupervise: tc.noSuperv, Timeout: 20 * time.Second}
+				r := runJob(t, context.Background(), cfg, tc.mode)
+				if r.err != nil {
+					t.Fatalf("Run: %v", r.err)
+				}
+				if r.code != tc.code {
+					t.Errorf("exit code %d, want %d", r.code, tc.code)
+				}
+				want := fmt.Sprintf(tc.line, r.pids[tc.failed]) + "\n"
+				if r.stderr != want {
+					t.Errorf("stderr = %q, want %q", r.stderr, want)
+				}
+				var since time.Time
+				if tc.mode == "0:plain,*:hang" {
+					since = r.start // fails at once
+				} else {
+					since = r.failedAt(t, tc.failed)
+				}
+				stop := r.end.Sub(since)
+				t.Logf("all PEs gone %v after the failure", stop)
+				if stop < tc.minStop {
+					t.Errorf("PEs gone %v after the failure, want >= %v", stop, tc.minStop)
+				}
+				switch tc.name {
+				case "doorbell":
+					for pe := 1; pe < tc.npes; pe++ {
+						if _, ok := r.file(fmt.Sprintf("woke-%d", pe)); !ok {
+							t.Errorf("PE %d did not see the abort on its doorbell", pe)
+						}
+					}
+				case "unsupervised":
+					n := 0
+					for pe := 1; pe < tc.npes; pe++ {
+						if _, ok := r.file(fmt.Sprintf("detected-%d", pe)); ok {
+							n++
+						}
+					}
+					if n == 0 {
+						t.Errorf("no PE detected the dead peer by itself")
 					}
 				}
-			case "unsupervised":
-				n := 0
-				for pe := 1; pe < tc.npes; pe++ {
-					if _, ok := r.file(fmt.Sprintf("detected-%d", pe)); ok {
-						n++
-					}
+				if tc.maxStop == 0 {
+					tc.maxStop = time.Second
 				}
-				if n == 0 {
-					t.Errorf("no PE detected the dead peer by itself")
+				if stop > tc.maxStop {
+					return fmt.Sprintf("PEs gone %v after the failure, want < %v", stop, tc.maxStop)
 				}
-			}
+				return ""
+			})
 		})
+	}
+}
+
+// timely runs attempt until its timing holds, at most 3 times. Other
+// checks fail the test at once; but a machine loaded by other tests can
+// stretch a latency, so a timing miss (attempt returns what missed)
+// fails the test only the third time.
+func timely(t *testing.T, attempt func() string) {
+	t.Helper()
+	for i := 1; ; i++ {
+		miss := attempt()
+		if miss == "" || t.Failed() {
+			return
+		}
+		if i == 3 {
+			t.Errorf("%s (3 attempts)", miss)
+			return
+		}
+		t.Logf("attempt %d: %s; retrying", i, miss)
 	}
 }
 
 func TestTimeout(t *testing.T) {
 	const limit = 300 * time.Millisecond
-	r := runJob(t, context.Background(), Config{NPEs: 3, Timeout: limit}, "hang")
-	if r.err != nil || r.code != ExitTimeout {
-		t.Fatalf("Run = %d, %v; want %d, nil", r.code, r.err, ExitTimeout)
-	}
-	if want := "oshrun: job timed out after 300ms\n"; r.stderr != want {
-		t.Errorf("stderr = %q, want %q", r.stderr, want)
-	}
-	took := r.end.Sub(r.start)
-	t.Logf("job stopped %v after its start (limit %v)", took, limit)
-	if took < limit || took > limit+time.Second {
-		t.Errorf("job took %v, want within a second after %v", took, limit)
-	}
+	timely(t, func() string {
+		r := runJob(t, context.Background(), Config{NPEs: 3, Timeout: limit}, "hang")
+		if r.err != nil || r.code != ExitTimeout {
+			t.Fatalf("Run = %d, %v; want %d, nil", r.code, r.err, ExitTimeout)
+		}
+		if want := "oshrun: job timed out after 300ms\n"; r.stderr != want {
+			t.Errorf("stderr = %q, want %q", r.stderr, want)
+		}
+		took := r.end.Sub(r.start)
+		t.Logf("job stopped %v after its start (limit %v)", took, limit)
+		if took < limit {
+			t.Errorf("job took %v, less than its limit %v", took, limit)
+		}
+		if took > limit+time.Second {
+			return fmt.Sprintf("job took %v, want within a second after %v", took, limit)
+		}
+		return ""
+	})
 }
 
 func TestTimeoutNotReached(t *testing.T) {
@@ -464,25 +492,28 @@ func TestTimeoutNotReached(t *testing.T) {
 func TestInterrupt(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sys.SignalName(int(sig)), func(t *testing.T) {
-			ctx, cancel := context.WithCancelCause(context.Background())
-			defer cancel(nil)
-			var at time.Time
-			time.AfterFunc(300*time.Millisecond, func() {
-				at = time.Now()
-				cancel(&SignalError{Signal: sig})
+			timely(t, func() string {
+				ctx, cancel := context.WithCancelCause(context.Background())
+				defer cancel(nil)
+				var at time.Time
+				time.AfterFunc(300*time.Millisecond, func() {
+					at = time.Now()
+					cancel(&SignalError{Signal: sig})
+				})
+				r := runJob(t, ctx, Config{NPEs: 4, PEsPerProc: 2}, "*:hang")
+				if r.err != nil || r.code != 128+int(sig) {
+					t.Fatalf("Run = %d, %v; want %d", r.code, r.err, 128+int(sig))
+				}
+				if want := "oshrun: interrupted by " + sys.SignalName(int(sig)) + "\n"; r.stderr != want {
+					t.Errorf("stderr = %q, want %q", r.stderr, want)
+				}
+				stop := r.end.Sub(at)
+				t.Logf("PEs gone %v after the cancellation", stop)
+				if stop > time.Second {
+					return fmt.Sprintf("stop took %v", stop)
+				}
+				return ""
 			})
-			r := runJob(t, ctx, Config{NPEs: 4, PEsPerProc: 2}, "*:hang")
-			if r.err != nil || r.code != 128+int(sig) {
-				t.Fatalf("Run = %d, %v; want %d", r.code, r.err, 128+int(sig))
-			}
-			if want := "oshrun: interrupted by " + sys.SignalName(int(sig)) + "\n"; r.stderr != want {
-				t.Errorf("stderr = %q, want %q", r.stderr, want)
-			}
-			stop := r.end.Sub(at)
-			t.Logf("PEs gone %v after the cancellation", stop)
-			if stop > time.Second {
-				t.Errorf("stop took %v", stop)
-			}
 		})
 	}
 	t.Run("plain-cancel", func(t *testing.T) {
@@ -625,7 +656,8 @@ func TestPlainProgram(t *testing.T) {
 // TestBuildPackage runs a Go package directory: built once, removed
 // afterwards.
 func TestBuildPackage(t *testing.T) {
-	tmpBefore, _ := filepath.Glob(filepath.Join(os.TempDir(), "oshrun-build-*"))
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	var out bytes.Buffer
 	code, err := Run(context.Background(), Config{NPEs: 2, Program: "./testdata/hello", Args: []string{"a", "b"},
 		Stdout: &out, Stderr: &out, TagOutput: true, Env: []string{"SHMEM_SYMMETRIC_SIZE=1M"}})
@@ -637,9 +669,8 @@ func TestBuildPackage(t *testing.T) {
 			t.Errorf("output lacks %q: %q", want, out.String())
 		}
 	}
-	tmpAfter, _ := filepath.Glob(filepath.Join(os.TempDir(), "oshrun-build-*"))
-	if added := newEntries(tmpBefore, tmpAfter); len(added) > 0 {
-		t.Errorf("build directories left: %v", added)
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("build directory left in $TMPDIR: %v", left[0].Name())
 	}
 
 	code, err = Run(context.Background(), Config{NPEs: 1, Program: "./testdata/broken", Stderr: &out})

@@ -1,0 +1,442 @@
+package goshmem_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/goshmem/goshmem"
+)
+
+// fixture is what the programmer-error cases work on: x at the start of
+// the heap, tail filling the rest of it (so that its end is the heap's
+// end), and Go memory that is not in the heap.
+type fixture struct {
+	p     *goshmem.PE
+	c     *goshmem.Ctx
+	x     []int64
+	tail  []int64
+	past  []int64 // the last 2 elements of tail and 2 more past the heap's end
+	goMem []int64
+	goVar *int64
+	base  uintptr // the heap's range
+	end   uintptr
+}
+
+func newFixture(p *goshmem.PE) *fixture {
+	x := mustMalloc[int64](p, 16)
+	tail := mustMalloc[int64](p, (p.HeapSize()-16*8)/8)
+	f := &fixture{p: p, c: p.Ctx(), x: x, tail: tail, goMem: make([]int64, 4), goVar: new(int64)}
+	f.past = unsafe.Slice(&tail[len(tail)-2], 4)
+	f.base = addr(x)
+	f.end = f.base + uintptr(p.HeapSize())
+	return f
+}
+
+// notInHeap is the message of an address range outside the heap.
+func (f *fixture) notInHeap(routine, arg string, a, n uintptr) string {
+	return fmt.Sprintf("goshmem.%s: %s [%#x, %#x) is not inside the symmetric heap [%#x, %#x) of PE 0",
+		routine, arg, a, a+n, f.base, f.end)
+}
+
+type errCase struct {
+	name string
+	npes int                           // 1 or 2
+	fn   func(f *fixture)              // runs on PE 0
+	want func(f *fixture) []string // substrings of the panic message
+}
+
+func strs(s ...string) func(*fixture) []string { return func(*fixture) []string { return s } }
+
+func badPECases() []errCase {
+	var cs []errCase
+	for _, pe := range []int{-1, 2, 1 << 40} {
+		rng := fmt.Sprintf("PE %d out of range [0, 2)", pe)
+		add := func(routine string, fn func(f *fixture)) {
+			cs = append(cs, errCase{name: fmt.Sprintf("%s PE %d", routine, pe), npes: 2, fn: fn, want: strs("goshmem."+routine+": ", rng)})
+		}
+		add("Put", func(f *fixture) { goshmem.Put(f.c, f.x[:2], []int64{1, 2}, pe) })
+		add("Get", func(f *fixture) { goshmem.Get(f.c, make([]int64, 2), f.x[:2], pe) })
+		add("P", func(f *fixture) { goshmem.P(f.c, &f.x[0], 1, pe) })
+		add("G", func(f *fixture) { goshmem.G(f.c, &f.x[0], pe) })
+		add("AtomicFetchAdd", func(f *fixture) { goshmem.AtomicFetchAdd(f.c, &f.x[0], 1, pe) })
+		add("AtomicFetch", func(f *fixture) { goshmem.AtomicFetch(f.c, &f.x[0], pe) })
+		add("AtomicSet", func(f *fixture) { goshmem.AtomicSet(f.c, &f.x[0], 1, pe) })
+		add("AtomicSwap", func(f *fixture) { goshmem.AtomicSwap(f.c, &f.x[0], 3, pe) })
+		add("AtomicCompareSwap", func(f *fixture) { goshmem.AtomicCompareSwap(f.c, &f.x[0], 0, 3, pe) })
+		add("AtomicFetchXor", func(f *fixture) { goshmem.AtomicFetchXor(f.c, (*uint32)(unsafe.Pointer(&f.x[1])), 3, pe) })
+	}
+	// A zero-length transfer still checks its PE.
+	cs = append(cs, errCase{name: "Put empty PE 2", npes: 2, fn: func(f *fixture) { goshmem.Put(f.c, f.x[:0], nil, 2) },
+		want: strs("goshmem.Put: ", "PE 2 out of range [0, 2)")})
+	cs = append(cs, errCase{name: "Get nil PE -1", npes: 1, fn: func(f *fixture) { goshmem.Get[int64](f.c, nil, nil, -1) },
+		want: strs("goshmem.Get: ", "PE -1 out of range [0, 1)")})
+	return cs
+}
+
+func addrCases() []errCase {
+	return []errCase{
+		{name: "Put dest Go slice", npes: 2, fn: func(f *fixture) { goshmem.Put(f.c, f.goMem, []int64{1, 2, 3, 4}, 1) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("Put", "dest", addr(f.goMem), 32)} }},
+		{name: "Get source Go slice", npes: 2, fn: func(f *fixture) { goshmem.Get(f.c, make([]int64, 4), f.goMem, 1) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("Get", "source", addr(f.goMem), 32)} }},
+		{name: "P dest Go var", npes: 2, fn: func(f *fixture) { goshmem.P(f.c, f.goVar, 1, 1) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("P", "dest", uintptr(unsafe.Pointer(f.goVar)), 8)} }},
+		{name: "G source Go var", npes: 2, fn: func(f *fixture) { goshmem.G(f.c, f.goVar, 1) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("G", "source", uintptr(unsafe.Pointer(f.goVar)), 8)} }},
+		{name: "AtomicFetchAdd dest Go var", npes: 2, fn: func(f *fixture) { goshmem.AtomicFetchAdd(f.c, f.goVar, 1, 1) },
+			want: func(f *fixture) []string {
+				return []string{f.notInHeap("AtomicFetchAdd", "dest", uintptr(unsafe.Pointer(f.goVar)), 8)}
+			}},
+		{name: "Put dest past heap end", npes: 2, fn: func(f *fixture) { goshmem.Put(f.c, f.past, make([]int64, 4), 1) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("Put", "dest", addr(f.past), 32)} }},
+		{name: "Get source past heap end", npes: 2, fn: func(f *fixture) { goshmem.Get(f.c, make([]int64, 4), f.past, 0) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("Get", "source", addr(f.past), 32)} }},
+		{name: "Put dest past heap end to self", npes: 1, fn: func(f *fixture) { goshmem.Put(f.c, f.past, make([]int64, 4), 0) },
+			want: func(f *fixture) []string { return []string{f.notInHeap("Put", "dest", addr(f.past), 32)} }},
+		{name: "Put dest in a peer's heap", npes: 2, fn: func(f *fixture) {
+			goshmem.Put(f.c, goshmem.Ptr(f.p, f.x[:2], 1), []int64{1, 2}, 1)
+		}, want: strs("goshmem.Put: dest", "is not inside the symmetric heap")},
+		{name: "AtomicFetchAdd misaligned", npes: 2, fn: func(f *fixture) {
+			goshmem.AtomicFetchAdd(f.c, (*int64)(unsafe.Add(unsafe.Pointer(&f.x[2]), 4)), 1, 1)
+		}, want: func(f *fixture) []string {
+			return []string{fmt.Sprintf("goshmem.AtomicFetchAdd: dest %#x is not aligned to 8 bytes", addr(f.x[2:])+4)}
+		}},
+		{name: "WaitUntil ivar Go var", npes: 1, fn: func(f *fixture) { goshmem.WaitUntil(f.p, f.goVar, goshmem.CmpEQ, 0) },
+			want: func(f *fixture) []string {
+				return []string{f.notInHeap("WaitUntil", "ivar", uintptr(unsafe.Pointer(f.goVar)), 8)}
+			}},
+		{name: "WaitUntil ivar in a peer's heap", npes: 2, fn: func(f *fixture) {
+			goshmem.WaitUntil(f.p, goshmem.PtrTo(f.p, &f.x[0], 1), goshmem.CmpEQ, 0)
+		}, want: strs("goshmem.WaitUntil: ivar", "is not inside the symmetric heap")},
+		{name: "Test ivar Go var", npes: 1, fn: func(f *fixture) { goshmem.Test(f.p, f.goVar, goshmem.CmpEQ, 0) },
+			want: func(f *fixture) []string {
+				return []string{f.notInHeap("Test", "ivar", uintptr(unsafe.Pointer(f.goVar)), 8)}
+			}},
+		{name: "WaitUntilAll ivars past heap end", npes: 1, fn: func(f *fixture) {
+			goshmem.WaitUntilAll(f.p, f.past, nil, goshmem.CmpEQ, 0)
+		}, want: func(f *fixture) []string { return []string{f.notInHeap("WaitUntilAll", "ivar", addr(f.past), 32)} }},
+		{name: "SignalFetch Go var", npes: 1, fn: func(f *fixture) {
+			goshmem.SignalFetch(f.p, (*uint64)(unsafe.Pointer(f.goVar)))
+		}, want: strs("goshmem.SignalFetch: ivar", "is not inside the symmetric heap")},
+		{name: "SetLock Go var", npes: 1, fn: func(f *fixture) { f.p.SetLock(f.goVar) },
+			want: func(f *fixture) []string {
+				return []string{f.notInHeap("SetLock", "lock", uintptr(unsafe.Pointer(f.goVar)), 8)}
+			}},
+		{name: "PutSignal sig Go var", npes: 2, fn: func(f *fixture) {
+			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(f.goVar)), 1, goshmem.SignalSet, 1)
+		}, want: strs("dest", "is not inside the symmetric heap")},
+	}
+}
+
+func argCases() []errCase {
+	return []errCase{
+		{name: "Put lengths", npes: 2, fn: func(f *fixture) { goshmem.Put(f.c, f.x[:3], make([]int64, 4), 1) },
+			want: strs("goshmem.Put: dest has 3 elements but source has 4")},
+		{name: "Get lengths", npes: 2, fn: func(f *fixture) { goshmem.Get(f.c, make([]int64, 5), f.x[:2], 1) },
+			want: strs("goshmem.Get: dest has 5 elements but source has 2")},
+		{name: "PutBytes lengths", npes: 1, fn: func(f *fixture) { goshmem.PutBytes(f.c, byteView(f.x[:1]), make([]byte, 9), 0) },
+			want: strs("dest has 8 elements but source has 9")},
+		{name: "IPut stride 0", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x, make([]int64, 4), 0, 1, 4, 1) },
+			want: strs("goshmem.IPut: ", "strides must be >= 1", "dst stride 0")},
+		{name: "IGet src stride -2", npes: 2, fn: func(f *fixture) { goshmem.IGet(f.c, make([]int64, 4), f.x, 1, -2, 4, 1) },
+			want: strs("goshmem.IGet: ", "strides must be >= 1", "src stride -2")},
+		{name: "IPut n -1", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x, make([]int64, 4), 1, 1, -1, 1) },
+			want: strs("goshmem.IPut: ", "n >= 0", "n -1")},
+		{name: "IPut dest short", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x[:5], make([]int64, 4), 2, 1, 4, 1) },
+			want: strs("goshmem.IPut: dest has 5 elements, 7 needed for 4 elements at stride 2")},
+		{name: "IGet source short", npes: 2, fn: func(f *fixture) { goshmem.IGet(f.c, make([]int64, 4), f.x[:5], 1, 3, 4, 1) },
+			want: strs("goshmem.IGet: source has 5 elements, 10 needed for 4 elements at stride 3")},
+		{name: "WaitUntil Cmp(42)", npes: 1, fn: func(f *fixture) { goshmem.WaitUntil(f.p, &f.x[0], goshmem.Cmp(42), 0) },
+			want: strs("goshmem.WaitUntil: unknown comparison 42", "CmpEQ", "CmpLE")},
+		{name: "Test Cmp(42)", npes: 1, fn: func(f *fixture) { goshmem.Test(f.p, &f.x[0], goshmem.Cmp(42), 0) },
+			want: strs("goshmem.Test: unknown comparison 42", "CmpEQ", "CmpLE")},
+		{name: "Test Cmp(-1)", npes: 1, fn: func(f *fixture) { goshmem.Test(f.p, &f.x[0], goshmem.Cmp(-1), 0) },
+			want: strs("goshmem.Test: unknown comparison -1")},
+		{name: "SignalWaitUntil Cmp(6)", npes: 1, fn: func(f *fixture) {
+			goshmem.SignalWaitUntil(f.p, (*uint64)(unsafe.Pointer(&f.x[0])), goshmem.Cmp(6), 0)
+		}, want: strs("unknown comparison 6")},
+		{name: "TestAll Cmp(42)", npes: 1, fn: func(f *fixture) { goshmem.TestAll(f.p, f.x[:4], nil, goshmem.Cmp(42), 0) },
+			want: strs("goshmem.TestAll: unknown comparison 42")},
+		{name: "WaitUntilAny Cmp(42)", npes: 1, fn: func(f *fixture) { goshmem.WaitUntilAny(f.p, f.x[:4], nil, goshmem.Cmp(42), 0) },
+			want: strs("goshmem.WaitUntilAny: unknown comparison 42")},
+		{name: "TestAll status length", npes: 1, fn: func(f *fixture) {
+			goshmem.TestAll(f.p, f.x[:4], []int32{0, 0}, goshmem.CmpEQ, 0)
+		}, want: strs("goshmem.TestAll: status has 2 elements but ivars has 4")},
+		{name: "WaitUntilSomeVector values length", npes: 1, fn: func(f *fixture) {
+			goshmem.WaitUntilSomeVector(f.p, f.x[:4], nil, goshmem.CmpEQ, []int64{0, 0, 0}, nil)
+		}, want: strs("goshmem.WaitUntilSomeVector: values has 3 elements but ivars has 4")},
+		{name: "TestAnyVector nil values", npes: 1, fn: func(f *fixture) {
+			goshmem.TestAnyVector(f.p, f.x[:4], nil, goshmem.CmpEQ, nil)
+		}, want: strs("goshmem.TestAnyVector: values has 0 elements but ivars has 4")},
+		{name: "PutSignal op", npes: 2, fn: func(f *fixture) {
+			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(&f.x[2])), 1, goshmem.SignalOp(7), 1)
+		}, want: strs("goshmem.PutSignal: unknown signal operation 7")},
+		{name: "CtxCreate options", npes: 1, fn: func(f *fixture) { _, _ = f.p.CtxCreate(goshmem.CtxOptions(1 << 5)) },
+			want: strs("goshmem.CtxCreate: unknown option bits 0x20")},
+		{name: "SetThreadLevel", npes: 1, fn: func(f *fixture) { f.p.SetThreadLevel(goshmem.ThreadLevel(9)) },
+			want: strs("unknown thread level 9")},
+	}
+}
+
+func ctxCases() []errCase {
+	dead := func(f *fixture) *goshmem.Ctx {
+		c, err := f.p.CtxCreate(0)
+		if err != nil {
+			panic(err)
+		}
+		c.Destroy()
+		return c
+	}
+	msg := func(routine string) func(*fixture) []string {
+		return strs("goshmem."+routine+": the context was destroyed", "CtxCreate")
+	}
+	return []errCase{
+		{name: "Put on destroyed ctx", npes: 2, fn: func(f *fixture) { goshmem.Put(dead(f), f.x[:1], []int64{1}, 1) }, want: msg("Put")},
+		{name: "empty Put on destroyed ctx", npes: 2, fn: func(f *fixture) { goshmem.Put(dead(f), f.x[:0], nil, 1) }, want: msg("Put")},
+		{name: "Get on destroyed ctx", npes: 2, fn: func(f *fixture) { goshmem.Get(dead(f), make([]int64, 1), f.x[:1], 1) }, want: msg("Get")},
+		{name: "P on destroyed ctx", npes: 2, fn: func(f *fixture) { goshmem.P(dead(f), &f.x[0], 1, 1) }, want: msg("P")},
+		{name: "G on destroyed ctx", npes: 2, fn: func(f *fixture) { goshmem.G(dead(f), &f.x[0], 1) }, want: msg("G")},
+		{name: "AtomicFetchAdd on destroyed ctx", npes: 2, fn: func(f *fixture) { goshmem.AtomicFetchAdd(dead(f), &f.x[0], 1, 1) },
+			want: msg("AtomicFetchAdd")},
+		{name: "Quiet on destroyed ctx", npes: 1, fn: func(f *fixture) { dead(f).Quiet() }, want: msg("Quiet")},
+		{name: "Fence on destroyed ctx", npes: 1, fn: func(f *fixture) { dead(f).Fence() }, want: msg("Fence")},
+		{name: "Destroy twice", npes: 1, fn: func(f *fixture) { dead(f).Destroy() }, want: msg("CtxDestroy")},
+		{name: "Destroy default ctx", npes: 1, fn: func(f *fixture) { f.p.Ctx().Destroy() },
+			want: strs("goshmem.CtxDestroy: the default context cannot be destroyed")},
+	}
+}
+
+// runErrCase runs c and returns the panic message of PE 0.
+func runErrCase(t *testing.T, c errCase) (string, *fixture) {
+	t.Helper()
+	var fx *fixture
+	err := runErr(t, c.npes, testHeap, func(p *goshmem.PE) {
+		f := newFixture(p)
+		if p.MyPE() == 0 {
+			fx = f
+			c.fn(f)
+		}
+	})
+	if err == nil {
+		t.Fatalf("%s: the job did not fail", c.name)
+	}
+	pe := panicError(t, err)
+	if pe.PE != 0 {
+		t.Errorf("%s: PanicError.PE = %d, want 0", c.name, pe.PE)
+	}
+	if !strings.Contains(pe.Error(), "PE 0 panicked") {
+		t.Errorf("%s: PanicError.Error() = %q, want it to say PE 0 panicked", c.name, pe.Error())
+	}
+	if len(pe.Stack) == 0 {
+		t.Errorf("%s: PanicError has no stack", c.name)
+	}
+	return fmt.Sprint(pe.Value), fx
+}
+
+// TestProgrammerErrors: every misuse panics on the PE that made it, and
+// the message names the routine, the bad argument and the valid range.
+func TestProgrammerErrors(t *testing.T) {
+	var cases []errCase
+	cases = append(cases, badPECases()...)
+	cases = append(cases, addrCases()...)
+	cases = append(cases, argCases()...)
+	cases = append(cases, ctxCases()...)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			msg, fx := runErrCase(t, c)
+			checkContains(t, c.name, msg, c.want(fx)...)
+		})
+	}
+}
+
+// TestErrorRoutineNames: the derived forms (strided, non-blocking,
+// byte, signal and non-fetching AMO routines) must name themselves, not
+// the routine they are built on, when they reject an argument.
+func TestErrorRoutineNames(t *testing.T) {
+	cases := []struct {
+		routine string
+		fn      func(f *fixture)
+	}{
+		{"IPut", func(f *fixture) { goshmem.IPut(f.c, f.x, make([]int64, 4), 2, 1, 4, 5) }},
+		{"IGet", func(f *fixture) { goshmem.IGet(f.c, make([]int64, 4), f.x, 1, 2, 4, -1) }},
+		{"IPut", func(f *fixture) { goshmem.IPut(f.c, f.goMem, make([]int64, 4), 1, 1, 2, 1) }},
+		{"IGet", func(f *fixture) { goshmem.IGet(f.c, make([]int64, 4), f.goMem, 1, 1, 2, 1) }},
+		{"PutNBI", func(f *fixture) { goshmem.PutNBI(f.c, f.x[:1], []int64{1}, 5) }},
+		{"GetNBI", func(f *fixture) { goshmem.GetNBI(f.c, make([]int64, 1), f.x[:1], 5) }},
+		{"PutBytes", func(f *fixture) { goshmem.PutBytes(f.c, byteView(f.x[:1]), make([]byte, 8), 5) }},
+		{"GetBytes", func(f *fixture) { goshmem.GetBytes(f.c, make([]byte, 8), byteView(f.x[:1]), 5) }},
+		{"PutSignal", func(f *fixture) {
+			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(&f.x[2])), 1, goshmem.SignalSet, 5)
+		}},
+		{"AtomicAdd", func(f *fixture) { goshmem.AtomicAdd(f.c, &f.x[0], 1, 5) }},
+		{"AtomicInc", func(f *fixture) { goshmem.AtomicInc(f.c, &f.x[0], 5) }},
+		{"AtomicFetchInc", func(f *fixture) { goshmem.AtomicFetchInc(f.c, &f.x[0], 5) }},
+		{"AtomicAnd", func(f *fixture) { goshmem.AtomicAnd(f.c, &f.x[0], 1, 5) }},
+		{"PutSignal", func(f *fixture) {
+			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(f.goVar)), 1, goshmem.SignalAdd, 1)
+		}},
+	}
+	for i, c := range cases {
+		t.Run(fmt.Sprintf("%d-%s", i, c.routine), func(t *testing.T) {
+			msg, _ := runErrCase(t, errCase{name: c.routine, npes: 2, fn: c.fn})
+			if !strings.HasPrefix(msg, "goshmem."+c.routine+": ") {
+				t.Errorf("%s: panic message %q does not name goshmem.%s", c.routine, msg, c.routine)
+			}
+		})
+	}
+}
+
+// TestEmptyIvarsUnknownCmp: the vector forms check the comparison even
+// when there is no element (sync.go says so: "panics with the
+// comparison named").
+func TestEmptyIvarsUnknownCmp(t *testing.T) {
+	for _, c := range []errCase{
+		{name: "TestAll", npes: 1, fn: func(f *fixture) { goshmem.TestAll[int64](f.p, nil, nil, goshmem.Cmp(42), 0) }},
+		{name: "TestSome", npes: 1, fn: func(f *fixture) { goshmem.TestSome(f.p, f.x[:0], nil, goshmem.Cmp(42), 0, nil) }},
+		{name: "WaitUntilAny", npes: 1, fn: func(f *fixture) { goshmem.WaitUntilAny[int64](f.p, nil, nil, goshmem.Cmp(42), 0) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg, _ := runErrCase(t, c)
+			checkContains(t, c.name, msg, "goshmem."+c.name+": unknown comparison 42")
+		})
+	}
+}
+
+// TestMisuseDoesNotPanicOnValidCalls makes sure the error cases are
+// errors because of the bad argument: the same calls with the argument
+// fixed succeed.
+func TestMisuseDoesNotPanicOnValidCalls(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		f := newFixture(p)
+		if p.MyPE() != 0 {
+			return
+		}
+		c, _ := p.CtxCreate(0)
+		for _, fn := range []func(){
+			func() { goshmem.Put(f.c, f.x[:2], []int64{1, 2}, 1) },
+			func() { goshmem.Get(f.c, make([]int64, 2), f.x[:2], 1) },
+			func() { goshmem.Put(f.c, f.tail[len(f.tail)-2:], make([]int64, 2), 1) }, // the heap's last bytes
+			func() { goshmem.IPut(f.c, f.x, make([]int64, 4), 1, 1, 4, 1) },
+			func() { goshmem.IPut(f.c, f.x, make([]int64, 4), 0, 1, 0, 1) }, // n == 0: nothing to check
+			func() { goshmem.AtomicFetchAdd(f.c, &f.x[0], 1, 1) },
+			func() { goshmem.Put(c, f.x[:1], []int64{1}, 1) },
+			func() { c.Quiet(); c.Fence(); c.Destroy() },
+		} {
+			if v := panicOf(fn); v != nil {
+				t.Errorf("valid call panicked: %v", v)
+			}
+		}
+	})
+}
+
+// TestDeadPE: PE 2 panics while PEs 0 and 1 wait in BarrierAll; the
+// job ends quickly with PE 2's PanicError, and the waiting PEs see a
+// *JobError that names PE 2.
+func TestDeadPE(t *testing.T) {
+	jobErrs := make([]*goshmem.JobError, 3)
+	start := time.Now()
+	err := runErr(t, 3, testHeap, func(p *goshmem.PE) {
+		if p.MyPE() == 2 {
+			time.Sleep(50 * time.Millisecond) // let the others block in the barrier
+			panic("PE 2 gives up")
+		}
+		func() {
+			defer func() {
+				r := recover()
+				je, ok := r.(*goshmem.JobError)
+				if !ok {
+					t.Errorf("PE %d: BarrierAll panicked with %v (%T), want a *JobError", p.MyPE(), r, r)
+					return
+				}
+				jobErrs[p.MyPE()] = je
+			}()
+			p.BarrierAll()
+		}()
+	})
+	elapsed := time.Since(start)
+	if elapsed > time.Second+50*time.Millisecond {
+		t.Errorf("RunLocal returned after %v, want < 1s", elapsed)
+	}
+	pe := panicError(t, err)
+	if pe.PE != 2 || pe.Value != "PE 2 gives up" {
+		t.Errorf("PanicError = PE %d, value %v; want PE 2, \"PE 2 gives up\"", pe.PE, pe.Value)
+	}
+	if want := "goshmem: PE 2 panicked: PE 2 gives up"; pe.Error() != want {
+		t.Errorf("PanicError.Error() = %q, want %q", pe.Error(), want)
+	}
+	if pe.Unwrap() != nil {
+		t.Errorf("Unwrap of a string panic = %v, want nil", pe.Unwrap())
+	}
+	for me := 0; me < 2; me++ {
+		je := jobErrs[me]
+		if je == nil {
+			t.Errorf("PE %d saw no JobError", me)
+			continue
+		}
+		if je.PE != me || je.Failed != 2 {
+			t.Errorf("PE %d: JobError PE %d Failed %d, want PE %d Failed 2", me, je.PE, je.Failed, me)
+		}
+		msg := je.Error()
+		checkContains(t, "JobError", msg, fmt.Sprintf("on PE %d stopped", me), "PE 2", "panicked")
+		if !strings.HasPrefix(msg, "goshmem: ") {
+			t.Errorf("JobError message %q does not start with goshmem:", msg)
+		}
+		if je.Routine != "BarrierAll" && je.Routine != "SyncAll" {
+			t.Errorf("JobError.Routine = %q, want the barrier", je.Routine)
+		}
+	}
+}
+
+// TestDeadPEInWait: a PE dying while another waits in WaitUntil or
+// SetLock stops the waiter with a JobError naming the dead PE.
+func TestDeadPEInWait(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wait func(p *goshmem.PE, x []int64)
+	}{
+		{"WaitUntil", func(p *goshmem.PE, x []int64) { goshmem.WaitUntil(p, &x[0], goshmem.CmpEQ, 1) }},
+		{"WaitUntilAll", func(p *goshmem.PE, x []int64) { goshmem.WaitUntilAll(p, x[:2], nil, goshmem.CmpEQ, 1) }},
+		{"SignalWaitUntil", func(p *goshmem.PE, x []int64) {
+			goshmem.SignalWaitUntil(p, (*uint64)(unsafe.Pointer(&x[0])), goshmem.CmpEQ, 1)
+		}},
+		{"SetLock", func(p *goshmem.PE, x []int64) { p.SetLock(&x[2]) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var je *goshmem.JobError
+			start := time.Now()
+			err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+				// x[0], x[1]: waited on; x[2]: a lock; x[3]: PE 1 holds it.
+				x := mustCalloc[int64](p, 4)
+				if p.MyPE() == 1 {
+					p.SetLock(&x[2]) // hold the lock, never release it
+					goshmem.AtomicSet(p.Ctx(), &x[3], 1, 0)
+					time.Sleep(20 * time.Millisecond)
+					panic(errors.New("PE 1 failed"))
+				}
+				goshmem.WaitUntil(p, &x[3], goshmem.CmpEQ, 1)
+				defer func() {
+					je, _ = recover().(*goshmem.JobError)
+				}()
+				tc.wait(p, x)
+			})
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("the job took %v to fail", d)
+			}
+			pe := panicError(t, err)
+			if pe.PE != 1 || pe.Unwrap() == nil || pe.Unwrap().Error() != "PE 1 failed" {
+				t.Errorf("PanicError = PE %d, %v; want PE 1 with the error", pe.PE, pe.Value)
+			}
+			if je == nil {
+				t.Fatalf("PE 0 was not stopped with a *JobError")
+			}
+			if je.Failed != 1 || je.PE != 0 {
+				t.Errorf("JobError PE %d Failed %d, want PE 0 Failed 1", je.PE, je.Failed)
+			}
+			checkContains(t, "JobError", je.Error(), "PE 1", "panicked")
+		})
+	}
+}
