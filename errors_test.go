@@ -44,8 +44,8 @@ func (f *fixture) notInHeap(routine, arg string, a, n uintptr) string {
 
 type errCase struct {
 	name string
-	npes int                           // 1 or 2
-	fn   func(f *fixture)              // runs on PE 0
+	npes int                       // 1 or 2
+	fn   func(f *fixture)          // runs on PE 0
 	want func(f *fixture) []string // substrings of the panic message
 }
 
@@ -84,9 +84,13 @@ func addrCases() []errCase {
 		{name: "Get source Go slice", npes: 2, fn: func(f *fixture) { goshmem.Get(f.c, make([]int64, 4), f.goMem, 1) },
 			want: func(f *fixture) []string { return []string{f.notInHeap("Get", "source", addr(f.goMem), 32)} }},
 		{name: "P dest Go var", npes: 2, fn: func(f *fixture) { goshmem.P(f.c, f.goVar, 1, 1) },
-			want: func(f *fixture) []string { return []string{f.notInHeap("P", "dest", uintptr(unsafe.Pointer(f.goVar)), 8)} }},
+			want: func(f *fixture) []string {
+				return []string{f.notInHeap("P", "dest", uintptr(unsafe.Pointer(f.goVar)), 8)}
+			}},
 		{name: "G source Go var", npes: 2, fn: func(f *fixture) { goshmem.G(f.c, f.goVar, 1) },
-			want: func(f *fixture) []string { return []string{f.notInHeap("G", "source", uintptr(unsafe.Pointer(f.goVar)), 8)} }},
+			want: func(f *fixture) []string {
+				return []string{f.notInHeap("G", "source", uintptr(unsafe.Pointer(f.goVar)), 8)}
+			}},
 		{name: "AtomicFetchAdd dest Go var", npes: 2, fn: func(f *fixture) { goshmem.AtomicFetchAdd(f.c, f.goVar, 1, 1) },
 			want: func(f *fixture) []string {
 				return []string{f.notInHeap("AtomicFetchAdd", "dest", uintptr(unsafe.Pointer(f.goVar)), 8)}

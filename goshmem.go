@@ -233,3 +233,13 @@ func PtrTo[T any](pe *PE, x *T, target int) *T {
 	}
 	return mem.At[T](base, off)
 }
+
+// AddrAccessible reports whether x, a slice of the calling PE, is a
+// symmetric object that PE target can be reached at
+// (shmem_addr_accessible): x lies in the symmetric heap and target is a
+// PE of the job. Whether target's copy can also be accessed directly
+// is what Ptr tells.
+func AddrAccessible[T any](pe *PE, x []T, target int) bool {
+	return len(x) > 0 && pe.PEAccessible(target) &&
+		pe.InHeap(mem.Addr(x), uintptr(len(x))*mem.SizeOf[T]())
+}
