@@ -10,100 +10,115 @@ import "github.com/goshmem/goshmem/node"
 // AtomicFetch returns *src on PE pe (shmem_atomic_fetch).
 func AtomicFetch[T Standard](c *Ctx, src *T, pe int) T {
 	var z T
-	return node.AMO(c, node.OpFetch, src, z, z, pe)
+	return node.AMO(c, "AtomicFetch", node.OpFetch, src, z, z, pe)
 }
 
 // AtomicSet stores v into *dst on PE pe (shmem_atomic_set).
-func AtomicSet[T Standard](c *Ctx, dst *T, v T, pe int) { node.AMO(c, node.OpSet, dst, v, v, pe) }
+func AtomicSet[T Standard](c *Ctx, dst *T, v T, pe int) {
+	node.AMO(c, "AtomicSet", node.OpSet, dst, v, v, pe)
+}
 
 // AtomicSwap stores v into *dst on PE pe and returns the previous value.
 func AtomicSwap[T Standard](c *Ctx, dst *T, v T, pe int) T {
-	return node.AMO(c, node.OpSwap, dst, v, v, pe)
+	return node.AMO(c, "AtomicSwap", node.OpSwap, dst, v, v, pe)
 }
 
 // AtomicCompareSwap stores v into *dst on PE pe if it equals cond, and
 // returns the previous value (shmem_atomic_compare_swap).
 func AtomicCompareSwap[T Integer](c *Ctx, dst *T, cond, v T, pe int) T {
-	return node.AMO(c, node.OpCSwap, dst, v, cond, pe)
+	return node.AMO(c, "AtomicCompareSwap", node.OpCSwap, dst, v, cond, pe)
 }
 
 // AtomicFetchAdd adds v to *dst on PE pe and returns the previous value.
 func AtomicFetchAdd[T Integer](c *Ctx, dst *T, v T, pe int) T {
-	return node.AMO(c, node.OpAdd, dst, v, v, pe)
+	return node.AMO(c, "AtomicFetchAdd", node.OpAdd, dst, v, v, pe)
 }
 
 // AtomicAdd adds v to *dst on PE pe.
-func AtomicAdd[T Integer](c *Ctx, dst *T, v T, pe int) { node.AMO(c, node.OpAdd, dst, v, v, pe) }
+func AtomicAdd[T Integer](c *Ctx, dst *T, v T, pe int) {
+	node.AMO(c, "AtomicAdd", node.OpAdd, dst, v, v, pe)
+}
 
 // AtomicFetchInc increments *dst on PE pe and returns the previous value.
 func AtomicFetchInc[T Integer](c *Ctx, dst *T, pe int) T {
-	return node.AMO(c, node.OpAdd, dst, 1, 1, pe)
+	return node.AMO(c, "AtomicFetchInc", node.OpAdd, dst, 1, 1, pe)
 }
 
 // AtomicInc increments *dst on PE pe.
-func AtomicInc[T Integer](c *Ctx, dst *T, pe int) { node.AMO(c, node.OpAdd, dst, 1, 1, pe) }
+func AtomicInc[T Integer](c *Ctx, dst *T, pe int) {
+	node.AMO(c, "AtomicInc", node.OpAdd, dst, 1, 1, pe)
+}
 
 // AtomicFetchAnd ands v into *dst on PE pe and returns the previous value.
 func AtomicFetchAnd[T Integer](c *Ctx, dst *T, v T, pe int) T {
-	return node.AMO(c, node.OpAnd, dst, v, v, pe)
+	return node.AMO(c, "AtomicFetchAnd", node.OpAnd, dst, v, v, pe)
 }
 
 // AtomicAnd ands v into *dst on PE pe.
-func AtomicAnd[T Integer](c *Ctx, dst *T, v T, pe int) { node.AMO(c, node.OpAnd, dst, v, v, pe) }
+func AtomicAnd[T Integer](c *Ctx, dst *T, v T, pe int) {
+	node.AMO(c, "AtomicAnd", node.OpAnd, dst, v, v, pe)
+}
 
 // AtomicFetchOr ors v into *dst on PE pe and returns the previous value.
 func AtomicFetchOr[T Integer](c *Ctx, dst *T, v T, pe int) T {
-	return node.AMO(c, node.OpOr, dst, v, v, pe)
+	return node.AMO(c, "AtomicFetchOr", node.OpOr, dst, v, v, pe)
 }
 
 // AtomicOr ors v into *dst on PE pe.
-func AtomicOr[T Integer](c *Ctx, dst *T, v T, pe int) { node.AMO(c, node.OpOr, dst, v, v, pe) }
+func AtomicOr[T Integer](c *Ctx, dst *T, v T, pe int) {
+	node.AMO(c, "AtomicOr", node.OpOr, dst, v, v, pe)
+}
 
 // AtomicFetchXor xors v into *dst on PE pe and returns the previous value.
 func AtomicFetchXor[T Integer](c *Ctx, dst *T, v T, pe int) T {
-	return node.AMO(c, node.OpXor, dst, v, v, pe)
+	return node.AMO(c, "AtomicFetchXor", node.OpXor, dst, v, v, pe)
 }
 
 // AtomicXor xors v into *dst on PE pe.
-func AtomicXor[T Integer](c *Ctx, dst *T, v T, pe int) { node.AMO(c, node.OpXor, dst, v, v, pe) }
+func AtomicXor[T Integer](c *Ctx, dst *T, v T, pe int) {
+	node.AMO(c, "AtomicXor", node.OpXor, dst, v, v, pe)
+}
 
 // The non-blocking fetching AMOs (shmem_atomic_*_nbi) store the fetched
 // value into *fetch; on mapped memory they complete before returning.
 
 // AtomicFetchNBI is the non-blocking AtomicFetch.
-func AtomicFetchNBI[T Standard](c *Ctx, fetch *T, src *T, pe int) { *fetch = AtomicFetch(c, src, pe) }
+func AtomicFetchNBI[T Standard](c *Ctx, fetch *T, src *T, pe int) {
+	var z T
+	*fetch = node.AMO(c, "AtomicFetchNBI", node.OpFetch, src, z, z, pe)
+}
 
 // AtomicSwapNBI is the non-blocking AtomicSwap.
 func AtomicSwapNBI[T Standard](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicSwap(c, dst, v, pe)
+	*fetch = node.AMO(c, "AtomicSwapNBI", node.OpSwap, dst, v, v, pe)
 }
 
 // AtomicCompareSwapNBI is the non-blocking AtomicCompareSwap.
 func AtomicCompareSwapNBI[T Integer](c *Ctx, fetch *T, dst *T, cond, v T, pe int) {
-	*fetch = AtomicCompareSwap(c, dst, cond, v, pe)
+	*fetch = node.AMO(c, "AtomicCompareSwapNBI", node.OpCSwap, dst, v, cond, pe)
 }
 
 // AtomicFetchAddNBI is the non-blocking AtomicFetchAdd.
 func AtomicFetchAddNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchAdd(c, dst, v, pe)
+	*fetch = node.AMO(c, "AtomicFetchAddNBI", node.OpAdd, dst, v, v, pe)
 }
 
 // AtomicFetchIncNBI is the non-blocking AtomicFetchInc.
 func AtomicFetchIncNBI[T Integer](c *Ctx, fetch *T, dst *T, pe int) {
-	*fetch = AtomicFetchInc(c, dst, pe)
+	*fetch = node.AMO(c, "AtomicFetchIncNBI", node.OpAdd, dst, 1, 1, pe)
 }
 
 // AtomicFetchAndNBI is the non-blocking AtomicFetchAnd.
 func AtomicFetchAndNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchAnd(c, dst, v, pe)
+	*fetch = node.AMO(c, "AtomicFetchAndNBI", node.OpAnd, dst, v, v, pe)
 }
 
 // AtomicFetchOrNBI is the non-blocking AtomicFetchOr.
 func AtomicFetchOrNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchOr(c, dst, v, pe)
+	*fetch = node.AMO(c, "AtomicFetchOrNBI", node.OpOr, dst, v, v, pe)
 }
 
 // AtomicFetchXorNBI is the non-blocking AtomicFetchXor.
 func AtomicFetchXorNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
-	*fetch = AtomicFetchXor(c, dst, v, pe)
+	*fetch = node.AMO(c, "AtomicFetchXorNBI", node.OpXor, dst, v, v, pe)
 }

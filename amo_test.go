@@ -1,7 +1,6 @@
 package goshmem_test
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
 )
 
 // amoOp is one AMO routine with its sequential reference: given the old
@@ -136,19 +136,17 @@ func amoSuite[T goshmem.Integer](t *testing.T, p *goshmem.PE, typ string) {
 }
 
 func TestAMOIntegers(t *testing.T) {
-	for _, n := range []int{1, 2, 3} {
-		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			run(t, n, testHeap, func(p *goshmem.PE) {
-				amoSuite[int32](t, p, "int32")
-				amoSuite[int64](t, p, "int64")
-				amoSuite[uint32](t, p, "uint32")
-				amoSuite[uint64](t, p, "uint64")
-				amoSuite[int](t, p, "int")
-				amoSuite[uint](t, p, "uint")
-				amoSuite[uintptr](t, p, "uintptr")
-			})
+	forModes(t, testHeap, []int{1, 2, 3}, func(t *testing.T, cfg node.Config, n int) {
+		runCfg(t, cfg, n, func(p *goshmem.PE) {
+			amoSuite[int32](t, p, "int32")
+			amoSuite[int64](t, p, "int64")
+			amoSuite[uint32](t, p, "uint32")
+			amoSuite[uint64](t, p, "uint64")
+			amoSuite[int](t, p, "int")
+			amoSuite[uint](t, p, "uint")
+			amoSuite[uintptr](t, p, "uintptr")
 		})
-	}
+	})
 }
 
 // floatSuite checks AtomicFetch, AtomicSet, AtomicSwap and their NBI
@@ -198,38 +196,48 @@ func TestAMOFloats(t *testing.T) {
 	f32 := []float32{0, float32(math.Copysign(0, -1)), 1, -1.5, float32(math.Inf(1)), float32(math.Inf(-1)),
 		math.Float32frombits(0x7fc00000), math.Float32frombits(0x7f800001), math.Float32frombits(0xffc0beef),
 		math.Float32frombits(1), math.MaxFloat32}
-	run(t, 2, testHeap, func(p *goshmem.PE) {
-		floatSuite(t, p, f64, func(f float64) uint64 { return math.Float64bits(f) })
-		floatSuite(t, p, f32, func(f float32) uint64 { return uint64(math.Float32bits(f)) })
-	})
+	for _, m := range modes {
+		cfg := m.cfg
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, cfg, 2, func(p *goshmem.PE) {
+				floatSuite(t, p, f64, func(f float64) uint64 { return math.Float64bits(f) })
+				floatSuite(t, p, f32, func(f float32) uint64 { return uint64(math.Float32bits(f)) })
+			})
+		})
+	}
 }
 
 // TestAMOConcurrentAdd: every PE adds to PE 0's counter K times; the
 // total is exact and each PE sees its own fetched values increase.
 func TestAMOConcurrentAdd(t *testing.T) {
 	const K = 2000
-	for _, n := range []int{2, 3, 5} {
-		run(t, n, testHeap, func(p *goshmem.PE) {
-			c := p.Ctx()
-			ctr := mustCalloc[int64](p, 2)
-			ctr32 := mustCalloc[uint32](p, 1)
-			p.BarrierAll()
-			prev := int64(-1)
-			for k := 0; k < K; k++ {
-				old := goshmem.AtomicFetchAdd(c, &ctr[0], 3, 0)
-				if old <= prev || old%3 != 0 {
-					t.Errorf("n=%d PE %d: AtomicFetchAdd returned %d after %d", n, p.MyPE(), old, prev)
-					break
-				}
-				prev = old
-				goshmem.AtomicAdd(c, &ctr[1], -1, 0)
-				goshmem.AtomicInc(c, &ctr32[0], 0)
-			}
-			p.BarrierAll()
-			if p.MyPE() == 0 {
-				if ctr[0] != int64(3*K*n) || ctr[1] != int64(-K*n) || ctr32[0] != uint32(K*n) {
-					t.Errorf("n=%d: counters %d, %d, %d; want %d, %d, %d", n, ctr[0], ctr[1], ctr32[0], 3*K*n, -K*n, K*n)
-				}
+	for _, m := range modes {
+		cfg := m.cfg
+		t.Run(m.name, func(t *testing.T) {
+			for _, n := range []int{2, 3, 5} {
+				runCfg(t, cfg, n, func(p *goshmem.PE) {
+					c := p.Ctx()
+					ctr := mustCalloc[int64](p, 2)
+					ctr32 := mustCalloc[uint32](p, 1)
+					p.BarrierAll()
+					prev := int64(-1)
+					for k := 0; k < K; k++ {
+						old := goshmem.AtomicFetchAdd(c, &ctr[0], 3, 0)
+						if old <= prev || old%3 != 0 {
+							t.Errorf("n=%d PE %d: AtomicFetchAdd returned %d after %d", n, p.MyPE(), old, prev)
+							break
+						}
+						prev = old
+						goshmem.AtomicAdd(c, &ctr[1], -1, 0)
+						goshmem.AtomicInc(c, &ctr32[0], 0)
+					}
+					p.BarrierAll()
+					if p.MyPE() == 0 {
+						if ctr[0] != int64(3*K*n) || ctr[1] != int64(-K*n) || ctr32[0] != uint32(K*n) {
+							t.Errorf("n=%d: counters %d, %d, %d; want %d, %d, %d", n, ctr[0], ctr[1], ctr32[0], 3*K*n, -K*n, K*n)
+						}
+					}
+				})
 			}
 		})
 	}
@@ -239,36 +247,41 @@ func TestAMOConcurrentAdd(t *testing.T) {
 // AtomicFetchInc calls are exactly 0..n*K-1.
 func TestAMOFetchIncPermutation(t *testing.T) {
 	const K = 1000
-	for _, n := range []int{2, 4} {
-		run(t, n, testHeap, func(p *goshmem.PE) {
-			c := p.Ctx()
-			me := p.MyPE()
-			ctr := mustCalloc[uint64](p, 1)
-			got := mustCalloc[uint64](p, n*K) // gathered on PE 0
-			mine := make([]uint64, K)
-			p.BarrierAll()
-			for k := range mine {
-				if k%2 == 0 {
-					mine[k] = goshmem.AtomicFetchInc(c, &ctr[0], 0)
-				} else {
-					goshmem.AtomicFetchIncNBI(c, &mine[k], &ctr[0], 0)
-				}
-			}
-			c.Quiet()
-			goshmem.Put(c, got[me*K:(me+1)*K], mine, 0)
-			p.BarrierAll()
-			if me == 0 {
-				s := slices.Clone(got)
-				slices.Sort(s)
-				for i, v := range s {
-					if v != uint64(i) {
-						t.Errorf("n=%d: sorted fetched values[%d] = %d, want %d (not a permutation)", n, i, v, i)
-						break
+	for _, m := range modes {
+		cfg := m.cfg
+		t.Run(m.name, func(t *testing.T) {
+			for _, n := range []int{2, 4} {
+				runCfg(t, cfg, n, func(p *goshmem.PE) {
+					c := p.Ctx()
+					me := p.MyPE()
+					ctr := mustCalloc[uint64](p, 1)
+					got := mustCalloc[uint64](p, n*K) // gathered on PE 0
+					mine := make([]uint64, K)
+					p.BarrierAll()
+					for k := range mine {
+						if k%2 == 0 {
+							mine[k] = goshmem.AtomicFetchInc(c, &ctr[0], 0)
+						} else {
+							goshmem.AtomicFetchIncNBI(c, &mine[k], &ctr[0], 0)
+						}
 					}
-				}
-				if ctr[0] != uint64(n*K) {
-					t.Errorf("n=%d: counter %d, want %d", n, ctr[0], n*K)
-				}
+					c.Quiet()
+					goshmem.Put(c, got[me*K:(me+1)*K], mine, 0)
+					p.BarrierAll()
+					if me == 0 {
+						s := slices.Clone(got)
+						slices.Sort(s)
+						for i, v := range s {
+							if v != uint64(i) {
+								t.Errorf("n=%d: sorted fetched values[%d] = %d, want %d (not a permutation)", n, i, v, i)
+								break
+							}
+						}
+						if ctr[0] != uint64(n*K) {
+							t.Errorf("n=%d: counter %d, want %d", n, ctr[0], n*K)
+						}
+					}
+				})
 			}
 		})
 	}
@@ -278,28 +291,33 @@ func TestAMOFetchIncPermutation(t *testing.T) {
 // a non-atomic read-modify-write of a counter on PE 0.
 func TestAMOCompareSwapMutex(t *testing.T) {
 	const K = 300
-	for _, n := range []int{2, 4} {
-		run(t, n, testHeap, func(p *goshmem.PE) {
-			c := p.Ctx()
-			me := p.MyPE()
-			lock := mustCalloc[int32](p, 1)
-			ctr := mustCalloc[int64](p, 1)
-			p.BarrierAll()
-			for k := 0; k < K; k++ {
-				for goshmem.AtomicCompareSwap(c, &lock[0], 0, int32(me+1), 0) != 0 {
-					runtime.Gosched()
-				}
-				v := goshmem.G(c, &ctr[0], 0)
-				runtime.Gosched() // invite a race if the lock did not work
-				goshmem.P(c, &ctr[0], v+1, 0)
-				c.Quiet()
-				if old := goshmem.AtomicSwap(c, &lock[0], 0, 0); old != int32(me+1) {
-					t.Errorf("n=%d PE %d: lock held by %d when releasing", n, me, old-1)
-				}
-			}
-			p.BarrierAll()
-			if me == 0 && ctr[0] != int64(n*K) {
-				t.Errorf("n=%d: counter %d, want %d", n, ctr[0], n*K)
+	for _, m := range modes {
+		cfg := m.cfg
+		t.Run(m.name, func(t *testing.T) {
+			for _, n := range []int{2, 4} {
+				runCfg(t, cfg, n, func(p *goshmem.PE) {
+					c := p.Ctx()
+					me := p.MyPE()
+					lock := mustCalloc[int32](p, 1)
+					ctr := mustCalloc[int64](p, 1)
+					p.BarrierAll()
+					for k := 0; k < K; k++ {
+						for goshmem.AtomicCompareSwap(c, &lock[0], 0, int32(me+1), 0) != 0 {
+							runtime.Gosched()
+						}
+						v := goshmem.G(c, &ctr[0], 0)
+						runtime.Gosched() // invite a race if the lock did not work
+						goshmem.P(c, &ctr[0], v+1, 0)
+						c.Quiet()
+						if old := goshmem.AtomicSwap(c, &lock[0], 0, 0); old != int32(me+1) {
+							t.Errorf("n=%d PE %d: lock held by %d when releasing", n, me, old-1)
+						}
+					}
+					p.BarrierAll()
+					if me == 0 && ctr[0] != int64(n*K) {
+						t.Errorf("n=%d: counter %d, want %d", n, ctr[0], n*K)
+					}
+				})
 			}
 		})
 	}
@@ -309,47 +327,52 @@ func TestAMOCompareSwapMutex(t *testing.T) {
 // from every PE into words of PE 0 give the sequential result.
 func TestAMOConcurrentBitwise(t *testing.T) {
 	const K = 500
-	for _, n := range []int{2, 3} {
-		run(t, n, testHeap, func(p *goshmem.PE) {
-			c := p.Ctx()
-			me := p.MyPE()
-			w := mustCalloc[uint64](p, 3)
-			v32 := mustCalloc[int32](p, 3)
-			if me == 0 {
-				w[1], v32[1] = ^uint64(0), -1 // and starts from all ones
-			}
-			p.BarrierAll()
-			for k := 0; k < K; k++ {
-				x, y, z := opVals(me, k)
-				if k%2 == 0 {
-					goshmem.AtomicXor(c, &w[0], x, 0)
-					goshmem.AtomicAnd(c, &w[1], y, 0)
-					goshmem.AtomicOr(c, &w[2], z, 0)
-				} else {
-					goshmem.AtomicFetchXor(c, &w[0], x, 0)
-					goshmem.AtomicFetchAnd(c, &w[1], y, 0)
-					goshmem.AtomicFetchOr(c, &w[2], z, 0)
-				}
-				goshmem.AtomicFetchXor(c, &v32[0], int32(x), 0)
-				goshmem.AtomicAnd(c, &v32[1], int32(y), 0)
-				goshmem.AtomicFetchOr(c, &v32[2], int32(z), 0)
-			}
-			p.BarrierAll()
-			if me != 0 {
-				return
-			}
-			var rx, ry, rz uint64 = 0, ^uint64(0), 0
-			for pe := 0; pe < n; pe++ {
-				for k := 0; k < K; k++ {
-					x, y, z := opVals(pe, k)
-					rx, ry, rz = rx^x, ry&y, rz|z
-				}
-			}
-			if w[0] != rx || w[1] != ry || w[2] != rz {
-				t.Errorf("n=%d: xor/and/or = %#x %#x %#x, want %#x %#x %#x", n, w[0], w[1], w[2], rx, ry, rz)
-			}
-			if v32[0] != int32(rx) || v32[1] != int32(ry) || v32[2] != int32(rz) {
-				t.Errorf("n=%d: int32 xor/and/or = %#x %#x %#x, want %#x %#x %#x", n, v32[0], v32[1], v32[2], int32(rx), int32(ry), int32(rz))
+	for _, m := range modes {
+		cfg := m.cfg
+		t.Run(m.name, func(t *testing.T) {
+			for _, n := range []int{2, 3} {
+				runCfg(t, cfg, n, func(p *goshmem.PE) {
+					c := p.Ctx()
+					me := p.MyPE()
+					w := mustCalloc[uint64](p, 3)
+					v32 := mustCalloc[int32](p, 3)
+					if me == 0 {
+						w[1], v32[1] = ^uint64(0), -1 // and starts from all ones
+					}
+					p.BarrierAll()
+					for k := 0; k < K; k++ {
+						x, y, z := opVals(me, k)
+						if k%2 == 0 {
+							goshmem.AtomicXor(c, &w[0], x, 0)
+							goshmem.AtomicAnd(c, &w[1], y, 0)
+							goshmem.AtomicOr(c, &w[2], z, 0)
+						} else {
+							goshmem.AtomicFetchXor(c, &w[0], x, 0)
+							goshmem.AtomicFetchAnd(c, &w[1], y, 0)
+							goshmem.AtomicFetchOr(c, &w[2], z, 0)
+						}
+						goshmem.AtomicFetchXor(c, &v32[0], int32(x), 0)
+						goshmem.AtomicAnd(c, &v32[1], int32(y), 0)
+						goshmem.AtomicFetchOr(c, &v32[2], int32(z), 0)
+					}
+					p.BarrierAll()
+					if me != 0 {
+						return
+					}
+					var rx, ry, rz uint64 = 0, ^uint64(0), 0
+					for pe := 0; pe < n; pe++ {
+						for k := 0; k < K; k++ {
+							x, y, z := opVals(pe, k)
+							rx, ry, rz = rx^x, ry&y, rz|z
+						}
+					}
+					if w[0] != rx || w[1] != ry || w[2] != rz {
+						t.Errorf("n=%d: xor/and/or = %#x %#x %#x, want %#x %#x %#x", n, w[0], w[1], w[2], rx, ry, rz)
+					}
+					if v32[0] != int32(rx) || v32[1] != int32(ry) || v32[2] != int32(rz) {
+						t.Errorf("n=%d: int32 xor/and/or = %#x %#x %#x, want %#x %#x %#x", n, v32[0], v32[1], v32[2], int32(rx), int32(ry), int32(rz))
+					}
+				})
 			}
 		})
 	}

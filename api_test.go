@@ -25,19 +25,31 @@ const testHeap = 1 << 20
 // the test if the job fails or does not finish within jobTimeout.
 func run(t *testing.T, n int, heap int64, fn func(p *goshmem.PE)) {
 	t.Helper()
-	if err := runErr(t, n, heap, fn); err != nil {
+	runCfg(t, node.Config{HeapSize: heap}, n, fn)
+}
+
+// runCfg is run with an explicit configuration.
+func runCfg(t *testing.T, cfg node.Config, n int, fn func(p *goshmem.PE)) {
+	t.Helper()
+	if err := runErrCfg(t, cfg, n, fn); err != nil {
 		t.Fatalf("RunLocal(%d PEs): %v", n, err)
 	}
 }
 
 const jobTimeout = 30 * time.Second
 
-// runErr runs fn on n in-process PEs and returns the job's error; a job
-// that hangs fails the test (its goroutines are leaked).
+// runErr runs fn on n in-process PEs and returns the job's error.
 func runErr(t *testing.T, n int, heap int64, fn func(p *goshmem.PE)) error {
 	t.Helper()
+	return runErrCfg(t, node.Config{HeapSize: heap}, n, fn)
+}
+
+// runErrCfg is runErr with an explicit configuration; a job that hangs
+// fails the test (its goroutines are leaked).
+func runErrCfg(t *testing.T, cfg node.Config, n int, fn func(p *goshmem.PE)) error {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- goshmem.RunLocalConfig(node.Config{HeapSize: heap}, n, fn) }()
+	go func() { done <- goshmem.RunLocalConfig(cfg, n, fn) }()
 	select {
 	case err := <-done:
 		return err
@@ -45,6 +57,19 @@ func runErr(t *testing.T, n int, heap int64, fn func(p *goshmem.PE)) error {
 		t.Fatalf("RunLocal(%d PEs) did not finish within %v", n, jobTimeout)
 		return nil
 	}
+}
+
+// modes are the configurations the data path has distinct code for:
+// the mapped fast path, SHMEM_DEBUG (every operation through the
+// checked slow path) and SHMEM_TRANSPORT=cma (AMOs serialized by a lock
+// per PE).
+var modes = []struct {
+	name string
+	cfg  node.Config
+}{
+	{"mapped", node.Config{HeapSize: testHeap}},
+	{"debug", node.Config{HeapSize: testHeap, Debug: true}},
+	{"cma", node.Config{HeapSize: testHeap, Transport: "cma"}},
 }
 
 // mustMalloc is goshmem.Malloc that panics (failing the job) on error.
@@ -233,18 +258,31 @@ func rmaSuite[T any](t *testing.T, p *goshmem.PE, e elem[T]) {
 	}
 }
 
-func TestRMA(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 5} {
-		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			run(t, n, 4<<20, func(p *goshmem.PE) {
-				rmaSuite(t, p, elemInt8)
-				rmaSuite(t, p, elemInt32)
-				rmaSuite(t, p, elemFloat64)
-				rmaSuite(t, p, elemSmall)
-				rmaSuite(t, p, elemComplex)
-			})
-		})
+// forModes runs f for n in ns in the mapped mode, and for n in
+// {2, 3} in the other modes.
+func forModes(t *testing.T, heap int64, ns []int, f func(t *testing.T, cfg node.Config, n int)) {
+	for _, m := range modes {
+		for _, n := range ns {
+			if m.name != "mapped" && n != 2 && n != 3 {
+				continue
+			}
+			cfg := m.cfg
+			cfg.HeapSize = heap
+			t.Run(fmt.Sprintf("%s/n=%d", m.name, n), func(t *testing.T) { f(t, cfg, n) })
+		}
 	}
+}
+
+func TestRMA(t *testing.T) {
+	forModes(t, 4<<20, []int{1, 2, 3, 5}, func(t *testing.T, cfg node.Config, n int) {
+		runCfg(t, cfg, n, func(p *goshmem.PE) {
+			rmaSuite(t, p, elemInt8)
+			rmaSuite(t, p, elemInt32)
+			rmaSuite(t, p, elemFloat64)
+			rmaSuite(t, p, elemSmall)
+			rmaSuite(t, p, elemComplex)
+		})
+	})
 }
 
 // naiveStrided is the reference of IPut and IGet: dst with n elements
@@ -298,17 +336,15 @@ func stridedSuite[T any](t *testing.T, p *goshmem.PE, e elem[T]) {
 }
 
 func TestStrided(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 5} {
-		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			run(t, n, testHeap, func(p *goshmem.PE) {
-				stridedSuite(t, p, elemInt8)
-				stridedSuite(t, p, elemInt32)
-				stridedSuite(t, p, elemFloat64)
-				stridedSuite(t, p, elemSmall)
-				stridedSuite(t, p, elemComplex)
-			})
+	forModes(t, testHeap, []int{1, 2, 3, 5}, func(t *testing.T, cfg node.Config, n int) {
+		runCfg(t, cfg, n, func(p *goshmem.PE) {
+			stridedSuite(t, p, elemInt8)
+			stridedSuite(t, p, elemInt32)
+			stridedSuite(t, p, elemFloat64)
+			stridedSuite(t, p, elemSmall)
+			stridedSuite(t, p, elemComplex)
 		})
-	}
+	})
 }
 
 // TestRMAToSelf checks that every routine also works with the calling
@@ -459,6 +495,34 @@ func TestAccessible(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAddrAccessibleSlice: the slice form agrees with where the slice
+// lies and with the PE range.
+func TestAddrAccessibleSlice(t *testing.T) {
+	run(t, 3, testHeap, func(p *goshmem.PE) {
+		x := mustMalloc[int64](p, 4)
+		whole := mustMalloc[byte](p, p.HeapSize()-64)
+		past := unsafe.Slice(&whole[len(whole)-1], 2)
+		for pe := -1; pe <= 3; pe++ {
+			valid := pe >= 0 && pe < 3
+			for _, tc := range []struct {
+				name string
+				got  bool
+				want bool
+			}{
+				{"heap slice", goshmem.AddrAccessible(p, x, pe), valid},
+				{"heap tail", goshmem.AddrAccessible(p, whole[len(whole)-1:], pe), valid},
+				{"empty heap slice", goshmem.AddrAccessible(p, x[:0], pe), false},
+				{"Go slice", goshmem.AddrAccessible(p, make([]int64, 4), pe), false},
+				{"past the heap's end", goshmem.AddrAccessible(p, past, pe), false},
+			} {
+				if tc.got != tc.want {
+					t.Errorf("PE %d: AddrAccessible(%s, %d) = %v, want %v", p.MyPE(), tc.name, pe, tc.got, tc.want)
+				}
+			}
+		}
+	})
 }
 
 // TestJobQueries checks MyPE, NPEs, HeapSize and the thread level.

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
 )
 
 // fixture is what the programmer-error cases work on: x at the start of
@@ -443,4 +444,54 @@ func TestDeadPEInWait(t *testing.T) {
 			checkContains(t, "JobError", je.Error(), "PE 1", "panicked")
 		})
 	}
+}
+
+// TestDebugChecks: with SHMEM_DEBUG, accesses inside the heap but
+// outside any live allocation are caught, and so is a mismatched Free.
+func TestDebugChecks(t *testing.T) {
+	cfg := node.Config{HeapSize: testHeap, Debug: true}
+	for _, tc := range []struct {
+		name string
+		fn   func(p *goshmem.PE)
+		want []string
+	}{
+		{"Put into freed block", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 16)
+			goshmem.Free(p, x)
+			if p.MyPE() == 0 {
+				goshmem.Put(p.Ctx(), x[:4], make([]int64, 4), 1)
+			}
+		}, []string{"goshmem.Put: ", "not inside one live allocation", "SHMEM_DEBUG"}},
+		{"Get past the end of a block", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 8) // 64 bytes: exactly one block
+			if p.MyPE() == 0 {
+				goshmem.Get(p.Ctx(), make([]int64, 9), unsafe.Slice(&x[0], 9), 1)
+			}
+		}, []string{"goshmem.Get: ", "not inside one live allocation"}},
+		{"AtomicFetchAdd on freed word", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 1)
+			goshmem.Free(p, x)
+			if p.MyPE() == 0 {
+				goshmem.AtomicFetchAdd(p.Ctx(), &x[0], 1, 1)
+			}
+		}, []string{"goshmem.AtomicFetchAdd: ", "not inside one live allocation"}},
+		{"mismatched Free", func(p *goshmem.PE) {
+			a, b := mustMalloc[byte](p, 64), mustMalloc[byte](p, 64)
+			goshmem.Free(p, [][]byte{a, b}[p.MyPE()])
+			p.BarrierAll()
+		}, []string{"goshmem.Free: ", "differ"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pe := panicError(t, runErrCfg(t, cfg, 2, tc.fn))
+			checkContains(t, tc.name, fmt.Sprint(pe.Value), tc.want...)
+		})
+	}
+	// The same accesses on live memory are fine in debug mode.
+	runCfg(t, cfg, 2, func(p *goshmem.PE) {
+		x := mustMalloc[int64](p, 8)
+		goshmem.Put(p.Ctx(), x, make([]int64, 8), 1-p.MyPE())
+		goshmem.Get(p.Ctx(), make([]int64, 8), x, 1-p.MyPE())
+		goshmem.AtomicFetchAdd(p.Ctx(), &x[7], 1, 1-p.MyPE())
+		goshmem.Free(p, x)
+	})
 }

@@ -6,10 +6,12 @@ import (
 
 // Put copies src into dst on PE pe (shmem_put): dst is a symmetric
 // slice of the calling PE, of the same length as src.
-func Put[T any](c *Ctx, dst, src []T, pe int) {
+func Put[T any](c *Ctx, dst, src []T, pe int) { put(c, "Put", dst, src, pe) }
+
+func put[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	base, off, ok := c.Target(mem.Addr(dst), uintptr(len(dst))*mem.SizeOf[T](), pe)
 	if !ok || len(dst) != len(src) {
-		c.RMASlow("Put", true, mem.Addr(dst), mem.Bytes(src), pe, len(dst), len(src))
+		c.RMASlow(routine, true, mem.Addr(dst), mem.Bytes(src), pe, len(dst), len(src))
 		return
 	}
 	copy(mem.Slice[T](base, off, len(src)), src)
@@ -18,20 +20,24 @@ func Put[T any](c *Ctx, dst, src []T, pe int) {
 
 // Get copies src on PE pe into dst (shmem_get): src is a symmetric
 // slice of the calling PE, of the same length as dst.
-func Get[T any](c *Ctx, dst, src []T, pe int) {
+func Get[T any](c *Ctx, dst, src []T, pe int) { get(c, "Get", dst, src, pe) }
+
+func get[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	base, off, ok := c.Target(mem.Addr(src), uintptr(len(src))*mem.SizeOf[T](), pe)
 	if !ok || len(dst) != len(src) {
-		c.RMASlow("Get", false, mem.Addr(src), mem.Bytes(dst), pe, len(dst), len(src))
+		c.RMASlow(routine, false, mem.Addr(src), mem.Bytes(dst), pe, len(dst), len(src))
 		return
 	}
 	copy(dst, mem.Slice[T](base, off, len(src)))
 }
 
 // P stores v into *dst on PE pe (shmem_p).
-func P[T any](c *Ctx, dst *T, v T, pe int) {
+func P[T any](c *Ctx, dst *T, v T, pe int) { p(c, "P", dst, v, pe) }
+
+func p[T any](c *Ctx, routine string, dst *T, v T, pe int) {
 	base, off, ok := c.Target(mem.PtrAddr(dst), mem.SizeOf[T](), pe)
 	if !ok {
-		c.RMASlow("P", true, mem.PtrAddr(dst), mem.ValueBytes(&v), pe, 1, 1)
+		c.RMASlow(routine, true, mem.PtrAddr(dst), mem.ValueBytes(&v), pe, 1, 1)
 		return
 	}
 	*mem.At[T](base, off) = v
@@ -39,11 +45,13 @@ func P[T any](c *Ctx, dst *T, v T, pe int) {
 }
 
 // G loads *src from PE pe (shmem_g).
-func G[T any](c *Ctx, src *T, pe int) T {
+func G[T any](c *Ctx, src *T, pe int) T { return g(c, "G", src, pe) }
+
+func g[T any](c *Ctx, routine string, src *T, pe int) T {
 	base, off, ok := c.Target(mem.PtrAddr(src), mem.SizeOf[T](), pe)
 	if !ok {
 		var v T
-		c.RMASlow("G", false, mem.PtrAddr(src), mem.ValueBytes(&v), pe, 1, 1)
+		c.RMASlow(routine, false, mem.PtrAddr(src), mem.ValueBytes(&v), pe, 1, 1)
 		return v
 	}
 	return *mem.At[T](base, off)
@@ -51,10 +59,10 @@ func G[T any](c *Ctx, src *T, pe int) T {
 
 // PutNBI is the non-blocking Put (shmem_put_nbi). On mapped memory the
 // copy is done before it returns; Quiet orders it like any put.
-func PutNBI[T any](c *Ctx, dst, src []T, pe int) { Put(c, dst, src, pe) }
+func PutNBI[T any](c *Ctx, dst, src []T, pe int) { put(c, "PutNBI", dst, src, pe) }
 
 // GetNBI is the non-blocking Get (shmem_get_nbi).
-func GetNBI[T any](c *Ctx, dst, src []T, pe int) { Get(c, dst, src, pe) }
+func GetNBI[T any](c *Ctx, dst, src []T, pe int) { get(c, "GetNBI", dst, src, pe) }
 
 // IPut copies n elements of src, taken every sst elements, to dst on PE
 // pe, stored every dst elements (shmem_iput).
@@ -91,9 +99,9 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 		// CMA or a bad argument: element by element through the slow path.
 		for i := 0; i < n; i++ {
 			if put {
-				P(c, &dst[i*ds], src[i*ss], pe)
+				p(c, routine, &dst[i*ds], src[i*ss], pe)
 			} else {
-				dst[i*ds] = G(c, &src[i*ss], pe)
+				dst[i*ds] = g(c, routine, &src[i*ss], pe)
 			}
 		}
 		return
@@ -112,7 +120,7 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 }
 
 // PutBytes and GetBytes are the untyped forms (shmem_putmem, shmem_getmem).
-func PutBytes(c *Ctx, dst, src []byte, pe int) { Put(c, dst, src, pe) }
+func PutBytes(c *Ctx, dst, src []byte, pe int) { put(c, "PutBytes", dst, src, pe) }
 
 // GetBytes copies len(dst) bytes of src on pe into dst (shmem_getmem).
-func GetBytes(c *Ctx, dst, src []byte, pe int) { Get(c, dst, src, pe) }
+func GetBytes(c *Ctx, dst, src []byte, pe int) { get(c, "GetBytes", dst, src, pe) }

@@ -243,20 +243,24 @@ const (
 // with signal by op; a PE that sees the signal sees the data
 // (shmem_put_signal).
 func PutSignal[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
+	putSignal(c, "PutSignal", dst, src, sig, signal, op, pe)
+}
+
+func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
 	if op != SignalSet && op != SignalAdd {
-		panicf("PutSignal: unknown signal operation %d; use SignalSet or SignalAdd", int(op))
+		panicf("%s: unknown signal operation %d; use SignalSet or SignalAdd", routine, int(op))
 	}
-	Put(c, dst, src, pe)
+	put(c, routine, dst, src, pe)
 	if op == SignalSet {
-		node.AMO(c, node.OpSet, sig, signal, 0, pe)
+		node.AMO(c, routine, node.OpSet, sig, signal, 0, pe)
 	} else {
-		node.AMO(c, node.OpAdd, sig, signal, 0, pe)
+		node.AMO(c, routine, node.OpAdd, sig, signal, 0, pe)
 	}
 }
 
 // PutSignalNBI is the non-blocking PutSignal.
 func PutSignalNBI[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
-	PutSignal(c, dst, src, sig, signal, op, pe)
+	putSignal(c, "PutSignalNBI", dst, src, sig, signal, op, pe)
 }
 
 // SignalFetch returns the value of the calling PE's signal word

@@ -35,8 +35,6 @@ const (
 	OpXor
 )
 
-var opNames = [...]string{"AtomicFetch", "AtomicSet", "AtomicSwap", "AtomicCompareSwap", "AtomicFetchAdd", "AtomicFetchAnd", "AtomicFetchOr", "AtomicFetchXor"}
-
 // apply32 and apply64 execute an operator with the CPU's atomics and
 // return the previous value.
 func apply32(o Op, p *uint32, v, cmp uint32) uint32 {
@@ -137,14 +135,15 @@ func applyPlain(o Op, old, v, cmp uint64) uint64 {
 }
 
 // AMO runs operator o on *dst at PE pe and returns the previous value.
+// routine names the API routine in error messages.
 // Arithmetic is done on the bits, which is two's complement arithmetic
 // for every integer type and exact for the bit moves of fetch, set and
 // swap on floats.
-func AMO[T Standard](c *Ctx, o Op, dst *T, v, cmp T, pe int) T {
+func AMO[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int) T {
 	size := mem.SizeOf[T]()
 	base, off, ok := c.Target(mem.PtrAddr(dst), size, pe)
 	if !ok || off&(size-1) != 0 || c.pe.job.amoLocked {
-		return amoSlow(c, o, dst, v, cmp, pe)
+		return amoSlow(c, routine, o, dst, v, cmp, pe)
 	}
 	old := apply(o, mem.At[T](base, off), v, cmp)
 	if o != OpFetch {
@@ -166,8 +165,7 @@ func apply[T Standard](o Op, p *T, v, cmp T) T {
 // where no CPU atomic can span processes).
 //
 //go:noinline
-func amoSlow[T Standard](c *Ctx, o Op, dst *T, v, cmp T, pe int) T {
-	routine := opNames[o]
+func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int) T {
 	c.live(routine)
 	p := c.pe
 	if uint(pe) >= uint(p.npes) {

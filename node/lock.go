@@ -27,14 +27,15 @@ func (p *PE) lockHalves(routine string, lock *int64) (tail, node *uint32) {
 
 // SetLock acquires the lock, waiting as long as needed.
 func (p *PE) SetLock(lock *int64) {
-	tail, node := p.lockHalves("SetLock", lock)
+	const routine = "SetLock"
+	tail, node := p.lockHalves(routine, lock)
 	c := &p.ctx
-	AMO(c, OpSet, node, 1, 0, p.me) // waiting, no successor
-	prev := AMO(c, OpSwap, tail, uint32(p.me+1), 0, 0)
+	AMO(c, routine, OpSet, node, 1, 0, p.me) // waiting, no successor
+	prev := AMO(c, routine, OpSwap, tail, uint32(p.me+1), 0, 0)
 	if prev == 0 {
 		return
 	}
-	AMO(c, OpOr, node, uint32(p.me+1)<<1, 0, int(prev-1))
+	AMO(c, routine, OpOr, node, uint32(p.me+1)<<1, 0, int(prev-1))
 	// The predecessor clears the waiting bit; a successor may meanwhile
 	// have set the next field, so only the bit counts.
 	if atomic.LoadUint32(node)&1 != 0 {
@@ -46,26 +47,28 @@ func (p *PE) SetLock(lock *int64) {
 // held by someone else (true: not acquired), as shmem_test_lock's
 // non-zero return.
 func (p *PE) TestLock(lock *int64) bool {
-	tail, node := p.lockHalves("TestLock", lock)
+	const routine = "TestLock"
+	tail, node := p.lockHalves(routine, lock)
 	c := &p.ctx
-	AMO(c, OpSet, node, 0, 0, p.me)
-	return AMO(c, OpCSwap, tail, uint32(p.me+1), 0, 0) != 0
+	AMO(c, routine, OpSet, node, 0, 0, p.me)
+	return AMO(c, routine, OpCSwap, tail, uint32(p.me+1), 0, 0) != 0
 }
 
 // ClearLock releases the lock, handing it to the next waiter.
 func (p *PE) ClearLock(lock *int64) {
-	tail, node := p.lockHalves("ClearLock", lock)
+	const routine = "ClearLock"
+	tail, node := p.lockHalves(routine, lock)
 	c := &p.ctx
 	c.Quiet() // the critical section's stores complete before the lock passes on
-	next := AMO(c, OpFetch, node, 0, 0, p.me) >> 1
+	next := AMO(c, routine, OpFetch, node, 0, 0, p.me) >> 1
 	if next == 0 {
-		if AMO(c, OpCSwap, tail, 0, uint32(p.me+1), 0) == uint32(p.me+1) {
+		if AMO(c, routine, OpCSwap, tail, 0, uint32(p.me+1), 0) == uint32(p.me+1) {
 			return
 		}
 		// A successor swapped itself into the tail; wait for its link.
 		p.WaitSlow("ClearLock", func() bool { return atomic.LoadUint32(node) >= 2 })
-		next = AMO(c, OpFetch, node, 0, 0, p.me) >> 1
+		next = AMO(c, routine, OpFetch, node, 0, 0, p.me) >> 1
 	}
-	AMO(c, OpAnd, node, 0, 0, p.me)
-	AMO(c, OpAnd, node, ^uint32(1), 0, int(next-1))
+	AMO(c, routine, OpAnd, node, 0, 0, p.me)
+	AMO(c, routine, OpAnd, node, ^uint32(1), 0, int(next-1))
 }

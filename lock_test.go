@@ -1,0 +1,155 @@
+package goshmem_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/goshmem/goshmem"
+)
+
+// TestLockMutualExclusion: n PEs increment a counter on PE 0 with a
+// non-atomic G then P inside SetLock/ClearLock; the total is exact and
+// no two PEs are ever inside at once.
+func TestLockMutualExclusion(t *testing.T) {
+	const iters = 200
+	for _, m := range modes {
+		for _, n := range []int{1, 2, 4} {
+			if m.name != "mapped" && n != 4 {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/n=%d", m.name, n), func(t *testing.T) {
+				runCfg(t, m.cfg, n, func(p *goshmem.PE) {
+					c := p.Ctx()
+					me := p.MyPE()
+					lock := mustCalloc[int64](p, 1)
+					ctr := mustCalloc[int64](p, 2) // [0] counter, [1] PEs inside
+					p.BarrierAll()
+					for i := 0; i < iters; i++ {
+						p.SetLock(&lock[0])
+						if in := goshmem.AtomicFetchInc(c, &ctr[1], 0); in != 0 {
+							t.Errorf("PE %d: %d other PEs inside the lock", me, in)
+						}
+						v := goshmem.G(c, &ctr[0], 0)
+						if i%16 == 0 {
+							runtime.Gosched() // widen the window
+						}
+						goshmem.P(c, &ctr[0], v+1, 0)
+						goshmem.AtomicAdd(c, &ctr[1], -1, 0)
+						p.ClearLock(&lock[0])
+					}
+					p.BarrierAll()
+					if me == 0 && ctr[0] != int64(n*iters) {
+						t.Errorf("counter = %d, want %d", ctr[0], n*iters)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestTestLock: TestLock acquires a free lock and returns false; it
+// returns true (not acquired) while another PE holds it, whether that PE
+// took it with SetLock or TestLock.
+func TestTestLock(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, m.cfg, 3, func(p *goshmem.PE) {
+				me := p.MyPE()
+				locks := mustCalloc[int64](p, 2)
+				step := func(who int, f func()) {
+					if me == who {
+						f()
+					}
+					p.BarrierAll()
+				}
+				expect := func(who int, lock int, want bool, what string) {
+					step(who, func() {
+						if got := p.TestLock(&locks[lock]); got != want {
+							t.Errorf("PE %d: TestLock(lock %d) %s = %v, want %v", who, lock, what, got, want)
+						}
+					})
+				}
+				expect(0, 0, false, "on a free lock")
+				expect(1, 0, true, "held by PE 0 (TestLock)")
+				expect(2, 0, true, "held by PE 0 (TestLock)")
+				expect(1, 1, false, "on the other, free, lock")
+				expect(2, 1, true, "held by PE 1")
+				step(0, func() { p.ClearLock(&locks[0]) })
+				step(1, func() { p.ClearLock(&locks[1]) })
+				step(2, func() { p.SetLock(&locks[0]) })
+				expect(0, 0, true, "held by PE 2 (SetLock)")
+				expect(1, 0, true, "held by PE 2 (SetLock)")
+				step(2, func() { p.ClearLock(&locks[0]) })
+				expect(1, 0, false, "after PE 2 released it")
+				step(1, func() { p.ClearLock(&locks[0]) })
+				// Every PE can take both locks again.
+				for q := 0; q < 3; q++ {
+					expect(q, 0, false, "free again")
+					expect(q, 1, false, "free again")
+					step(q, func() { p.ClearLock(&locks[0]); p.ClearLock(&locks[1]) })
+				}
+			})
+		})
+	}
+}
+
+// TestTestLockSpin: acquiring with a TestLock loop also excludes, mixed
+// with SetLock on other PEs.
+func TestTestLockSpin(t *testing.T) {
+	const iters = 100
+	run(t, 3, testHeap, func(p *goshmem.PE) {
+		c := p.Ctx()
+		lock := mustCalloc[int64](p, 1)
+		ctr := mustCalloc[int64](p, 1)
+		p.BarrierAll()
+		for i := 0; i < iters; i++ {
+			if p.MyPE() == 0 {
+				p.SetLock(&lock[0])
+			} else {
+				for p.TestLock(&lock[0]) {
+					runtime.Gosched()
+				}
+			}
+			v := goshmem.G(c, &ctr[0], 0)
+			runtime.Gosched()
+			goshmem.P(c, &ctr[0], v+1, 0)
+			p.ClearLock(&lock[0])
+		}
+		p.BarrierAll()
+		if p.MyPE() == 0 && ctr[0] != 3*iters {
+			t.Errorf("counter = %d, want %d", ctr[0], 3*iters)
+		}
+	})
+}
+
+// TestLocksIndependent: holding one lock does not block another.
+func TestLocksIndependent(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		locks := mustCalloc[int64](p, 4)
+		flag := mustCalloc[int64](p, 1)
+		if p.MyPE() == 0 {
+			p.SetLock(&locks[0])
+			p.SetLock(&locks[3])
+		}
+		p.BarrierAll()
+		if p.MyPE() == 1 {
+			// Locks 1 and 2 are free although 0 and 3 are held.
+			p.SetLock(&locks[1])
+			p.SetLock(&locks[2])
+			p.ClearLock(&locks[2])
+			p.ClearLock(&locks[1])
+			goshmem.AtomicSet(p.Ctx(), &flag[0], 1, 0)
+			p.SetLock(&locks[3]) // waits for PE 0
+			p.ClearLock(&locks[3])
+		} else {
+			goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1)
+			p.ClearLock(&locks[3])
+			p.ClearLock(&locks[0])
+		}
+		p.BarrierAll()
+		if p.TestLock(&locks[p.MyPE()]) {
+			t.Errorf("PE %d: lock %d not free at the end", p.MyPE(), p.MyPE())
+		}
+	})
+}
