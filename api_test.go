@@ -186,14 +186,18 @@ var (
 
 var rmaLengths = []int{0, 1, 7, 1000, 1 << 16}
 
+// rmaShortLengths are for the slow-path modes, where the long transfer
+// exercises nothing the mapped mode does not.
+var rmaShortLengths = []int{0, 1, 7, 1000}
+
 // rmaSuite checks Put, Get, P, G, PutNBI, GetNBI, PutBytes and GetBytes
 // of element type T between every PE and its right neighbour, for every
 // length. It is run by all PEs of a job; every check is exact.
-func rmaSuite[T any](t *testing.T, p *goshmem.PE, e elem[T]) {
+func rmaSuite[T any](t *testing.T, p *goshmem.PE, e elem[T], lengths []int) {
 	c := p.Ctx()
 	me, n := p.MyPE(), p.NPEs()
 	right, left := (me+1)%n, (me+n-1)%n
-	for _, l := range rmaLengths {
+	for _, l := range lengths {
 		buf := mustMalloc[T](p, l)
 		if l > 0 && len(buf) != l {
 			t.Errorf("%s: Malloc(%d) returned %d elements", e.name, l, len(buf))
@@ -275,12 +279,16 @@ func forModes(t *testing.T, heap int64, ns []int, f func(t *testing.T, cfg node.
 
 func TestRMA(t *testing.T) {
 	forModes(t, 4<<20, []int{1, 2, 3, 5}, func(t *testing.T, cfg node.Config, n int) {
+		lengths := rmaLengths
+		if cfg.Debug || cfg.Transport != "" {
+			lengths = rmaShortLengths
+		}
 		runCfg(t, cfg, n, func(p *goshmem.PE) {
-			rmaSuite(t, p, elemInt8)
-			rmaSuite(t, p, elemInt32)
-			rmaSuite(t, p, elemFloat64)
-			rmaSuite(t, p, elemSmall)
-			rmaSuite(t, p, elemComplex)
+			rmaSuite(t, p, elemInt8, lengths)
+			rmaSuite(t, p, elemInt32, lengths)
+			rmaSuite(t, p, elemFloat64, lengths)
+			rmaSuite(t, p, elemSmall, lengths)
+			rmaSuite(t, p, elemComplex, lengths)
 		})
 	})
 }
@@ -553,5 +561,30 @@ func TestJobQueries(t *testing.T) {
 				t.Errorf("n=%d: PE %d ran %d times", n, pe, k)
 			}
 		}
+	}
+}
+
+// TestInitThread: the classic start-up gives a one-PE job (the test
+// process is not started by oshrun) at the requested thread level.
+func TestInitThread(t *testing.T) {
+	t.Setenv("SHMEM_SYMMETRIC_SIZE", "1m")
+	for _, level := range []goshmem.ThreadLevel{goshmem.ThreadSingle, goshmem.ThreadFunneled, goshmem.ThreadSerialized, goshmem.ThreadMultiple} {
+		p, got, err := goshmem.InitThread(level)
+		if err != nil {
+			t.Fatalf("InitThread(%v): %v", level, err)
+		}
+		if got != level || p.ThreadLevel() != level {
+			t.Errorf("InitThread(%v) provided %v, ThreadLevel %v", level, got, p.ThreadLevel())
+		}
+		if p.MyPE() != 0 || p.NPEs() != 1 || p.HeapSize() != 1<<20 {
+			t.Errorf("InitThread: PE %d of %d, heap %d; want PE 0 of 1, heap 1 MiB", p.MyPE(), p.NPEs(), p.HeapSize())
+		}
+		x := mustCalloc[int64](p, 2)
+		goshmem.Put(p.Ctx(), x, []int64{4, 5}, 0)
+		if goshmem.AtomicFetchAdd(p.Ctx(), &x[1], 1, 0) != 5 || x[0] != 4 || x[1] != 6 {
+			t.Errorf("one-PE job: x = %v, want [4 6]", x)
+		}
+		p.BarrierAll()
+		p.Finalize()
 	}
 }

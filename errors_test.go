@@ -495,3 +495,74 @@ func TestDebugChecks(t *testing.T) {
 		goshmem.Free(p, x)
 	})
 }
+
+// TestRunLocalArgs: a job needs at least one PE, and a bad SHMEM_*
+// variable is an error that names it.
+func TestRunLocalArgs(t *testing.T) {
+	for _, n := range []int{0, -3} {
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: testHeap}, n, func(*goshmem.PE) { t.Errorf("fn ran with %d PEs", n) })
+		if err == nil {
+			t.Errorf("RunLocal(%d) succeeded", n)
+			continue
+		}
+		checkContains(t, "RunLocal", err.Error(), "at least 1 PE", fmt.Sprint(n))
+	}
+	t.Setenv("SHMEM_SYMMETRIC_SIZE", "lots")
+	err := goshmem.RunLocal(1, func(*goshmem.PE) { t.Errorf("fn ran with a bad environment") })
+	if err == nil {
+		t.Fatalf("RunLocal with SHMEM_SYMMETRIC_SIZE=lots succeeded")
+	}
+	checkContains(t, "bad env", err.Error(), "SHMEM_SYMMETRIC_SIZE", "lots")
+	if _, err := goshmem.LoadConfig(); err == nil {
+		t.Errorf("LoadConfig with SHMEM_SYMMETRIC_SIZE=lots succeeded")
+	}
+}
+
+// TestEnvHeapSize: SHMEM_SYMMETRIC_SIZE sets the heap of RunLocal.
+func TestEnvHeapSize(t *testing.T) {
+	t.Setenv("SHMEM_SYMMETRIC_SIZE", "3m")
+	cfg, err := goshmem.LoadConfig()
+	if err != nil || cfg.HeapSize != 3<<20 {
+		t.Fatalf("LoadConfig = %+v, %v; want HeapSize 3 MiB", cfg, err)
+	}
+	if err := goshmem.RunLocal(2, func(p *goshmem.PE) {
+		if p.HeapSize() != 3<<20 {
+			t.Errorf("HeapSize = %d, want %d", p.HeapSize(), 3<<20)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFinalizeExplicit: PEs may call Finalize themselves, even twice,
+// before returning.
+func TestFinalizeExplicit(t *testing.T) {
+	run(t, 3, testHeap, func(p *goshmem.PE) {
+		x := mustCalloc[int64](p, 1)
+		goshmem.AtomicInc(p.Ctx(), &x[0], 0)
+		p.Finalize()
+		p.Finalize()
+		if p.MyPE() == 0 && x[0] != 3 {
+			t.Errorf("counter after Finalize = %d, want 3", x[0])
+		}
+	})
+}
+
+// TestPanicErrorWrapsError: a PE panicking with an error is reported
+// with errors.Is/As reaching that error.
+func TestPanicErrorWrapsError(t *testing.T) {
+	sentinel := errors.New("sentinel failure")
+	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		if p.MyPE() == 1 {
+			panic(fmt.Errorf("wrapped: %w", sentinel))
+		}
+		p.BarrierAll()
+	})
+	if !errors.Is(err, sentinel) {
+		t.Errorf("errors.Is(%v, sentinel) = false", err)
+	}
+	pe := panicError(t, err)
+	if pe.PE != 1 {
+		t.Errorf("PanicError.PE = %d, want 1", pe.PE)
+	}
+}

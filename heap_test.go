@@ -2,6 +2,7 @@ package goshmem_test
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"testing"
@@ -371,6 +372,10 @@ func TestMismatchedAllocation(t *testing.T) {
 			goshmem.Free(p, [][]byte{a, b}[p.MyPE()])
 			mustMalloc[byte](p, 64)
 		}, []string{"goshmem.Malloc", "differ"}},
+		{"Realloc sizes", func(p *goshmem.PE) {
+			x := mustMalloc[byte](p, 64)
+			_, _ = goshmem.Realloc(p, x, 1000*(p.MyPE()+1))
+		}, []string{"goshmem.Realloc", "differ"}},
 		{"extra Malloc", func(p *goshmem.PE) {
 			mustMalloc[byte](p, 64)
 			if p.MyPE() == 0 {
@@ -456,4 +461,58 @@ func TestFreeBad(t *testing.T) {
 			checkContains(t, tc.name, fmt.Sprint(pe.Value), tc.want...)
 		})
 	}
+}
+
+// TestReallocOverlappingMove: when the only room is the free run made of
+// the block and the free space before it, Realloc moves the block down
+// over itself; the contents must survive the overlapping copy.
+func TestReallocOverlappingMove(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		hs := p.HeapSize()
+		a := mustMalloc[byte](p, 16<<10)    // [0, 16K)
+		b := mustMalloc[byte](p, 64<<10)    // [16K, 80K)
+		c := mustMalloc[byte](p, hs-80<<10) // the rest: nothing free after b
+		for i := range b {
+			b[i] = byte(i*7 + p.MyPE())
+		}
+		goshmem.Free(p, a)
+		b2, err := goshmem.Realloc(p, b, 72<<10) // fits only in [0, 80K)
+		if err != nil {
+			t.Fatalf("Realloc: %v", err)
+		}
+		if addr(b2) != addr(a) {
+			t.Errorf("Realloc placed the block at %#x, want the start of the free run %#x", addr(b2), addr(a))
+		}
+		for i := 0; i < 64<<10; i++ {
+			if b2[i] != byte(i*7+p.MyPE()) {
+				t.Errorf("PE %d: byte %d = %#x after the overlapping move, want %#x", p.MyPE(), i, b2[i], byte(i*7+p.MyPE()))
+				break
+			}
+		}
+		// The moved block is symmetric: a remote store lands in it.
+		goshmem.P(p.Ctx(), &b2[len(b2)-1], 0x5a, 1-p.MyPE())
+		p.BarrierAll()
+		if b2[len(b2)-1] != 0x5a {
+			t.Errorf("PE %d: remote store into the moved block not seen", p.MyPE())
+		}
+		goshmem.Free(p, c)
+	})
+}
+
+// TestAllocationOverflow: element counts whose byte size overflows
+// panic; huge sizes that do not overflow fail with an error.
+func TestAllocationOverflow(t *testing.T) {
+	pe := panicError(t, runErr(t, 1, testHeap, func(p *goshmem.PE) { _, _ = goshmem.Malloc[[1 << 20]byte](p, 1<<50) }))
+	checkContains(t, "overflow", fmt.Sprint(pe.Value), "goshmem.Malloc", "overflow")
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		if _, err := goshmem.Malloc[int64](p, 1<<60); err == nil {
+			t.Errorf("Malloc of 2^63 bytes succeeded")
+		}
+		if _, err := goshmem.Calloc[byte](p, math.MaxInt); err == nil {
+			t.Errorf("Calloc of MaxInt bytes succeeded")
+		} else {
+			checkContains(t, "Calloc(MaxInt)", err.Error(), "SHMEM_SYMMETRIC_SIZE")
+		}
+		mustMalloc[byte](p, 100) // still symmetric and usable
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/job"
@@ -42,13 +43,21 @@ type Job struct {
 	amoLocked bool
 
 	peersOnce sync.Once
-	pids      []int // per PE, after start-up
-	pidfds    []int // per PE in another process; -1 otherwise
-	ownFds    []int // the distinct pidfds, to close
-	liveMu    sync.Mutex
-	lastLive  time.Time
+	// procs is published once, after the start-up barrier; live() may
+	// run concurrently (a PE still in that barrier) and sees nil until
+	// then.
+	procs    atomic.Pointer[procTable]
+	liveMu   sync.Mutex
+	lastLive time.Time
 
 	closeOnce sync.Once
+}
+
+// procTable is what a process knows about the other PE processes.
+type procTable struct {
+	pids   []int // per PE
+	pidfds []int // per PE in another process; -1 otherwise
+	ownFds []int // the distinct pidfds, to close
 }
 
 // openJob maps the segments and prepares the slots of the local PEs.
@@ -136,32 +145,31 @@ func attach(seg *shm.Segment, size int64) (*xpmem.Attachment, error) {
 // PE's slot is filled in, so peers' pids and mapping results are known.
 func (j *Job) afterStart() {
 	j.peersOnce.Do(func() {
-		j.pids = make([]int, j.npes)
-		j.pidfds = make([]int, j.npes)
+		t := &procTable{pids: make([]int, j.npes), pidfds: make([]int, j.npes)}
 		self := os.Getpid()
 		byPid := map[int]int{}
 		for pe := 0; pe < j.npes; pe++ {
 			s := j.ctl.Slot(pe)
-			j.pids[pe] = int(s.Pid.Load())
-			j.pidfds[pe] = -1
+			t.pids[pe] = int(s.Pid.Load())
+			t.pidfds[pe] = -1
 			if s.Mapped.Load() == 2 {
 				j.amoLocked = true
 			}
-			pid := j.pids[pe]
+			pid := t.pids[pe]
 			if pid == self || pid <= 0 {
 				continue
 			}
 			if fd, ok := byPid[pid]; ok {
-				j.pidfds[pe] = fd
+				t.pidfds[pe] = fd
 				continue
 			}
 			if fd, err := sys.PidfdOpen(pid); err == nil {
-				j.pidfds[pe] = fd
+				t.pidfds[pe] = fd
 				byPid[pid] = fd
-				j.ownFds = append(j.ownFds, fd)
+				t.ownFds = append(t.ownFds, fd)
 			}
 		}
-		j.lastLive = time.Now()
+		j.procs.Store(t)
 	})
 }
 
@@ -170,7 +178,8 @@ func (j *Job) afterStart() {
 // finalized fails the job: the abort record is written (first failure
 // wins) and every PE is woken.
 func (j *Job) live() {
-	if j.pidfds == nil || !j.liveMu.TryLock() {
+	t := j.procs.Load()
+	if t == nil || !j.liveMu.TryLock() {
 		return
 	}
 	defer j.liveMu.Unlock()
@@ -179,14 +188,14 @@ func (j *Job) live() {
 		return
 	}
 	j.lastLive = now
-	for pe, fd := range j.pidfds {
+	for pe, fd := range t.pidfds {
 		if fd < 0 || !sys.PidfdExited(fd) {
 			continue
 		}
 		if j.ctl.Slot(pe).State.Load() == job.StateFinalized {
 			continue
 		}
-		j.fail(job.AbortLost, pe, j.pids[pe], 0)
+		j.fail(job.AbortLost, pe, t.pids[pe], 0)
 		return
 	}
 }
@@ -210,8 +219,10 @@ func (j *Job) close() {
 			}
 		}
 		j.ctlMap.Close()
-		for _, fd := range j.ownFds {
-			sys.Close(fd)
+		if t := j.procs.Load(); t != nil {
+			for _, fd := range t.ownFds {
+				sys.Close(fd)
+			}
 		}
 	})
 }

@@ -187,11 +187,14 @@ func (s *Segment) Close() error {
 // Map maps [off, off+length) of the segment shared and read-write
 // (length 0: to the end). It uses mmap-go, whose API covers this case.
 func (s *Segment) Map(off, length int64) (*Mapping, error) {
-	if length == 0 {
+	if s == nil || s.f == nil {
+		return nil, errors.New("shm.Map: the segment is closed")
+	}
+	if length == 0 && off >= 0 && off < s.size {
 		length = s.size - off
 	}
-	if off < 0 || length <= 0 || off+length > s.size {
-		return nil, fmt.Errorf("shm.Map: range [%d, %d) outside segment of %d bytes", off, off+length, s.size)
+	if off < 0 || off > s.size || length <= 0 || length > s.size-off {
+		return nil, fmt.Errorf("shm.Map: range of %d bytes at offset %d is outside segment of %d bytes", length, off, s.size)
 	}
 	m, err := mmap.MapRegion(s.f, int(length), mmap.RDWR, 0, off)
 	if err != nil {

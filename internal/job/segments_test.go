@@ -1,0 +1,309 @@
+package job_test
+
+import (
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/shm"
+)
+
+const mib = 1 << 20
+
+func TestCreateFilesEnv(t *testing.T) {
+	const npes = 3
+	s, err := job.Create(npes, mib, job.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.NPEs != npes || s.HeapSize != mib || len(s.Heaps) != npes || s.Ctl == nil {
+		t.Fatalf("Create(3, 1 MiB) = NPEs %d HeapSize %d, %d heaps, ctl %v", s.NPEs, s.HeapSize, len(s.Heaps), s.Ctl)
+	}
+	if s.Ctl.Size() != job.LayoutFor(npes).Size {
+		t.Errorf("control segment is %d bytes, want %d", s.Ctl.Size(), job.LayoutFor(npes).Size)
+	}
+	for pe, h := range s.Heaps {
+		if h.Size() != mib || h.Kind() != shm.Memfd || h.Huge() {
+			t.Errorf("heap %d: size %d kind %v huge %v", pe, h.Size(), h.Kind(), h.Huge())
+		}
+	}
+
+	files := s.Files()
+	if len(files) != 1+npes {
+		t.Fatalf("Files() has %d entries, want %d", len(files), 1+npes)
+	}
+	if files[0] != s.Ctl.File() {
+		t.Error("Files()[0] is not the control segment")
+	}
+	seen := map[int]bool{}
+	for i, f := range files {
+		if i > 0 && f != s.Heaps[i-1].File() {
+			t.Errorf("Files()[%d] is not heap %d", i, i-1)
+		}
+		if seen[int(f.Fd())] {
+			t.Errorf("Files()[%d] repeats fd %d", i, f.Fd())
+		}
+		seen[int(f.Fd())] = true
+	}
+
+	// The control block is initialized for this job.
+	m, err := s.Ctl.Map(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c, err := job.OpenControl(m.Bytes(), npes, mib, s.JobID, false)
+	if err != nil {
+		t.Fatalf("the created control segment does not open: %v", err)
+	}
+	if c.Header.JobID != s.JobID || c.Header.HeapSize != mib || c.Header.NPEs != npes {
+		t.Errorf("header (id %x, heap %d, %d PEs) does not describe the job (id %x)", c.Header.JobID, c.Header.HeapSize, c.Header.NPEs, s.JobID)
+	}
+
+	got := s.Env(1, 2)
+	want := []string{
+		"GOSHMEM_JOB_ID=" + strconv.FormatUint(s.JobID, 16),
+		"GOSHMEM_NPES=3",
+		"GOSHMEM_PE=1",
+		"GOSHMEM_LOCAL_PES=2",
+		"GOSHMEM_FD=3",
+		"GOSHMEM_LAUNCHER_PID=" + strconv.Itoa(os.Getpid()),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Env(1, 2) = %q, want %q", got, want)
+	}
+
+	// What Env writes, SpecFromEnv reads back.
+	vars := map[string]string{}
+	for _, kv := range got {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	spec, ok, err := job.SpecFromEnv(func(k string) string { return vars[k] })
+	wantSpec := job.Spec{JobID: s.JobID, NPEs: 3, FirstPE: 1, LocalPEs: 2, FD: job.FirstFD, LauncherPid: os.Getpid()}
+	if err != nil || !ok || spec != wantSpec {
+		t.Errorf("SpecFromEnv(Env(1, 2)) = %+v, %v, %v; want %+v", spec, ok, err, wantSpec)
+	}
+
+	// Two jobs get different ids.
+	s2, err := job.Create(1, 4096, job.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.JobID == s.JobID {
+		t.Errorf("two jobs got the same id %x", s.JobID)
+	}
+}
+
+// freeFDRange finds n consecutive unused descriptors at or above 512.
+func freeFDRange(t *testing.T, n int) int {
+	t.Helper()
+	for base := 512; base < 4096; base += 64 {
+		free := true
+		for fd := base; fd < base+n; fd++ {
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != unix.EBADF {
+				free = false
+				break
+			}
+		}
+		if free {
+			return base
+		}
+	}
+	t.Skip("no free descriptor range")
+	return 0
+}
+
+// TestCreateAdopt plays launcher and PE in one process: it puts the
+// segments at consecutive descriptors, as os/exec ExtraFiles would,
+// and adopts them from the environment.
+func TestCreateAdopt(t *testing.T) {
+	const npes = 3
+	s, err := job.Create(npes, mib, job.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	files := s.Files()
+	base := freeFDRange(t, len(files))
+	for i, f := range files {
+		if err := unix.Dup3(int(f.Fd()), base+i, unix.O_CLOEXEC); err != nil {
+			for j := 0; j < i; j++ {
+				sys.Close(base + j)
+			}
+			t.Fatalf("dup3: %v", err)
+		}
+	}
+	vars := map[string]string{}
+	for _, kv := range s.Env(0, npes) {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	vars[job.EnvFD] = strconv.Itoa(base)
+	spec, ok, err := job.SpecFromEnv(func(k string) string { return vars[k] })
+	if err != nil || !ok {
+		t.Fatalf("SpecFromEnv: %v, %v", ok, err)
+	}
+	a, err := spec.Adopt()
+	if err != nil {
+		t.Fatalf("Adopt: %v", err)
+	}
+	defer a.Close()
+	if a.JobID != s.JobID || a.NPEs != npes || a.HeapSize != mib || len(a.Heaps) != npes {
+		t.Fatalf("Adopt = id %x npes %d heap %d (%d heaps); want id %x npes 3 heap %d",
+			a.JobID, a.NPEs, a.HeapSize, len(a.Heaps), s.JobID, mib)
+	}
+	if a.Ctl.Fd() != base || a.Ctl.Size() != job.LayoutFor(npes).Size {
+		t.Errorf("adopted control: fd %d size %d", a.Ctl.Fd(), a.Ctl.Size())
+	}
+	for pe, h := range a.Heaps {
+		if h.Fd() != base+1+pe {
+			t.Errorf("adopted heap %d has fd %d, want %d", pe, h.Fd(), base+1+pe)
+		}
+		// Same file as the launcher's heap pe.
+		d1, i1, _ := sys.FileID(h.Fd())
+		d2, i2, _ := sys.FileID(s.Heaps[pe].Fd())
+		if d1 != d2 || i1 != i2 {
+			t.Errorf("adopted heap %d is not the launcher's heap %d", pe, pe)
+		}
+	}
+	// The PE side sees what the launcher side writes.
+	lm, err := s.Heaps[2].Map(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lm.Close()
+	pm, err := a.Heaps[2].Map(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pm.Close()
+	lm.Bytes()[mib-1] = 0x42
+	if pm.Bytes()[mib-1] != 0x42 {
+		t.Fatal("adopted heap 2 does not share memory with the created one")
+	}
+	cm, err := a.Ctl.Map(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close()
+	c, err := job.OpenControl(cm.Bytes(), spec.NPEs, uint64(a.HeapSize), spec.JobID, false)
+	if err != nil {
+		t.Fatalf("OpenControl on the adopted control segment: %v", err)
+	}
+	if c.Header.JobID != spec.JobID {
+		t.Errorf("header job id %x, environment says %x", c.Header.JobID, spec.JobID)
+	}
+}
+
+func TestAdoptBadFD(t *testing.T) {
+	base := freeFDRange(t, 4)
+	spec := job.Spec{JobID: 1, NPEs: 3, FirstPE: 0, LocalPEs: 3, FD: base}
+	if a, err := spec.Adopt(); err == nil {
+		a.Close()
+		t.Fatal("Adopt succeeded on closed descriptors")
+	} else if !strings.Contains(err.Error(), "goshmem-ctl") || !strings.Contains(err.Error(), "fd "+strconv.Itoa(base)) {
+		t.Errorf("Adopt error %q does not name the control segment and its fd", err)
+	}
+
+	// A control segment but a missing heap: the error names the heap,
+	// and the control descriptor is released.
+	seg, err := shm.Create("adopt-ctl", 4096, shm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.Close()
+	if err := unix.Dup3(seg.Fd(), base, unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	a, err := spec.Adopt()
+	if err == nil {
+		a.Close()
+		t.Fatal("Adopt succeeded without heap descriptors")
+	}
+	if !strings.Contains(err.Error(), "goshmem-heap-0") {
+		t.Errorf("Adopt error %q does not name heap 0", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(base), unix.F_GETFD, 0); err != unix.EBADF {
+		sys.Close(base)
+		t.Error("a failed Adopt left the control descriptor open")
+	}
+}
+
+func TestCreateErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		npes     int
+		heapSize int64
+		want     []string
+	}{
+		{"no PEs", 0, mib, []string{"at least one PE, got 0"}},
+		{"negative PEs", -2, mib, []string{"at least one PE, got -2"}},
+		{"zero heap", 2, 0, []string{"must be positive"}},
+		{"negative heap", 2, -mib, []string{"must be positive"}},
+		{"absurd heaps", 1 << 20, 1 << 40, []string{"SHMEM_SYMMETRIC_SIZE", "lower SHMEM_SYMMETRIC_SIZE or start fewer PEs"}},
+		{"overflowing heaps", 1 << 40, 1 << 40, []string{"overflow", "SHMEM_SYMMETRIC_SIZE"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := job.Create(c.npes, c.heapSize, job.CreateOptions{})
+			if err == nil {
+				s.Close()
+				t.Fatalf("Create(%d, %d) succeeded", c.npes, c.heapSize)
+			}
+			if s != nil {
+				t.Errorf("Create returned segments with error %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckBacking(t *testing.T) {
+	cases := []struct {
+		npes, heapSize int64
+		ok             bool
+		want           []string
+	}{
+		{1, 1, true, nil},
+		{3, mib, true, nil},
+		{1, 0, true, nil},
+		{1 << 20, 1 << 40, false, []string{"1048576 PEs x SHMEM_SYMMETRIC_SIZE=1099511627776 bytes = 1152921504606846976 bytes", "allows only"}},
+		{1, math.MaxInt64, false, []string{"SHMEM_SYMMETRIC_SIZE=9223372036854775807", "allows only"}},
+		{2, math.MaxInt64, false, []string{"2 heaps of 9223372036854775807 bytes overflow; lower SHMEM_SYMMETRIC_SIZE"}},
+		{1 << 40, 1 << 40, false, []string{"overflow", "SHMEM_SYMMETRIC_SIZE"}},
+		{math.MaxInt64, 2, false, []string{"overflow", "SHMEM_SYMMETRIC_SIZE"}},
+		{1 << 32, 1 << 32, false, []string{"overflow"}}, // exactly 2^64
+		{1 << 31, 1 << 32, false, []string{"overflow"}}, // 2^63 wraps to MinInt64
+	}
+	for _, c := range cases {
+		err := job.CheckBacking(c.npes, c.heapSize)
+		if c.ok {
+			if err != nil {
+				t.Errorf("CheckBacking(%d, %d) = %v, want nil", c.npes, c.heapSize, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("CheckBacking(%d, %d) = nil, want an error", c.npes, c.heapSize)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("CheckBacking(%d, %d) = %q, does not mention %q", c.npes, c.heapSize, err, w)
+			}
+		}
+	}
+}

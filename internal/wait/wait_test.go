@@ -1,0 +1,338 @@
+package wait_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/wait"
+)
+
+func TestAuto(t *testing.T) {
+	dedicated := wait.Policy{Spin: 4000, Yield: 200, MaxSleep: 10 * time.Millisecond}
+	oversub := wait.Policy{Spin: 20, Yield: 4, MaxSleep: 10 * time.Millisecond}
+	cases := []struct {
+		npes, ncpus int
+		want        wait.Policy
+	}{
+		{1, 1, dedicated},
+		{1, 64, dedicated},
+		{4, 4, dedicated},
+		{8, 16, dedicated},
+		{2, 1, oversub},
+		{5, 4, oversub},
+		{1000, 64, oversub},
+		{1, 0, oversub},
+	}
+	for _, c := range cases {
+		if got := wait.Auto(c.npes, c.ncpus); got != c.want {
+			t.Errorf("Auto(%d, %d) = %+v, want %+v", c.npes, c.ncpus, got, c.want)
+		}
+	}
+	if d, o := wait.Auto(1, 1), wait.Auto(2, 1); d.Spin <= o.Spin || d.Yield <= o.Yield {
+		t.Errorf("oversubscribed policy %+v does not back off sooner than %+v", o, d)
+	}
+}
+
+func phaseName(p wait.Phase) string {
+	switch p {
+	case wait.Spinning:
+		return "Spinning"
+	case wait.Yielding:
+		return "Yielding"
+	case wait.Sleeping:
+		return "Sleeping"
+	}
+	return fmt.Sprintf("Phase(%d)", int(p))
+}
+
+func TestPauseSequence(t *testing.T) {
+	const (
+		S  = wait.Spinning
+		Y  = wait.Yielding
+		SL = wait.Sleeping
+	)
+	cases := []struct {
+		p    wait.Policy
+		want []wait.Phase
+	}{
+		{wait.Policy{Spin: 2, Yield: 2}, []wait.Phase{S, S, Y, Y, SL, Y, Y, SL, Y, Y, SL}},
+		{wait.Policy{Spin: 0, Yield: 0}, []wait.Phase{SL, SL, SL}},
+		{wait.Policy{Spin: 3, Yield: 0}, []wait.Phase{S, S, S, SL, SL, SL}},
+		{wait.Policy{Spin: 0, Yield: 1}, []wait.Phase{Y, SL, Y, SL, Y, SL}},
+		{wait.Policy{Spin: 1, Yield: 3}, []wait.Phase{S, Y, Y, Y, SL, Y, Y, Y, SL}},
+	}
+	for _, c := range cases {
+		p := c.p
+		b := wait.Start(&p)
+		for i, w := range c.want {
+			if got := b.Pause(); got != w {
+				t.Errorf("policy %+v: Pause #%d = %s, want %s", c.p, i+1, phaseName(got), phaseName(w))
+				break
+			}
+		}
+		if b.Sleeps() != 0 {
+			t.Errorf("Pause alone counted %d sleeps", b.Sleeps())
+		}
+	}
+	// A policy change between Starts does not leak state.
+	p := wait.Policy{Spin: 1, Yield: 0}
+	b1 := wait.Start(&p)
+	b1.Pause()
+	b2 := wait.Start(&p)
+	if got := b2.Pause(); got != wait.Spinning {
+		t.Errorf("a fresh Backoff starts at %s", phaseName(got))
+	}
+}
+
+func TestRingWithoutSleepers(t *testing.T) {
+	var d job.Doorbell
+	d.Seq.Store(41)
+	for range 100 {
+		wait.Ring(&d)
+	}
+	if d.Seq.Load() != 41 || d.Sleepers.Load() != 0 {
+		t.Fatalf("Ring without sleepers changed the doorbell: Seq %d Sleepers %d", d.Seq.Load(), d.Sleepers.Load())
+	}
+	d.Sleepers.Store(1)
+	wait.Ring(&d)
+	if d.Seq.Load() != 42 {
+		t.Fatalf("Ring with a sleeper: Seq %d, want 42", d.Seq.Load())
+	}
+	d.Sleepers.Store(0)
+	wait.WakeAll(&d)
+	if d.Seq.Load() != 43 {
+		t.Fatalf("WakeAll: Seq %d, want 43", d.Seq.Load())
+	}
+}
+
+func TestSleepConditionAlreadyHolds(t *testing.T) {
+	var d job.Doorbell
+	d.Seq.Store(5)
+	p := wait.Policy{Spin: 1, Yield: 1, MaxSleep: 5 * time.Second}
+	b := wait.Start(&p)
+	calls := 0
+	start := time.Now()
+	ok := b.Sleep(&d, func() bool { calls++; return true })
+	el := time.Since(start)
+	if !ok {
+		t.Fatal("Sleep returned false with the condition true")
+	}
+	if el > 500*time.Millisecond {
+		t.Fatalf("Sleep took %v with the condition already true", el)
+	}
+	if calls != 1 {
+		t.Errorf("cond called %d times, want 1", calls)
+	}
+	if b.Sleeps() != 0 {
+		t.Errorf("Sleeps() = %d, want 0: nothing slept", b.Sleeps())
+	}
+	if d.Sleepers.Load() != 0 || d.Seq.Load() != 5 {
+		t.Errorf("after Sleep: Sleepers %d Seq %d, want 0, 5", d.Sleepers.Load(), d.Seq.Load())
+	}
+}
+
+func TestSleepTimesOut(t *testing.T) {
+	var d job.Doorbell
+	p := wait.Policy{MaxSleep: 5 * time.Second}
+	b := wait.Start(&p)
+	start := time.Now()
+	for i := 1; i <= 3; i++ {
+		if b.Sleep(&d, func() bool { return false }) {
+			t.Fatal("Sleep returned true with the condition false")
+		}
+		if b.Sleeps() != i {
+			t.Fatalf("Sleeps() = %d after %d sleeps", b.Sleeps(), i)
+		}
+		if d.Sleepers.Load() != 0 {
+			t.Fatalf("Sleepers = %d after Sleep returned", d.Sleepers.Load())
+		}
+	}
+	// The first sleeps are short (the policy's MaxSleep is only a cap).
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("three first sleeps took %v", el)
+	}
+}
+
+// TestSleepReachesMaxSleep checks the promise of Sleep's comment: sleeps
+// start short, but "a long wait still ends up in MaxSleep sleeps".
+func TestSleepReachesMaxSleep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sleeps about a second")
+	}
+	const maxSleep = 200 * time.Millisecond
+	var d job.Doorbell
+	p := wait.Policy{MaxSleep: maxSleep}
+	b := wait.Start(&p)
+	never := func() bool { return false }
+	start := time.Now()
+	for i := 0; i < 40 && time.Since(start) < 2*maxSleep; i++ {
+		b.Sleep(&d, never)
+	}
+	warm, warmSleeps := time.Since(start), b.Sleeps()
+	// Allow for an early (spurious) futex return: take the longest of
+	// three sleeps.
+	var longest time.Duration
+	for range 3 {
+		t0 := time.Now()
+		b.Sleep(&d, never)
+		longest = max(longest, time.Since(t0))
+	}
+	if longest < maxSleep*3/4 {
+		t.Errorf("after %d sleeps (%v) a Sleep lasts %v; want about MaxSleep = %v", warmSleeps, warm, longest, maxSleep)
+	}
+}
+
+// TestDoorbellWakesSleeper is the contract: a waiter asleep in Sleep is
+// woken by a writer that stores the condition atomically and rings.
+func TestDoorbellWakesSleeper(t *testing.T) {
+	var d job.Doorbell
+	var flag atomic.Uint32
+	p := wait.Policy{Spin: 2, Yield: 2, MaxSleep: 5 * time.Second}
+	never := func() bool { return false }
+
+	b := wait.Start(&p)
+	// Let the backoff reach its long sleeps first.
+	for range 10 {
+		b.Sleep(&d, never)
+	}
+	seq0 := d.Seq.Load()
+
+	type result struct {
+		ok       bool
+		returned time.Time
+	}
+	res := make(chan result)
+	go func() {
+		ok := b.Sleep(&d, func() bool { return flag.Load() == 1 })
+		res <- result{ok, time.Now()}
+	}()
+	// Wait until the waiter has registered, then give it time to reach
+	// futex_wait.
+	for d.Sleepers.Load() == 0 {
+		time.Sleep(50 * time.Microsecond)
+	}
+	time.Sleep(5 * time.Millisecond)
+	flag.Store(1)
+	wait.Ring(&d)
+	rang := time.Now()
+	select {
+	case r := <-res:
+		if !r.ok {
+			t.Fatal("Sleep returned false after the condition was set")
+		}
+		if lat := r.returned.Sub(rang); lat > time.Second {
+			t.Fatalf("the waiter woke %v after Ring; MaxSleep is %v", lat, p.MaxSleep)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter never woke up")
+	}
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %d after the waiter returned", d.Sleepers.Load())
+	}
+	if got := d.Seq.Load(); got != seq0+1 {
+		t.Errorf("Seq = %d, want %d: Ring must bump it exactly once", got, seq0+1)
+	}
+}
+
+// TestRingWakesFutexWaiters waits on the doorbell with the raw protocol
+// and a 5 s timeout, so that only Ring can end the waits early.
+func TestRingWakesFutexWaiters(t *testing.T) {
+	const waiters = 4
+	var d job.Doorbell
+	var cond atomic.Bool
+	var wg sync.WaitGroup
+	var late atomic.Int32
+	start := make(chan struct{})
+	var rang atomic.Int64
+	for range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			d.Sleepers.Add(1)
+			seq := d.Seq.Load()
+			for !cond.Load() {
+				sys.FutexWait(mem.U32(&d.Seq), seq, 5*time.Second)
+				seq = d.Seq.Load()
+			}
+			d.Sleepers.Add(^uint32(0))
+			if r := rang.Load(); r == 0 || time.Since(time.Unix(0, r)) > time.Second {
+				late.Add(1)
+			}
+		}()
+	}
+	close(start)
+	for d.Sleepers.Load() != waiters {
+		time.Sleep(50 * time.Microsecond)
+	}
+	time.Sleep(5 * time.Millisecond)
+	rang.Store(time.Now().UnixNano())
+	cond.Store(true)
+	wait.Ring(&d)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ring did not wake every waiter")
+	}
+	if late.Load() != 0 {
+		t.Errorf("%d of %d waiters woke more than 1s after Ring", late.Load(), waiters)
+	}
+	if d.Sleepers.Load() != 0 || d.Seq.Load() != 1 {
+		t.Errorf("after the wake: Sleepers %d Seq %d, want 0, 1", d.Sleepers.Load(), d.Seq.Load())
+	}
+}
+
+// TestDoorbellNoLostWakeup runs many short producer/consumer rounds:
+// every wait must end, and none needs more than a few timeouts.
+func TestDoorbellNoLostWakeup(t *testing.T) {
+	var d job.Doorbell
+	var word atomic.Uint64
+	p := wait.Policy{Spin: 0, Yield: 0, MaxSleep: 2 * time.Second} // sleep at once
+	const rounds = 300
+	done := make(chan error, 1)
+	go func() {
+		for i := uint64(1); i <= rounds; i++ {
+			b := wait.Start(&p)
+			cond := func() bool { return word.Load() >= i }
+			for !cond() {
+				if b.Pause() == wait.Sleeping && b.Sleep(&d, cond) {
+					break
+				}
+			}
+		}
+		done <- nil
+	}()
+	for i := uint64(1); i <= rounds; i++ {
+		word.Store(i)
+		wait.Ring(&d)
+		if i%16 == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the waiter is stuck")
+	}
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %d at the end", d.Sleepers.Load())
+	}
+}
+
+func TestRelax(t *testing.T) {
+	start := time.Now()
+	for range 1000 {
+		wait.Relax()
+	}
+	if el := time.Since(start); el > time.Second {
+		t.Errorf("1000 Relax took %v", el)
+	}
+}
