@@ -80,7 +80,7 @@ func amoValues[T goshmem.Integer](seed uint64) []T {
 	pat := uint64(0x5a5a5a5a5a5a5a5a)
 	vals := []T{zero, 1, ones, ones >> 1, ^(ones >> 1), 2, T(pat), T(^pat)}
 	r := rand.New(rand.NewPCG(seed, 17))
-	for range 8 {
+	for range 4 {
 		vals = append(vals, T(r.Uint64()))
 	}
 	return vals

@@ -198,7 +198,7 @@ func (s *Segment) Map(off, length int64) (*Mapping, error) {
 	}
 	m, err := mmap.MapRegion(s.f, int(length), mmap.RDWR, 0, off)
 	if err != nil {
-		return nil, fmt.Errorf("shm.Map %s (%d bytes): %w; check ulimit -v and vm.max_map_count", s.f.Name(), length, err)
+		return nil, fmt.Errorf("shm.Map %s (%d bytes at offset %d): %w (offsets must be page-aligned; for ENOMEM check ulimit -v and vm.max_map_count)", s.f.Name(), length, off, err)
 	}
 	return &Mapping{m: m}, nil
 }

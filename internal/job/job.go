@@ -24,7 +24,7 @@
 //
 // # Control block
 //
-// Header (2 cache lines), then NPEs slots of SlotSize bytes. Every word
+// Header (4 cache lines), then NPEs slots of SlotSize bytes. Every word
 // that one PE writes and others read sits alone on its cache line. The
 // header's Abort record is written by whoever first sees the job fail
 // (launcher, in-process supervisor, or a PE that found a dead peer);

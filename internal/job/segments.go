@@ -54,6 +54,9 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 		s.Close()
 		return nil, err
 	}
+	if opt.Huge {
+		heapSize = (heapSize + shm.HugePageSize - 1) &^ (shm.HugePageSize - 1)
+	}
 	_, err = OpenControl(m.Bytes(), npes, uint64(heapSize), s.JobID, true)
 	m.Close()
 	if err != nil {
@@ -142,7 +145,7 @@ func SpecFromEnv(getenv func(string) string) (spec Spec, ok bool, err error) {
 		}
 		*v.dst = n
 	}
-	if spec.FirstPE+spec.LocalPEs > spec.NPEs {
+	if spec.FirstPE >= spec.NPEs || spec.LocalPEs > spec.NPEs-spec.FirstPE {
 		return spec, true, bad(EnvLocalPEs, getenv(EnvLocalPEs))
 	}
 	spec.LauncherPid, _ = strconv.Atoi(getenv(EnvLauncher))

@@ -279,6 +279,9 @@ func processVM(pid int, local []byte, remote uintptr, write bool) error {
 func SetAffinity(tid int, cpus []int) error {
 	var set unix.CPUSet
 	for _, c := range cpus {
+		if c < 0 || c >= AffinityCPUs {
+			return fmt.Errorf("sched_setaffinity: CPU %d outside [0, %d): %w", c, AffinityCPUs, unix.EINVAL)
+		}
 		set.Set(c)
 	}
 	if err := unix.SchedSetaffinity(tid, &set); err != nil {

@@ -137,7 +137,7 @@ func (b *Backoff) Sleep(d *job.Doorbell, cond func() bool) bool {
 	// Sleep briefly at first: a wake-up lost to a store still in a
 	// writer's store buffer costs little, and a long wait still ends up
 	// in MaxSleep sleeps.
-	d2 := 50 * time.Microsecond << min(b.sleeps, 10)
+	d2 := 50 * time.Microsecond << min(b.sleeps, 20)
 	b.sleeps++
 	sys.FutexWait(mem.U32(&d.Seq), seq, min(d2, b.p.MaxSleep))
 	d.Sleepers.Add(^uint32(0))
