@@ -1,0 +1,99 @@
+package node_test
+
+import (
+	"bufio"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
+)
+
+// TestBarrierSeparatesPhases checks the dissemination barrier against
+// its definition, for every job size up to 9 (powers of two and not):
+// no PE leaves barrier k before every PE has entered it. Each PE
+// announces its arrival with an atomic increment on PE 0 and checks,
+// after the barrier, that all n arrivals of this round are there; PEs
+// arrive in random order with random delays.
+func TestBarrierSeparatesPhases(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+			ctr, _ := goshmem.Calloc[int64](pe, 1)
+			c := pe.Ctx()
+			rng := rand.New(rand.NewPCG(uint64(pe.MyPE()), uint64(n)))
+			for k := int64(1); k <= 200; k++ {
+				if rng.IntN(8) == 0 {
+					time.Sleep(time.Duration(rng.IntN(200)) * time.Microsecond)
+				}
+				goshmem.AtomicAdd(c, &ctr[0], 1, 0)
+				pe.BarrierAll()
+				if got := goshmem.AtomicFetch(c, &ctr[0], 0); got < k*int64(n) {
+					panic("barrier let a PE through early: " + strconv.FormatInt(got, 10) + " arrivals, want " + strconv.FormatInt(k*int64(n), 10))
+				}
+				pe.BarrierAll() // nobody starts round k+1 before all checked round k
+			}
+		})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+	}
+}
+
+func hugePagesFree(t *testing.T) int {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		t.Skip("no /proc/meminfo")
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "HugePages_Free:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// TestHugePageHeaps asks for huge-page heaps: with too few huge pages
+// in the pool it must fail at start-up with an error that says how to
+// fix it; with enough, the job runs on them.
+func TestHugePageHeaps(t *testing.T) {
+	cfg := node.Config{HeapSize: 4 << 20, Huge: true}
+	free := hugePagesFree(t)
+	err := goshmem.RunLocalConfig(cfg, 2, func(pe *goshmem.PE) {
+		x, err := goshmem.Malloc[int64](pe, 1024)
+		if err != nil {
+			panic(err)
+		}
+		goshmem.P(pe.Ctx(), &x[7], int64(pe.MyPE()+1), 1-pe.MyPE())
+		pe.BarrierAll()
+		if x[7] != int64(2-pe.MyPE()) {
+			panic("wrong value on huge pages")
+		}
+	})
+	if free >= 4 { // 2 PEs x 4 MiB in 2 MiB pages
+		if err != nil {
+			t.Fatalf("%d huge pages free, yet: %v", free, err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "nr_hugepages") || !strings.Contains(err.Error(), "SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES") {
+		t.Fatalf("%d huge pages free: want an error naming nr_hugepages and SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES, got %v", free, err)
+	}
+}
+
+// TestHeapTooLargeForMachine: heaps that cannot all be backed are an
+// error at start-up, not a SIGBUS later.
+func TestHeapTooLargeForMachine(t *testing.T) {
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 50}, 2, func(pe *goshmem.PE) {
+		t.Error("job started")
+	})
+	if err == nil || !strings.Contains(err.Error(), "SHMEM_SYMMETRIC_SIZE") {
+		t.Fatalf("want an error naming SHMEM_SYMMETRIC_SIZE, got %v", err)
+	}
+}
