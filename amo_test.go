@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/node"
@@ -76,9 +77,10 @@ func amoOps[T goshmem.Integer]() []amoOp[T] {
 // amoValues returns edge values and random values of T.
 func amoValues[T goshmem.Integer](seed uint64) []T {
 	var zero T
-	ones := ^zero
+	bits := 8 * int(unsafe.Sizeof(zero))
+	top := T(1) << (bits - 1) // the minimum of a signed T
 	pat := uint64(0x5a5a5a5a5a5a5a5a)
-	vals := []T{zero, 1, ones, ones >> 1, ^(ones >> 1), 2, T(pat), T(^pat)}
+	vals := []T{zero, 1, ^zero, top, top - 1, 2, T(pat), T(^pat)}
 	r := rand.New(rand.NewPCG(seed, 17))
 	for range 4 {
 		vals = append(vals, T(r.Uint64()))

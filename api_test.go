@@ -602,3 +602,29 @@ func TestInitThread(t *testing.T) {
 		p.Finalize()
 	}
 }
+
+// TestManyPEs: a job with many more PEs than CPUs still completes ring
+// exchanges and barriers (no PE starves the one it waits for), and
+// barriers separate phases.
+func TestManyPEs(t *testing.T) {
+	for _, n := range []int{9, 16} {
+		run(t, n, 256<<10, func(p *goshmem.PE) {
+			c := p.Ctx()
+			me := p.MyPE()
+			x := mustCalloc[int64](p, n)
+			for round := int64(1); round <= 10; round++ {
+				// Everybody writes its slot on every PE, then checks all.
+				for q := 0; q < n; q++ {
+					goshmem.P(c, &x[me], round*100+int64(me), q)
+				}
+				p.BarrierAll()
+				for q := 0; q < n; q++ {
+					if x[q] != round*100+int64(q) {
+						t.Errorf("n=%d round %d PE %d: x[%d] = %d, want %d", n, round, me, q, x[q], round*100+int64(q))
+					}
+				}
+				p.BarrierAll()
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package goshmem_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -284,6 +285,12 @@ func TestErrorRoutineNames(t *testing.T) {
 		{"PutSignal", func(f *fixture) {
 			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(f.goVar)), 1, goshmem.SignalAdd, 1)
 		}},
+		{"SignalWaitUntil", func(f *fixture) {
+			goshmem.SignalWaitUntil(f.p, (*uint64)(unsafe.Pointer(&f.x[0])), goshmem.Cmp(42), 0)
+		}},
+		{"SignalWaitUntil", func(f *fixture) {
+			goshmem.SignalWaitUntil(f.p, (*uint64)(unsafe.Pointer(f.goVar)), goshmem.CmpEQ, 0)
+		}},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("%d-%s", i, c.routine), func(t *testing.T) {
@@ -518,6 +525,26 @@ func TestRunLocalArgs(t *testing.T) {
 	}
 }
 
+// TestConfigBadHeapSize: a configuration without a usable heap size
+// either falls back to the default or fails with an error that says
+// what to set (the package promises environment errors "that say what to
+// do"), not with a message about an internal segment.
+func TestConfigBadHeapSize(t *testing.T) {
+	for _, hs := range []int64{0, -5} {
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: hs}, 1, func(p *goshmem.PE) {
+			if hs == 0 && p.HeapSize() != node.DefaultHeapSize {
+				t.Errorf("HeapSize 0: heap of %d bytes, want the default %d", p.HeapSize(), node.DefaultHeapSize)
+			}
+		})
+		if err != nil && !strings.Contains(err.Error(), "SHMEM_SYMMETRIC_SIZE") && !strings.Contains(err.Error(), "HeapSize") {
+			t.Errorf("HeapSize %d: error %q names neither SHMEM_SYMMETRIC_SIZE nor HeapSize", hs, err)
+		}
+		if hs < 0 && err == nil {
+			t.Errorf("HeapSize %d: RunLocal succeeded", hs)
+		}
+	}
+}
+
 // TestEnvHeapSize: SHMEM_SYMMETRIC_SIZE sets the heap of RunLocal.
 func TestEnvHeapSize(t *testing.T) {
 	t.Setenv("SHMEM_SYMMETRIC_SIZE", "3m")
@@ -564,5 +591,107 @@ func TestPanicErrorWrapsError(t *testing.T) {
 	pe := panicError(t, err)
 	if pe.PE != 1 {
 		t.Errorf("PanicError.PE = %d, want 1", pe.PE)
+	}
+}
+
+// TestJobErrorRoutine: the JobError of a PE stopped in a blocking
+// routine names that routine (JobError.Routine's documentation gives
+// "BarrierAll" as its example) and the failed PE.
+func TestJobErrorRoutine(t *testing.T) {
+	for _, tc := range []struct {
+		routine string
+		block   func(p *goshmem.PE, x []int64)
+	}{
+		{"BarrierAll", func(p *goshmem.PE, x []int64) { p.BarrierAll() }},
+		{"SyncAll", func(p *goshmem.PE, x []int64) { p.SyncAll() }},
+		{"WaitUntil", func(p *goshmem.PE, x []int64) { goshmem.WaitUntil(p, &x[0], goshmem.CmpEQ, 1) }},
+		{"WaitUntilAll", func(p *goshmem.PE, x []int64) { goshmem.WaitUntilAll(p, x[:2], nil, goshmem.CmpEQ, 1) }},
+		{"WaitUntilAny", func(p *goshmem.PE, x []int64) { goshmem.WaitUntilAny(p, x[:2], nil, goshmem.CmpEQ, 1) }},
+		{"SignalWaitUntil", func(p *goshmem.PE, x []int64) {
+			goshmem.SignalWaitUntil(p, (*uint64)(unsafe.Pointer(&x[0])), goshmem.CmpEQ, 1)
+		}},
+		{"SetLock", func(p *goshmem.PE, x []int64) { p.SetLock(&x[2]) }},
+		{"Malloc", func(p *goshmem.PE, x []int64) { _, _ = goshmem.Malloc[byte](p, 64) }},
+		{"Calloc", func(p *goshmem.PE, x []int64) { _, _ = goshmem.Calloc[byte](p, 64) }},
+		{"Free", func(p *goshmem.PE, x []int64) { goshmem.Free(p, x) }},
+		{"Finalize", func(p *goshmem.PE, x []int64) { p.Finalize() }},
+	} {
+		t.Run(tc.routine, func(t *testing.T) {
+			var je *goshmem.JobError
+			err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+				x := mustCalloc[int64](p, 4)
+				if p.MyPE() == 1 {
+					p.SetLock(&x[2])
+					goshmem.AtomicSet(p.Ctx(), &x[3], 1, 0)
+					time.Sleep(10 * time.Millisecond)
+					panic("PE 1 fails")
+				}
+				goshmem.WaitUntil(p, &x[3], goshmem.CmpEQ, 1)
+				defer func() { je, _ = recover().(*goshmem.JobError) }()
+				tc.block(p, x)
+			})
+			if pe := panicError(t, err); pe.PE != 1 {
+				t.Errorf("PanicError of PE %d, want PE 1", pe.PE)
+			}
+			if je == nil {
+				t.Fatalf("PE 0 was not stopped with a *JobError")
+			}
+			if je.Routine != tc.routine || je.Failed != 1 || je.PE != 0 {
+				t.Errorf("JobError{Routine %q, PE %d, Failed %d}, want {%q, 0, 1}", je.Routine, je.PE, je.Failed, tc.routine)
+			}
+			checkContains(t, "JobError", je.Error(), "goshmem: "+tc.routine+" on PE 0 stopped: ", "PE 1", "panicked")
+		})
+	}
+}
+
+// TestGoexitInPE: a PE goroutine that ends with runtime.Goexit (as
+// t.FailNow, t.Fatal and t.SkipNow do when called inside the PE
+// function) must fail the job, not leave the other PEs waiting forever.
+func TestGoexitInPE(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		done <- goshmem.RunLocalConfig(node.Config{HeapSize: testHeap}, 2, func(p *goshmem.PE) {
+			if p.MyPE() == 1 {
+				runtime.Goexit()
+			}
+			p.BarrierAll()
+		})
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("RunLocal = nil, want an error naming PE 1")
+		} else {
+			checkContains(t, "Goexit", err.Error(), "PE 1")
+		}
+	case <-time.After(3 * time.Second):
+		t.Errorf("RunLocal hangs when a PE calls runtime.Goexit: PE 0 waits in BarrierAll forever (goroutines leaked)")
+	}
+}
+
+// TestLockMisaligned: a lock word inside the heap but not 8-byte
+// aligned is rejected with a message about alignment (like the AMOs'),
+// not one claiming the word is outside the heap.
+func TestLockMisaligned(t *testing.T) {
+	for _, routine := range []string{"SetLock", "TestLock", "ClearLock"} {
+		t.Run(routine, func(t *testing.T) {
+			var a uintptr
+			msg, _ := runErrCase(t, errCase{name: routine, npes: 1, fn: func(f *fixture) {
+				lock := (*int64)(unsafe.Add(unsafe.Pointer(&f.x[0]), 4))
+				a = uintptr(unsafe.Pointer(lock))
+				switch routine {
+				case "SetLock":
+					f.p.SetLock(lock)
+				case "TestLock":
+					f.p.TestLock(lock)
+				default:
+					f.p.ClearLock(lock)
+				}
+			}})
+			checkContains(t, routine, msg, "goshmem."+routine+": ", fmt.Sprintf("%#x", a), "aligned")
+			if strings.Contains(msg, "not inside the symmetric heap") {
+				t.Errorf("%s: message %q claims an address inside the heap is outside it", routine, msg)
+			}
+		})
 	}
 }

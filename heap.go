@@ -35,8 +35,14 @@ func Align[T any](p *PE, align, n int) ([]T, error) {
 func allocate[T any](p *PE, routine string, n int, align uintptr, zero bool) ([]T, error) {
 	size := elemBytes[T](routine, n)
 	b, err := p.Alloc(routine, size, max(align, mem.AlignOf[T]()), zero)
-	if err != nil || b == nil {
+	if err != nil {
 		return nil, err
+	}
+	if b == nil {
+		if n > 0 { // zero-size elements: nothing to allocate, but n of them
+			return mem.Slice[T](p.HeapBase(), 0, n), nil
+		}
+		return nil, nil
 	}
 	return mem.Slice[T](b, 0, n), nil
 }

@@ -78,6 +78,7 @@ func IGet[T any](c *Ctx, dst, src []T, dstStride, srcStride, n, pe int) {
 
 func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put bool) {
 	if n == 0 {
+		c.RMASlow(routine, put, 0, nil, pe, 0, 0) // checks the context and the PE
 		return
 	}
 	if ds < 1 || ss < 1 || n < 0 {

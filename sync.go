@@ -273,6 +273,9 @@ func SignalFetch(p *PE, sig *uint64) uint64 {
 // SignalWaitUntil waits until *sig compares to v by cmp and returns its
 // value (shmem_signal_wait_until).
 func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
-	WaitUntil(p, sig, cmp, v)
+	if !p.InHeap(mem.PtrAddr(sig), 8) || uint(cmp) > uint(CmpLE) || !compare(atomic.LoadUint64(sig), cmp, v) {
+		p.CheckLocal("SignalWaitUntil", mem.PtrAddr(sig), 8, cmp)
+		p.WaitSlow("SignalWaitUntil", func() bool { return compare(atomic.LoadUint64(sig), cmp, v) })
+	}
 	return atomic.LoadUint64(sig)
 }

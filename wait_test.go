@@ -465,3 +465,36 @@ func TestSignalWaitUntilCmp(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitWakesOnStores: a PE asleep in WaitUntil (the peer delays long
+// enough for it to reach the futex) wakes for a P, an AMO, and a plain
+// store through Ptr, which rings no doorbell and is seen at the next
+// timed wake-up.
+func TestWaitWakesOnStores(t *testing.T) {
+	for _, how := range []string{"P", "AtomicAdd", "Ptr"} {
+		t.Run(how, func(t *testing.T) {
+			var waited time.Duration
+			run(t, 2, testHeap, func(p *goshmem.PE) {
+				x := mustCalloc[int64](p, 1)
+				if p.MyPE() == 0 {
+					start := time.Now()
+					goshmem.WaitUntil(p, &x[0], goshmem.CmpEQ, 5)
+					waited = time.Since(start)
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+				switch how {
+				case "P":
+					goshmem.P(p.Ctx(), &x[0], 5, 0)
+				case "AtomicAdd":
+					goshmem.AtomicAdd(p.Ctx(), &x[0], 5, 0)
+				default:
+					*goshmem.PtrTo(p, &x[0], 0) = 5
+				}
+			})
+			if waited < 40*time.Millisecond || waited > 2*time.Second {
+				t.Errorf("WaitUntil returned after %v, want about 50ms", waited)
+			}
+		})
+	}
+}

@@ -24,6 +24,9 @@ import (
 // block; nil for size 0. zero clears the block before the closing
 // barrier.
 func (p *PE) Alloc(routine string, size, align uintptr, zero bool) (mem.Base, error) {
+	if a := heapAlign(int64(p.heap.Size)); align > a {
+		panicf("%s: alignment %d is larger than the alignment of every heap's mapping (%d bytes for a %d-byte heap); use at most %d", routine, align, a, p.heap.Size, a)
+	}
 	off, err := p.alloc.Alloc(size, align)
 	var b mem.Base
 	if err == nil && off != symalloc.NoOffset {
@@ -49,7 +52,7 @@ func (p *PE) Realloc(addr, size uintptr) (mem.Base, error) {
 	if addr != 0 {
 		off = p.blockOffset("Realloc", addr)
 	}
-	p.SyncAll() // nobody still reads or writes the old block elsewhere
+	p.sync("Realloc") // nobody still reads or writes the old block elsewhere
 	old, _ := p.alloc.SizeOf(off)
 	newOff, moved, err := p.alloc.Realloc(off, size)
 	if err == nil && moved && off != symalloc.NoOffset {
@@ -74,17 +77,17 @@ func (p *PE) Realloc(addr, size uintptr) (mem.Base, error) {
 // It waits for every PE to call it first, so no PE still uses the block.
 func (p *PE) Free(addr uintptr) {
 	if addr == 0 {
-		p.SyncAll()
+		p.sync("Free")
 		return
 	}
 	off := p.blockOffset("Free", addr)
-	p.SyncAll()
+	p.sync("Free")
 	if err := p.alloc.Free(off); err != nil {
 		panicf("Free: %v (the slice must come from Malloc, Calloc, Align or Realloc and be freed once)", err)
 	}
 	p.publishAlloc()
 	if p.job.cfg.Debug {
-		p.SyncAll()
+		p.sync("Free")
 		p.checkAlloc("Free")
 	}
 }
@@ -112,7 +115,7 @@ func (p *PE) heapError(routine string, err error) error {
 // and checks that all made the same sequence of calls.
 func (p *PE) allocSync(routine string) {
 	p.publishAlloc()
-	p.SyncAll()
+	p.sync(routine)
 	p.checkAlloc(routine)
 }
 

@@ -131,6 +131,20 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched boo
 	return j, nil
 }
 
+// heapAlign is the alignment of the address at which every process
+// maps every heap of size bytes: the smallest power of two that holds
+// the heap, between 2 MiB (which also lets the kernel use huge pages)
+// and 1 GiB. An offset aligned to up to that many bytes is aligned in
+// every PE's mapping, which is what Align needs. It costs only address
+// space, reserved and trimmed at start-up.
+func heapAlign(size int64) uintptr {
+	a := uintptr(2 << 20)
+	for a < uintptr(size) && a < 1<<30 {
+		a <<= 1
+	}
+	return a
+}
+
 // attach maps a heap segment through the XPMEM model.
 func attach(seg *shm.Segment, size int64) (*xpmem.Attachment, error) {
 	acc, err := xpmem.Local(seg)
@@ -138,7 +152,7 @@ func attach(seg *shm.Segment, size int64) (*xpmem.Attachment, error) {
 		return nil, err
 	}
 	defer acc.Release()
-	return acc.Attach(0, size)
+	return acc.AttachAligned(0, size, heapAlign(size))
 }
 
 // afterStart runs once per process after the start-up barrier: every

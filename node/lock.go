@@ -19,8 +19,12 @@ import (
 
 func (p *PE) lockHalves(routine string, lock *int64) (tail, node *uint32) {
 	addr := mem.PtrAddr(lock)
-	if off, in := p.heap.Offset(addr, 8); !in || off&7 != 0 {
+	off, in := p.heap.Offset(addr, 8)
+	if !in {
 		badAddr(routine, "lock", addr, 8, p)
+	}
+	if off&7 != 0 {
+		panicf("%s: lock %#x is not aligned to 8 bytes", routine, addr)
 	}
 	return mem.Halves(lock)
 }

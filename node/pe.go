@@ -144,7 +144,10 @@ func (p *PE) Translate(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 // is a dissemination barrier on per-PE flags, each alone on its cache
 // line: round r tells PE me+2^r and waits for PE me-2^r, so no word is
 // written by more than one PE and no central counter is contended.
-func (p *PE) SyncAll() {
+func (p *PE) SyncAll() { p.sync("SyncAll") }
+
+// sync is SyncAll on behalf of routine (named if the job fails).
+func (p *PE) sync(routine string) {
 	p.epoch++
 	e := p.epoch
 	for r := range p.barOut {
@@ -152,7 +155,7 @@ func (p *PE) SyncAll() {
 		wait.Ring(p.barDoor[r])
 		in := &p.barIn[r].Uint32
 		if int32(in.Load()-e) < 0 {
-			p.waitFlag("SyncAll", in, e)
+			p.waitFlag(routine, in, e)
 		}
 	}
 }
@@ -161,7 +164,7 @@ func (p *PE) SyncAll() {
 // context and then synchronizes all PEs (shmem_barrier_all).
 func (p *PE) BarrierAll() {
 	p.ctx.Quiet()
-	p.SyncAll()
+	p.sync("BarrierAll")
 }
 
 //go:noinline
@@ -199,3 +202,6 @@ func (p *PE) checkAbort(routine string) {
 		panic(e)
 	}
 }
+
+// HeapBase returns the start of this PE's heap as mapped here.
+func (p *PE) HeapBase() mem.Base { return p.heap.Base }

@@ -51,6 +51,9 @@ func startProcess(cfg Config) (*Job, error) {
 
 // localJob creates an in-process job of n PEs.
 func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
+	if cfg.HeapSize <= 0 {
+		return nil, fmt.Errorf("goshmem: heap size %d bytes is not positive; set Config.HeapSize (SHMEM_SYMMETRIC_SIZE), e.g. 64 MiB", cfg.HeapSize)
+	}
 	segs, err := job.Create(n, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge, Kind: kinds})
 	if err != nil {
 		return nil, err
@@ -62,7 +65,7 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 // start is each PE's start-up: wait for every PE of the job to have
 // mapped the heaps and filled its slot, then learn the peers.
 func (p *PE) start() {
-	p.SyncAll()
+	p.sync("Init")
 	p.job.afterStart()
 }
 
@@ -72,7 +75,8 @@ func (p *PE) Finalize() {
 	if p.finalized.Load() {
 		return
 	}
-	p.BarrierAll()
+	p.ctx.Quiet()
+	p.sync("Finalize")
 	p.finalized.Store(true)
 	p.slot.State.Store(job.StateFinalized)
 	p.job.ctl.Header.Finalized.Add(1)
@@ -118,10 +122,16 @@ func runPEs(j *Job, fn func(*PE)) error {
 }
 
 func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
+	done := false
 	defer func() {
 		r := recover()
 		if r == nil {
-			return
+			if done {
+				return
+			}
+			// runtime.Goexit (t.FailNow in a test): the PE is gone
+			// without finishing; its peers must not wait for it.
+			r = fmt.Sprintf("PE %d stopped its goroutine (runtime.Goexit, e.g. t.FailNow) before finishing", p.me)
 		}
 		if je, ok := r.(*JobError); ok {
 			err = je
@@ -134,6 +144,7 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 	p.start()
 	fn(p)
 	p.Finalize()
+	done = true
 	return nil
 }
 

@@ -203,10 +203,28 @@ func (s *Segment) Map(off, length int64) (*Mapping, error) {
 	return &Mapping{m: m}, nil
 }
 
+// MapAligned is Map at an address that is a multiple of align (a power
+// of two): the symmetric heaps are mapped this way so that an offset
+// aligned to up to align bytes is aligned in every PE's mapping.
+func (s *Segment) MapAligned(off, length int64, align uintptr) (*Mapping, error) {
+	if s == nil || s.f == nil {
+		return nil, errors.New("shm.MapAligned: the segment is closed")
+	}
+	if off < 0 || off > s.size || length <= 0 || length > s.size-off {
+		return nil, fmt.Errorf("shm.MapAligned: range of %d bytes at offset %d is outside segment of %d bytes", length, off, s.size)
+	}
+	b, err := sys.MmapAligned(s.Fd(), off, int(length), align)
+	if err != nil {
+		return nil, fmt.Errorf("shm.MapAligned %s: %w", s.f.Name(), err)
+	}
+	return &Mapping{m: mmap.MMap(b), placed: true}, nil
+}
+
 // Mapping is a mapped range of a segment. Close unmaps it; any slice or
 // pointer into it is invalid afterwards.
 type Mapping struct {
-	m mmap.MMap
+	m      mmap.MMap
+	placed bool // made by MapAligned: unmapped with sys.MunmapAligned
 }
 
 // Bytes returns the mapped memory.
@@ -220,7 +238,12 @@ func (m *Mapping) Close() error {
 	if m == nil || m.m == nil {
 		return nil
 	}
-	err := m.m.Unmap()
+	var err error
+	if m.placed {
+		err = sys.MunmapAligned(m.m)
+	} else {
+		err = m.m.Unmap()
+	}
 	m.m = nil
 	return err
 }

@@ -352,6 +352,18 @@ func (a *Access) Size() int64 { return a.size }
 // wraps ErrOutOfRange. Attaching through a released Access fails with
 // an error wrapping fs.ErrClosed.
 func (a *Access) Attach(off, size int64) (*Attachment, error) {
+	return a.attach(off, size, 0)
+}
+
+// AttachAligned is Attach at an address that is a multiple of align (a
+// power of two), the model's form of xpmem_attach's requested address:
+// goshmem maps symmetric heaps so that aligned offsets are aligned in
+// every process. off must be a multiple of the segment's page size.
+func (a *Access) AttachAligned(off, size int64, align uintptr) (*Attachment, error) {
+	return a.attach(off, size, align)
+}
+
+func (a *Access) attach(off, size int64, align uintptr) (*Attachment, error) {
 	if a == nil {
 		return nil, fmt.Errorf("xpmem.Attach: nil access: %w", fs.ErrClosed)
 	}
@@ -376,7 +388,16 @@ func (a *Access) Attach(off, size int64) (*Attachment, error) {
 		// hugetlbfs wants whole huge pages.
 		length = min(length+a.align-length%a.align, total-start)
 	}
-	m, err := a.seg.Map(start, length)
+	var m *shm.Mapping
+	var err error
+	if align > 1 {
+		if start != off {
+			return nil, fmt.Errorf("xpmem.AttachAligned %s: offset %d is not a multiple of the page size %d", a.seg.File().Name(), off, a.align)
+		}
+		m, err = a.seg.MapAligned(start, length, align)
+	} else {
+		m, err = a.seg.Map(start, length)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("xpmem.Attach %s [%d, %d): %w", a.seg.File().Name(), off, off+size, err)
 	}

@@ -1,34 +1,41 @@
-// Command barrier times BarrierAll across the PEs of a job:
+// Command barrier is the OSU-style barrier latency test
+// (osu_oshm_barrier with BarrierAll):
 //
-//	go run ./cmd/oshrun -n 8 ./bench/barrier -i 10000
+//	go run ./cmd/oshrun -n 8 ./bench/barrier [-i N] [-w N] [-f]
 //
-// PE 0 prints the iteration count, the total time and the mean latency.
+// Every PE does the warm-up barriers, then times iterations of
+// pe.BarrierAll; each PE's latency is its time divided by the
+// iterations. Each PE stores its latency into an array on PE 0 with
+// goshmem.P (then BarrierAll); the row is PE 0's latency, and with -f
+// the minimum and maximum over all PEs and the iterations. -m is
+// accepted and ignored. Runs with any number of PEs, 1 included.
+// Defaults: -i 10000, -w 1000. Output (PE 0, stdout):
+//
+//	# OSU-style goshmem Barrier Test
+//	# PEs: 8  iterations: 10000  warmup: 1000
+//	# PEs           Latency (us)
+//	8                          80.20
+//
+// -f adds "Min Latency (us)  Max Latency (us)  Iterations". The format
+// is the package doc of bench/internal/osu.
 package main
 
 import (
-	"flag"
-	"fmt"
-	"time"
-
-	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
 func main() {
-	iters := flag.Int("i", 10000, "number of barriers")
-	warm := flag.Int("w", 100, "warm-up barriers (not timed)")
-	flag.Parse()
-	goshmem.Main(func(pe *goshmem.PE) {
-		for i := 0; i < *warm; i++ {
-			pe.BarrierAll()
+	osu.Main("barrier", "Barrier", 1, osu.LatencyDefaults, func(b *osu.Bench) {
+		b.Out.Columns(osu.PEs, osu.LatencyUs)
+		for i := 0; i < b.Warmup; i++ {
+			b.PE.BarrierAll()
 		}
-		start := time.Now()
-		for i := 0; i < *iters; i++ {
-			pe.BarrierAll()
+		t0 := osu.Now()
+		for i := 0; i < b.Iters; i++ {
+			b.PE.BarrierAll()
 		}
-		el := time.Since(start)
-		if pe.MyPE() == 0 {
-			fmt.Printf("# goshmem BarrierAll: %d PEs, %d barriers in %.3f s, %.2f us per barrier\n",
-				pe.NPEs(), *iters, el.Seconds(), float64(el.Microseconds())/float64(*iters))
-		}
+		lat := osu.Micros(t0, osu.Now()) / float64(b.Iters)
+		st := b.Collect(lat, true)
+		b.Out.Result(osu.Key(b.N), lat, st, b.Iters)
 	})
 }

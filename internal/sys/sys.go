@@ -319,3 +319,45 @@ func SignalName(sig int) string {
 
 // FileFromFd wraps fd in an *os.File (for os/exec ExtraFiles).
 func FileFromFd(fd int, name string) *os.File { return os.NewFile(uintptr(fd), name) }
+
+// MmapAligned maps length bytes of fd at offset, shared and read-write,
+// at an address that is a multiple of align (a power of two). It
+// reserves length+align bytes of address space, maps the file over the
+// aligned part with MAP_FIXED, and returns the rest of the reservation.
+// mmap-go cannot place a mapping, hence x/sys here.
+func MmapAligned(fd int, offset int64, length int, align uintptr) ([]byte, error) {
+	if length <= 0 || align&(align-1) != 0 {
+		return nil, fmt.Errorf("mmap: bad length %d or alignment %d", length, align)
+	}
+	if align <= uintptr(unix.Getpagesize()) {
+		return Mmap(fd, offset, length, false)
+	}
+	total := uintptr(length) + align
+	resv, err := unix.MmapPtr(-1, 0, nil, total, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return nil, fmt.Errorf("mmap: reserving %d bytes of address space: %w", total, err)
+	}
+	head := (align - uintptr(resv)&(align-1)) & (align - 1)
+	at := unsafe.Add(resv, head)
+	p, err := unix.MmapPtr(fd, offset, at, uintptr(length), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED)
+	if err != nil {
+		unix.MunmapPtr(resv, total)
+		return nil, fmt.Errorf("mmap(%d bytes, aligned to %d): %w", length, align, err)
+	}
+	if head > 0 {
+		unix.MunmapPtr(resv, head)
+	}
+	if tail := total - head - uintptr(length); tail > 0 {
+		unix.MunmapPtr(unsafe.Add(at, length), tail)
+	}
+	return unsafe.Slice((*byte)(p), length), nil
+}
+
+// MunmapAligned unmaps a mapping made by MmapAligned (x/sys's Munmap
+// only knows mappings made by its own Mmap).
+func MunmapAligned(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
+}

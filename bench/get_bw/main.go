@@ -1,0 +1,75 @@
+// Command get_bw is the OSU-style get bandwidth test:
+//
+//	go run ./cmd/oshrun -n 2 ./bench/get_bw [-m [min:]max] [-i N] [-w N] [-f]
+//
+// For each message size (bytes of a []uint8, default 1 to 16 MiB,
+// doubling), PE 0 issues windows of 64 goshmem.GetNBI of size bytes, all
+// from the same source (PE 1's copy of a symmetric buffer) into the same
+// local destination, each window ended by one ctx.Quiet: first the
+// warm-up windows, then the timed ones. The bandwidth is
+// size*64*windows bytes over the time, in MB/s (1e6 bytes per second).
+// PE 1 (and any further PE) only waits in BarrierAll, which separates
+// the sizes. Source and destination are symmetric (goshmem.Malloc)
+// buffers of the maximum size, touched before timing: 32 MiB of heap
+// per PE by default.
+//
+// -i and -w count windows. Defaults: -i 1000, -w 100 for sizes up to
+// 64 KiB, a tenth above, a hundredth above 1 MiB (at least 1). Output
+// (PE 0, stdout):
+//
+//	# OSU-style goshmem Get Bandwidth Test
+//	# PEs: 2  iterations: 1000  warmup: 100
+//	# Size          Bandwidth (MB/s)
+//	1                          51.20
+//
+// -f adds "Min Bandwidth (MB/s)  Max Bandwidth (MB/s)  Iterations"
+// (iterations = timed windows); only PE 0 times, so min = max =
+// bandwidth. The format is the package doc of bench/internal/osu. Needs
+// at least 2 PEs.
+package main
+
+import (
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/osu"
+)
+
+// window is the number of gets between two Quiets (OSU's window size).
+const window = 64
+
+func main() {
+	osu.Main("get_bw", "Get Bandwidth", 2, osu.BandwidthDefaults, func(b *osu.Bench) {
+		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		osu.Fill(src, 'a')
+		osu.Fill(dst, 'b')
+		b.Out.Columns(osu.Size, osu.BandwidthMBs)
+		for _, size := range b.Sizes() {
+			iters, warm := b.ItersFor(size), b.WarmupFor(size)
+			var bw float64
+			b.PE.BarrierAll()
+			if b.Me == 0 {
+				d, s := dst[:size], src[:size]
+				for i := 0; i < warm; i++ {
+					for j := 0; j < window; j++ {
+						goshmem.GetNBI(b.Ctx, d, s, 1)
+					}
+					b.Ctx.Quiet()
+				}
+				t0 := osu.Now()
+				for i := 0; i < iters; i++ {
+					for j := 0; j < window; j++ {
+						goshmem.GetNBI(b.Ctx, d, s, 1)
+					}
+					b.Ctx.Quiet()
+				}
+				bw = osu.MBps(float64(size)*window*float64(iters), osu.Micros(t0, osu.Now()))
+			}
+			b.PE.BarrierAll()
+			var st osu.Stats
+			if b.Full {
+				st = b.Collect(bw, b.Me == 0)
+			}
+			b.Out.Result(osu.Key(size), bw, st, iters)
+		}
+	})
+}

@@ -1,0 +1,237 @@
+package osu_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/bench/internal/osu"
+	"github.com/goshmem/goshmem/internal/launch"
+)
+
+// These tests keep the output contract honest for the compare tool: they
+// build each benchmark program, run it as a job through internal/launch
+// with tiny sizes and iteration counts, and parse its output with
+// osu.ParseOutput, checking the title, the info line, the columns, one
+// row per size (or operation), and the values.
+
+// run starts the program in bench/<dir> as npes PEs and returns its
+// stdout and exit code.
+func run(t *testing.T, dir string, npes int, args ...string) (string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code, err := launch.Run(context.Background(), launch.Config{
+		NPEs:    npes,
+		Program: filepath.Join("..", "..", dir),
+		Args:    args,
+		Env:     []string{"SHMEM_SYMMETRIC_SIZE=64M"},
+		Timeout: 3 * time.Minute,
+		Stdout:  &out,
+		Stderr:  &errOut,
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	if errOut.Len() > 0 && code == 0 {
+		t.Errorf("%s %q wrote to stderr:\n%s", dir, args, errOut.String())
+	}
+	if code != 0 {
+		t.Logf("%s %q: exit code %d, stderr:\n%s", dir, args, code, errOut.String())
+	}
+	return out.String(), code
+}
+
+// program describes what one program must print.
+type program struct {
+	dir, name string
+	npes      int
+	key       string   // key column
+	metric    string   // main metric column
+	keys      []string // nil: the sizes of -m
+	scaled    bool     // iterations scale with the size
+	positive  bool     // every metric value must be > 0 (not only the last row)
+	comment   string   // a comment line that must follow, as a prefix
+}
+
+var programs = []program{
+	{dir: "put", name: "Put", npes: 2, key: osu.Size, metric: osu.LatencyUs, scaled: true},
+	{dir: "get", name: "Get", npes: 2, key: osu.Size, metric: osu.LatencyUs, scaled: true},
+	{dir: "put_pingpong", name: "Put Ping-Pong", npes: 2, key: osu.Size, metric: osu.LatencyUs, scaled: true, positive: true},
+	{dir: "put_bw", name: "Put Bandwidth", npes: 2, key: osu.Size, metric: osu.BandwidthMBs, scaled: true, positive: true},
+	{dir: "get_bw", name: "Get Bandwidth", npes: 2, key: osu.Size, metric: osu.BandwidthMBs, scaled: true, positive: true},
+	{dir: "put_mr", name: "Put Message Rate", npes: 3, key: osu.Size, metric: osu.MessagesPS, scaled: true, positive: true},
+	{dir: "atomics", name: "Atomics", npes: 2, key: osu.Operation, metric: osu.LatencyUs,
+		keys: []string{"fetch_add", "fetch", "compare_swap", "add_rate"}, comment: "add_rate: "},
+	{dir: "ptr", name: "Ptr", npes: 2, key: osu.Operation, metric: osu.LatencyUs,
+		keys: []string{"ptr_store", "put", "local_store"}, comment: "ns per store: "},
+	{dir: "barrier", name: "Barrier", npes: 3, key: osu.PEs, metric: osu.LatencyUs, keys: []string{"3"}, positive: true},
+}
+
+// Sizes of the runs: they cross the 64 KiB iteration threshold.
+const (
+	minSize, maxSize = 16384, 131072
+	iters, warmup    = 40, 4
+)
+
+func TestPrograms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs every benchmark program")
+	}
+	for _, p := range programs {
+		t.Run(p.dir, func(t *testing.T) {
+			t.Parallel()
+			for _, full := range []bool{false, true} {
+				args := []string{"-m", fmt.Sprintf("%d:%d", minSize, maxSize), "-i", strconv.Itoa(iters), "-w", strconv.Itoa(warmup)}
+				if full {
+					args = append(args, "-f")
+				}
+				out, code := run(t, p.dir, p.npes, args...)
+				if code != 0 {
+					t.Fatalf("%q: exit code %d, output:\n%s", args, code, out)
+				}
+				check(t, p, full, out)
+			}
+		})
+	}
+}
+
+func check(t *testing.T, p program, full bool, out string) {
+	t.Helper()
+	o, err := osu.ParseOutput(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("full=%v: %v; output:\n%s", full, err, out)
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("output:\n%s", out)
+		}
+	}()
+	if o.Name != p.name || o.NPEs != p.npes || o.Iters != iters || o.Warmup != warmup {
+		t.Errorf("title and info: %q, %d PEs, %d iterations, %d warm-up", o.Name, o.NPEs, o.Iters, o.Warmup)
+	}
+	sizes := osu.Sizes(minSize, maxSize)
+	keys := p.keys
+	if keys == nil {
+		for _, s := range sizes {
+			keys = append(keys, strconv.Itoa(s))
+		}
+	}
+	wantTables := 1
+	if p.dir == "ptr" {
+		wantTables = 2 // -m was given: the bulk-copy table follows
+	}
+	if len(o.Tables) != wantTables {
+		t.Fatalf("%d tables, want %d", len(o.Tables), wantTables)
+	}
+	tb := o.Tables[0]
+	wantCols := append([]string{p.key}, osu.FullColumns(p.metric, full)...)
+	if !slices.Equal(tb.Columns, wantCols) {
+		t.Errorf("columns %q, want %q", tb.Columns, wantCols)
+	}
+	var got []string
+	for _, r := range tb.Rows {
+		got = append(got, r.Key)
+	}
+	if !slices.Equal(got, keys) {
+		t.Fatalf("rows %q, want %q", got, keys)
+	}
+	for i, r := range tb.Rows {
+		for _, v := range r.Values {
+			if v < 0 {
+				t.Errorf("row %s: negative value %v", r.Key, v)
+			}
+		}
+		v := r.Values[0]
+		// Latencies of nanoseconds print as 0.00 us; the largest size
+		// and the tests whose values are large must be positive.
+		if (p.positive || i == len(tb.Rows)-1 && p.keys == nil) && v <= 0 {
+			t.Errorf("row %s: %s = %v, want > 0", r.Key, p.metric, v)
+		}
+		if !full {
+			continue
+		}
+		min, max, n := r.Values[1], r.Values[2], r.Values[3]
+		if p.dir == "put_mr" {
+			if !(min <= max && max <= v) { // the row is the sum over senders
+				t.Errorf("row %s: sum %v, min %v, max %v", r.Key, v, min, max)
+			}
+		} else if !(min <= v && v <= max) {
+			t.Errorf("row %s: value %v outside [min %v, max %v]", r.Key, v, min, max)
+		}
+		wantN := iters
+		if p.scaled {
+			wantN = osu.Scale(iters, sizes[i])
+		}
+		if n != float64(wantN) {
+			t.Errorf("row %s: %v iterations, want %d", r.Key, n, wantN)
+		}
+	}
+	if p.comment != "" {
+		i := slices.IndexFunc(o.Comments, func(c string) bool { return strings.HasPrefix(c, p.comment) })
+		if i < 0 {
+			t.Errorf("no comment %q... in %q", p.comment, o.Comments)
+		} else {
+			// Every figure of the comment is positive.
+			n := 0
+			for _, f := range strings.Fields(o.Comments[i]) {
+				if v, err := strconv.ParseFloat(f, 64); err == nil {
+					n++
+					if v <= 0 {
+						t.Errorf("comment %q: %s is not > 0", o.Comments[i], f)
+					}
+				}
+			}
+			if n == 0 {
+				t.Errorf("comment %q has no figures", o.Comments[i])
+			}
+		}
+	}
+	if p.dir == "ptr" {
+		bulk := o.Tables[1]
+		cols := []string{osu.Size, "Ptr copy (us)", "Put (us)"}
+		if full {
+			cols = append(cols, osu.Iterations)
+		}
+		if !slices.Equal(bulk.Columns, cols) || len(bulk.Rows) != len(sizes) {
+			t.Fatalf("bulk table: columns %q, %d rows; want %q, %d rows", bulk.Columns, len(bulk.Rows), cols, len(sizes))
+		}
+		for i, r := range bulk.Rows {
+			if r.Key != strconv.Itoa(sizes[i]) || r.Values[0] < 0 || r.Values[1] < 0 {
+				t.Errorf("bulk row %q %v", r.Key, r.Values)
+			}
+			if full && r.Values[2] != float64(osu.Scale(iters, sizes[i])) {
+				t.Errorf("bulk row %q: %v iterations", r.Key, r.Values[2])
+			}
+		}
+		if last := bulk.Rows[len(bulk.Rows)-1]; last.Values[0] <= 0 || last.Values[1] <= 0 {
+			t.Errorf("bulk copies of %s bytes took no time: %v", last.Key, last.Values)
+		}
+	}
+}
+
+// TestTooFewPEs: a pair test started as one PE says so and fails; the
+// barrier runs with one PE.
+func TestTooFewPEs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmark programs")
+	}
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code, err := launch.Run(context.Background(), launch.Config{
+		NPEs: 1, Program: filepath.Join("..", "..", "put_pingpong"), Args: []string{"-m", "8"},
+		Timeout: 3 * time.Minute, Stdout: &out, Stderr: &errOut,
+	})
+	if err != nil || code == 0 || out.String() != "# Put Ping-Pong needs at least 2 PEs\n" {
+		t.Errorf("one PE: code %d, err %v, stdout %q, stderr %q", code, err, out.String(), errOut.String())
+	}
+	o, code := run(t, "barrier", 1, "-i", "10", "-w", "1")
+	if code != 0 || !strings.HasPrefix(o, "# OSU-style goshmem Barrier Test\n# PEs: 1  iterations: 10  warmup: 1\n# PEs           Latency (us)\n1  ") {
+		t.Errorf("barrier on one PE: code %d, output %q", code, o)
+	}
+}

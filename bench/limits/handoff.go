@@ -1,0 +1,184 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// runHandoff measures the one-way cache-line hand-off latency between
+// two processes, with the flag and the answer on one line and on two.
+func runHandoff(args []string) (*table, error) {
+	fs := flag.NewFlagSet("handoff", flag.ContinueOnError)
+	var c common
+	c.register(fs, 1000000, time.Second)
+	fs.IntVar(&c.warm, "w", 10000, "warm-up round trips")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := c.check(fs); err != nil {
+		return nil, err
+	}
+	a, b, warnings, err := pickCPUs(c.cpus)
+	if err != nil {
+		return nil, err
+	}
+	n, d := c.perBlock()
+	t := &table{
+		test:     "handoff",
+		warnings: warnings,
+		notes: []string{fmt.Sprintf("cpus %d (this process) and %d (second process); one-way = round trip / 2; %s of %d blocks of >= %d round trips and >= %v after %d warm-up",
+			a, b, c.stat(), c.reps, n, d, c.warm)},
+		cols: [2]string{"Layout", "Latency (us)"},
+		prec: 4,
+	}
+	var spreads []string
+	for _, layout := range []struct {
+		label, role string
+	}{{"same_line", roleSame}, {"separate_lines", roleSeparate}} {
+		var us float64
+		err := onLockedThread(func() error {
+			p, err := startPair(layout.role, a, b)
+			if err != nil {
+				return err
+			}
+			var v uint64 // the last value this side stored or awaited
+			step := sameLineA
+			if layout.role == roleSeparate {
+				step = separateLinesA
+			}
+			chunk := func(n int) error {
+				var err error
+				v, err = step(p.w, v, n, p.sp)
+				return err
+			}
+			if err := chunk(c.warm); err != nil {
+				p.kill()
+				return err
+			}
+			lat := make([]float64, c.reps)
+			for r := range lat {
+				iters, el, err := timeBlock(n, d, chunk)
+				if err != nil {
+					p.kill()
+					return err
+				}
+				lat[r] = el.Seconds() / float64(iters) / 2 * 1e6
+			}
+			spreads = append(spreads, layout.label+" "+spread(lat))
+			us = c.summarize(lat, true)
+			return p.finish(p.w.x)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("handoff %s: %w", layout.label, err)
+		}
+		t.rows = append(t.rows, row{layout.label, us})
+	}
+	t.notes = append(t.notes, "blocks ranged (us): "+strings.Join(spreads, ", "))
+	return t, nil
+}
+
+// timeBlock calls chunk with counts that add up to at least minIters
+// until also at least minDur has passed, and returns the total count
+// and the time taken.
+func timeBlock(minIters int, minDur time.Duration, chunk func(n int) error) (int, time.Duration, error) {
+	step := max(min(minIters, 1024), 1)
+	total := 0
+	start := time.Now()
+	for {
+		if err := chunk(step); err != nil {
+			return 0, 0, err
+		}
+		total += step
+		if el := time.Since(start); total >= minIters && el >= minDur {
+			return total, el, nil
+		}
+	}
+}
+
+// sameLineA does n round trips on one counter: this side stores v+1
+// and waits for the child to store v+2. It returns the new v.
+func sameLineA(w words, v uint64, n int, sp *spinner) (uint64, error) {
+	x, mask := w.x, sp.mask
+	for range n {
+		x.Store(v + 1)
+		v += 2
+		var s uint64
+		for x.Load() != v {
+			if s++; s&mask == 0 {
+				if err := sp.slow(s); err != nil {
+					return v, err
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// childSame is the child's side of sameLineA: it waits for each odd
+// value and stores the next even one.
+func childSame(w words, sp *spinner) error {
+	x, mask := w.x, sp.mask
+	want := uint64(1)
+	var s uint64
+	for {
+		v := x.Load()
+		if v == want {
+			x.Store(v + 1)
+			want += 2
+			continue
+		}
+		if v == stop {
+			return nil
+		}
+		if s++; s&mask == 0 {
+			if err := sp.slow(s); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// separateLinesA does n round trips on two lines: this side stores the
+// next sequence number in the flag word x and waits until the child
+// copies it to the answer word y. It returns the last number.
+func separateLinesA(w words, k uint64, n int, sp *spinner) (uint64, error) {
+	x, y, mask := w.x, w.y, sp.mask
+	for range n {
+		k++
+		x.Store(k)
+		var s uint64
+		for y.Load() != k {
+			if s++; s&mask == 0 {
+				if err := sp.slow(s); err != nil {
+					return k, err
+				}
+			}
+		}
+	}
+	return k, nil
+}
+
+// childSeparate is the child's side of separateLinesA.
+func childSeparate(w words, sp *spinner) error {
+	x, y, mask := w.x, w.y, sp.mask
+	want := uint64(1)
+	var s uint64
+	for {
+		v := x.Load()
+		if v == want {
+			y.Store(v)
+			want++
+			continue
+		}
+		if v == stop {
+			return nil
+		}
+		if s++; s&mask == 0 {
+			if err := sp.slow(s); err != nil {
+				return err
+			}
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestMain turns the test binary into the second process of handoff and
+// atomic when startPair re-executes it.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(childMain(spec))
+	}
+	os.Exit(m.Run())
+}
+
+// parsed is a table as a compare tool reads it.
+type parsed struct {
+	test     string
+	warnings []string
+	cols     []string
+	labels   []string
+	values   []float64
+}
+
+var colSep = regexp.MustCompile(`\s{2,}`)
+
+// parse reads one table: the title, comment lines (the last one before
+// the rows names the columns, separated by two or more spaces), rows
+// of a label and one number per further column.
+func parse(out string) (*parsed, error) {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	const title = "# goshmem machine limits: "
+	if len(lines) == 0 || !strings.HasPrefix(lines[0], title) {
+		return nil, fmt.Errorf("no title line %q in %q", title, out)
+	}
+	p := &parsed{test: strings.TrimPrefix(lines[0], title)}
+	i := 1
+	for ; i < len(lines) && strings.HasPrefix(lines[i], "#"); i++ {
+		if w, ok := strings.CutPrefix(lines[i], "# warning: "); ok {
+			p.warnings = append(p.warnings, w)
+		}
+	}
+	if i == 1 {
+		return nil, fmt.Errorf("no column line")
+	}
+	p.cols = colSep.Split(strings.TrimSpace(strings.TrimPrefix(lines[i-1], "#")), -1)
+	if len(p.cols) < 2 {
+		return nil, fmt.Errorf("column line %q names fewer than two columns", lines[i-1])
+	}
+	for _, l := range lines[i:] {
+		f := strings.Fields(l)
+		if len(f) != len(p.cols) {
+			return nil, fmt.Errorf("row %q has %d fields; want %d (%q)", l, len(f), len(p.cols), p.cols)
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("row %q: %v", l, err)
+		}
+		p.labels = append(p.labels, f[0])
+		p.values = append(p.values, v)
+	}
+	return p, nil
+}
+
+// runTable runs a test and checks its output: title, columns, row
+// labels, and that every value is positive and finite.
+func runTable(t *testing.T, args []string, cols, labels []string) *parsed {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(args, &out); err != nil {
+		t.Fatalf("run(%q): %v", args, err)
+	}
+	t.Logf("%s", out.String())
+	p, err := parse(out.String())
+	if err != nil {
+		t.Fatalf("run(%q): output does not parse: %v", args, err)
+	}
+	if p.test != args[0] {
+		t.Errorf("title names test %q; want %q", p.test, args[0])
+	}
+	if !slices.Equal(p.cols, cols) {
+		t.Errorf("columns %q; want %q", p.cols, cols)
+	}
+	if !slices.Equal(p.labels, labels) {
+		t.Errorf("rows %q; want %q", p.labels, labels)
+	}
+	for i, v := range p.values {
+		if !(v > 0) || math.IsInf(v, 0) {
+			t.Errorf("row %s: value %v; want a positive finite number", p.labels[i], v)
+		}
+	}
+	return p
+}
+
+func sizes(lo, hi int) []string {
+	var s []string
+	for n := lo; n <= hi; n *= 2 {
+		s = append(s, strconv.Itoa(n))
+	}
+	return s
+}
+
+func TestMemcpy(t *testing.T) {
+	for _, test := range []string{"memcpy", "memcpy_shm"} {
+		runTable(t, []string{test, "-max", "4096", "-i", "10", "-r", "2"},
+			[]string{"Size", "Bandwidth (MB/s)"}, sizes(1, 4096))
+		runTable(t, []string{test, "-min", "64", "-max", "256", "-t", "1ms", "-r", "1"},
+			[]string{"Size", "Bandwidth (MB/s)"}, sizes(64, 256))
+	}
+}
+
+var tiny = []string{"-i", "200", "-t", "1ms", "-r", "2", "-w", "10"}
+
+func TestHandoff(t *testing.T) {
+	runTable(t, append([]string{"handoff"}, tiny...),
+		[]string{"Layout", "Latency (us)"}, []string{"same_line", "separate_lines"})
+}
+
+func TestAtomic(t *testing.T) {
+	runTable(t, append([]string{"atomic", "-gap", "50"}, tiny...),
+		[]string{"Operation", "Latency (us)"}, []string{"local_fetch_add", "remote_fetch_add"})
+}
+
+// TestOneCPU runs both sides on one CPU: slow (each hand-off is a
+// yield) but it must finish and say why its figures mean little.
+func TestOneCPU(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := fmt.Sprintf("%d,%d", allowed[0], allowed[0])
+	for _, tc := range []struct {
+		test   string
+		cols   []string
+		labels []string
+	}{
+		{"handoff", []string{"Layout", "Latency (us)"}, []string{"same_line", "separate_lines"}},
+		{"atomic", []string{"Operation", "Latency (us)"}, []string{"local_fetch_add", "remote_fetch_add"}},
+	} {
+		p := runTable(t, []string{tc.test, "-cpus", cpus, "-i", "50", "-t", "0", "-r", "1", "-w", "5"}, tc.cols, tc.labels)
+		if len(p.warnings) == 0 || !strings.Contains(p.warnings[0], "both sides run on CPU") {
+			t.Errorf("%s on one CPU: warnings %q; want one that says both sides share a CPU", tc.test, p.warnings)
+		}
+	}
+}
+
+func TestTableFormat(t *testing.T) {
+	tb := &table{test: "atomic", warnings: []string{"w"}, notes: []string{"n"},
+		cols: [2]string{"Operation", "Latency (us)"}, prec: 4,
+		rows: []row{{"remote_fetch_add", 123456.5}, {"local_fetch_add", 0.0123}}}
+	var out bytes.Buffer
+	if err := tb.write(&out); err != nil {
+		t.Fatal(err)
+	}
+	want := "# goshmem machine limits: atomic\n" +
+		"# warning: w\n" +
+		"# n\n" +
+		"# Operation     Latency (us)\n" +
+		"remote_fetch_add     123456.5000\n" +
+		"local_fetch_add           0.0123\n"
+	if out.String() != want {
+		t.Errorf("table:\n%s\nwant:\n%s", out.String(), want)
+	}
+	p, err := parse(out.String())
+	if err != nil || len(p.values) != 2 || p.values[0] != 123456.5 {
+		t.Errorf("parse: %+v, %v", p, err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"nosuch"},
+		{"memcpy", "-max", "1000"},
+		{"memcpy", "-min", "8", "-max", "4"},
+		{"memcpy", "extra"},
+		{"handoff", "-r", "0"},
+		{"handoff", "-i", "0", "-t", "0"},
+		{"handoff", "-cpus", "x,y"},
+		{"handoff", "-cpus", "0,1,2"},
+		{"handoff", "-cpus", "99999"},
+		{"atomic", "-gap", "-1"},
+		{"all", "-i", "5"},
+	} {
+		if err := run(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("run(%q) = nil; want an error", args)
+		}
+	}
+}
+
+func TestPickCPUs(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, w, err := pickCPUs("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != allowed[0] || (len(allowed) > 1 && (b != allowed[1] || len(w) != 0)) || (len(allowed) == 1 && len(w) != 1) {
+		t.Errorf("pickCPUs(\"\") = %d, %d, %q with CPUs %v allowed", a, b, w, allowed)
+	}
+	if a, b, _, err := pickCPUs(strconv.Itoa(allowed[0])); err != nil || a != allowed[0] || (len(allowed) > 1 && b == a) {
+		t.Errorf("pickCPUs(%d) = %d, %d, %v", allowed[0], a, b, err)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v; want %v", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+// Command put is the OSU-style put latency test (osu_oshm_put):
+//
+//	go run ./cmd/oshrun -n 2 ./bench/put [-m [min:]max] [-i N] [-w N] [-f]
+//
+// For each message size (bytes of a []uint8, default 1 to 4 MiB,
+// doubling), PE 0 does the warm-up iterations, then times iterations of
+// goshmem.Put of size bytes into PE 1's copy of a symmetric buffer
+// followed by ctx.Quiet; the latency is the time divided by the
+// iterations. PE 1 (and any further PE) only waits in BarrierAll, which
+// separates the sizes. Source and destination are symmetric (goshmem.Malloc)
+// buffers of the maximum size, touched before timing.
+//
+// Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
+// a hundredth above 1 MiB (at least 1). Output (PE 0, stdout):
+//
+//	# OSU-style goshmem Put Test
+//	# PEs: 2  iterations: 10000  warmup: 1000
+//	# Size          Latency (us)
+//	1                           0.03
+//
+// -f adds "Min Latency (us)  Max Latency (us)  Iterations"; only PE 0
+// times, so min = max = latency. The format is the package doc of
+// bench/internal/osu. Needs at least 2 PEs.
+package main
+
+import (
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/osu"
+)
+
+func main() {
+	osu.Main("put", "Put", 2, osu.LatencyDefaults, func(b *osu.Bench) {
+		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		osu.Fill(src, 'a')
+		osu.Fill(dst, 'b')
+		b.Out.Columns(osu.Size, osu.LatencyUs)
+		for _, size := range b.Sizes() {
+			iters, warm := b.ItersFor(size), b.WarmupFor(size)
+			var lat float64
+			b.PE.BarrierAll()
+			if b.Me == 0 {
+				d, s := dst[:size], src[:size]
+				for i := 0; i < warm; i++ {
+					goshmem.Put(b.Ctx, d, s, 1)
+					b.Ctx.Quiet()
+				}
+				t0 := osu.Now()
+				for i := 0; i < iters; i++ {
+					goshmem.Put(b.Ctx, d, s, 1)
+					b.Ctx.Quiet()
+				}
+				lat = osu.Micros(t0, osu.Now()) / float64(iters)
+			}
+			b.PE.BarrierAll()
+			var st osu.Stats
+			if b.Full {
+				st = b.Collect(lat, b.Me == 0)
+			}
+			b.Out.Result(osu.Key(size), lat, st, iters)
+		}
+	})
+}

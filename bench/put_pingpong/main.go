@@ -1,0 +1,79 @@
+// Command put_pingpong is the OSU-style put ping-pong test: the
+// one-way latency of a put answered by a put.
+//
+//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f]
+//
+// For each message size (bytes of a []uint8, default 1 to 4 MiB,
+// doubling), PE 0 and PE 1 exchange warm-up plus timed round trips. In
+// round trip k (k = 1, 2, ... counted over the whole run, never reset),
+// PE 0 puts size bytes into PE 1's data buffer, calls ctx.Fence, stores
+// k into PE 1's flag with goshmem.P, and waits with
+// WaitUntil(flag, CmpEQ, k) on its own flag; PE 1 waits for its flag
+// to equal k, then answers the same way (put size bytes, Fence, P k into
+// PE 0's flag). PE 0 times the timed round trips; the latency is the
+// time divided by 2*iterations. Further PEs only wait in BarrierAll,
+// which separates the sizes. Data buffers and the int64 flag are
+// symmetric (goshmem.Malloc, goshmem.Calloc).
+//
+// Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
+// a hundredth above 1 MiB (at least 1). Output (PE 0, stdout):
+//
+//	# OSU-style goshmem Put Ping-Pong Test
+//	# PEs: 2  iterations: 10000  warmup: 1000
+//	# Size          Latency (us)
+//	1                           0.15
+//
+// -f adds "Min Latency (us)  Max Latency (us)  Iterations"; only PE 0
+// times, so min = max = latency. The format is the package doc of
+// bench/internal/osu. Needs at least 2 PEs.
+package main
+
+import (
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/osu"
+)
+
+func main() {
+	osu.Main("put_pingpong", "Put Ping-Pong", 2, osu.LatencyDefaults, func(b *osu.Bench) {
+		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		flag := osu.Must(goshmem.Calloc[int64](b.PE, 1))
+		osu.Fill(src, 'a')
+		osu.Fill(dst, 'b')
+		b.Out.Columns(osu.Size, osu.LatencyUs)
+		var k int64 // round trips so far, the same count on PEs 0 and 1
+		for _, size := range b.Sizes() {
+			iters, warm := b.ItersFor(size), b.WarmupFor(size)
+			var lat float64
+			b.PE.BarrierAll()
+			if b.Me < 2 {
+				d, s, other := dst[:size], src[:size], 1-b.Me
+				var t0 = osu.Now()
+				for i := 0; i < warm+iters; i++ {
+					if i == warm {
+						t0 = osu.Now()
+					}
+					k++
+					if b.Me == 0 {
+						goshmem.Put(b.Ctx, d, s, other)
+						b.Ctx.Fence()
+						goshmem.P(b.Ctx, &flag[0], k, other)
+						goshmem.WaitUntil(b.PE, &flag[0], goshmem.CmpEQ, k)
+					} else {
+						goshmem.WaitUntil(b.PE, &flag[0], goshmem.CmpEQ, k)
+						goshmem.Put(b.Ctx, d, s, other)
+						b.Ctx.Fence()
+						goshmem.P(b.Ctx, &flag[0], k, other)
+					}
+				}
+				lat = osu.Micros(t0, osu.Now()) / float64(2*iters)
+			}
+			b.PE.BarrierAll()
+			var st osu.Stats
+			if b.Full {
+				st = b.Collect(lat, b.Me == 0)
+			}
+			b.Out.Result(osu.Key(size), lat, st, iters)
+		}
+	})
+}
