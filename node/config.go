@@ -16,6 +16,10 @@ type Config struct {
 	WaitSpin  int           // SHMEM_WAIT_SPIN (0: auto)
 	WaitYield int           // SHMEM_WAIT_YIELD (0: auto)
 	WaitSleep time.Duration // SHMEM_WAIT_SLEEP (0: default)
+
+	// mapFault, set only by tests, makes mapping a peer's heap fail, to
+	// exercise the automatic CMA fallback.
+	mapFault func(pe int) error
 }
 
 // DefaultHeapSize is the symmetric heap size per PE when

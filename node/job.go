@@ -81,7 +81,14 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched boo
 		if !local && cfg.Transport == "cma" {
 			continue
 		}
-		att, err := attach(segs.Heaps[pe], segs.HeapSize)
+		var att *xpmem.Attachment
+		var err error
+		if cfg.mapFault != nil && !local {
+			err = cfg.mapFault(pe)
+		}
+		if err == nil {
+			att, err = attach(segs.Heaps[pe], segs.HeapSize)
+		}
 		if err != nil {
 			if local {
 				j.close()

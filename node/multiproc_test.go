@@ -7,6 +7,7 @@ package node_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,12 +19,33 @@ import (
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/launch"
+	"github.com/goshmem/goshmem/node"
 )
 
 const scenarioVar = "GOSHMEM_TEST_SCENARIO"
 
 func TestMain(m *testing.M) {
 	if s := os.Getenv(scenarioVar); s != "" {
+		if s == "rma-mapfault" {
+			// Heaps of the last PE cannot be mapped by other processes:
+			// start-up must fall back to CMA for it, automatically.
+			cfg, err := goshmem.LoadConfig()
+			if err != nil {
+				panic(err)
+			}
+			last, _ := strconv.Atoi(os.Getenv("GOSHMEM_NPES"))
+			cfg = node.WithMapFault(cfg, func(pe int) error {
+				if pe == last-1 {
+					return errors.New("injected mapping failure")
+				}
+				return nil
+			})
+			if err := node.Main(cfg, scenarioRMA); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
+		}
 		goshmem.Main(scenarios[s])
 		os.Exit(0)
 	}
@@ -88,11 +110,11 @@ func scenarioRMA(pe *goshmem.PE) {
 	if buf[3] != int64(left*10000+3) {
 		fail(pe, "data not there with the signal: %d", buf[3])
 	}
-	wantPtr := os.Getenv("SHMEM_TRANSPORT") != "cma"
+	mapfault := os.Getenv(scenarioVar) == "rma-mapfault"
 	for q := 0; q < n; q++ {
-		p := goshmem.Ptr(pe, buf, q)
-		if (p != nil) != (wantPtr || q == me) {
-			fail(pe, "Ptr to PE %d = %v, want mapped=%v", q, p != nil, wantPtr || q == me)
+		want := q == me || os.Getenv("SHMEM_TRANSPORT") != "cma" && !(mapfault && q == n-1)
+		if p := goshmem.Ptr(pe, buf, q); (p != nil) != want {
+			fail(pe, "Ptr to PE %d = %v, want mapped=%v", q, p != nil, want)
 		}
 	}
 	fmt.Printf("PE %d ok %s\n", me, pe.Transport().Name)
@@ -173,6 +195,22 @@ func TestMultiProcessRMA(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAutomaticCMAFallback: when a process cannot map a peer's heap,
+// start-up reaches that peer through CMA and serializes AMOs, without
+// the user asking; everything else stays mapped.
+func TestAutomaticCMAFallback(t *testing.T) {
+	r := runJob(t, "rma-mapfault", 4, 1, false)
+	if r.err != nil || r.code != 0 {
+		t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
+	}
+	// PEs 0-2 cannot map PE 3: mixed; PE 3 maps everyone else: xpmem.
+	for pe, tr := range []string{"mixed", "mixed", "mixed", "xpmem"} {
+		if want := fmt.Sprintf("PE %d ok %s", pe, tr); !strings.Contains(r.stdout, want) {
+			t.Errorf("missing %q in output:\n%s", want, r.stdout)
+		}
 	}
 }
 
