@@ -124,7 +124,10 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched boo
 		s.Mapped.Store(mapped)
 		s.State.Store(job.StateRunning)
 	}
-	ncpu := runtime.NumCPU()
+	ncpu := int(j.ctl.Header.CPUs)
+	if ncpu == 0 {
+		ncpu = runtime.NumCPU()
+	}
 	j.policy = wait.Auto(j.npes, ncpu)
 	if cfg.WaitSpin > 0 {
 		j.policy.Spin = cfg.WaitSpin

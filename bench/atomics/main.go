@@ -49,7 +49,7 @@ var sink int64
 
 func main() {
 	osu.Main("atomics", "Atomics", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		x := osu.Must(goshmem.Calloc[int64](b.PE, 1))
+		x := osu.Calloc[int64](b, 1)
 		c, n, w := b.Ctx, int64(b.Iters), int64(b.Warmup)
 		b.Out.Columns(osu.Operation, osu.LatencyUs)
 

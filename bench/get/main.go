@@ -31,8 +31,8 @@ import (
 
 func main() {
 	osu.Main("get", "Get", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		src := osu.Malloc[uint8](b, b.MaxSize)
+		dst := osu.Malloc[uint8](b, b.MaxSize)
 		osu.Fill(src, 'a')
 		osu.Fill(dst, 'b')
 		b.Out.Columns(osu.Size, osu.LatencyUs)

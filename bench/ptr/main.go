@@ -75,11 +75,11 @@ func sweeps(a []int64, from, to int) {
 
 func main() {
 	osu.Main("ptr", "Ptr", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		x := osu.Must(goshmem.Calloc[int64](b.PE, elems))
+		x := osu.Calloc[int64](b, elems)
 		var src, dst []uint8
 		if b.SizesSet {
-			src = osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-			dst = osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+			src = osu.Malloc[uint8](b, b.MaxSize)
+			dst = osu.Malloc[uint8](b, b.MaxSize)
 			osu.Fill(src, 'a')
 			osu.Fill(dst, 'b')
 		}

@@ -30,8 +30,8 @@ import (
 
 func main() {
 	osu.Main("put", "Put", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		src := osu.Malloc[uint8](b, b.MaxSize)
+		dst := osu.Malloc[uint8](b, b.MaxSize)
 		osu.Fill(src, 'a')
 		osu.Fill(dst, 'b')
 		b.Out.Columns(osu.Size, osu.LatencyUs)

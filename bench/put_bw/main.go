@@ -37,8 +37,8 @@ const window = 64
 
 func main() {
 	osu.Main("put_bw", "Put Bandwidth", 2, osu.BandwidthDefaults, func(b *osu.Bench) {
-		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
+		src := osu.Malloc[uint8](b, b.MaxSize)
+		dst := osu.Malloc[uint8](b, b.MaxSize)
 		osu.Fill(src, 'a')
 		osu.Fill(dst, 'b')
 		b.Out.Columns(osu.Size, osu.BandwidthMBs)

@@ -45,8 +45,8 @@ const maxWindowBuf = 64 << 20
 func main() {
 	osu.Main("put_mr", "Put Message Rate", 2, osu.MessageRateDefaults, func(b *osu.Bench) {
 		bufBytes := max(b.MaxSize, min(window*b.MaxSize, maxWindowBuf))
-		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-		dst := osu.Must(goshmem.Malloc[uint8](b.PE, bufBytes))
+		src := osu.Malloc[uint8](b, b.MaxSize)
+		dst := osu.Malloc[uint8](b, bufBytes)
 		osu.Fill(src, 'a')
 		osu.Fill(dst, 'b')
 		pairs := b.N / 2

@@ -35,9 +35,9 @@ import (
 
 func main() {
 	osu.Main("put_pingpong", "Put Ping-Pong", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		src := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-		dst := osu.Must(goshmem.Malloc[uint8](b.PE, b.MaxSize))
-		flag := osu.Must(goshmem.Calloc[int64](b.PE, 1))
+		src := osu.Malloc[uint8](b, b.MaxSize)
+		dst := osu.Malloc[uint8](b, b.MaxSize)
+		flag := osu.Calloc[int64](b, 1)
 		osu.Fill(src, 'a')
 		osu.Fill(dst, 'b')
 		b.Out.Columns(osu.Size, osu.LatencyUs)

@@ -34,6 +34,7 @@ package job
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/shm"
@@ -85,7 +86,11 @@ type Header struct {
 	// AMOLocked is non-zero when some PE pair cannot map each other's
 	// heaps: then every AMO takes the target's lock (see node).
 	AMOLocked atomic.Uint32
-	_         [shm.CacheLine - 36]byte
+	// CPUs is how many CPUs the job may use (the creator's affinity):
+	// the wait policy compares it with NPEs to know whether PEs
+	// outnumber CPUs, which a PE bound to one core cannot see.
+	CPUs uint32
+	_    [shm.CacheLine - 40]byte
 	Abort     Abort
 	_         [shm.CacheLine - abortSize]byte
 	// Exits counts PEs that have finalized (for the launcher).
@@ -239,6 +244,7 @@ func OpenControl(b []byte, npes int, heapSize uint64, jobID uint64, init bool) (
 		c.Header.NPEs = uint32(npes)
 		c.Header.HeapSize = heapSize
 		c.Header.JobID = jobID
+		c.Header.CPUs = uint32(runtime.NumCPU())
 	} else if c.Header.Magic != magic || c.Header.Version != layoutVer {
 		return nil, fmt.Errorf("goshmem: the control segment is not a goshmem v%d job (magic %#x); were the PEs started by a different goshmem version?", layoutVer, c.Header.Magic)
 	} else if int(c.Header.NPEs) != npes {

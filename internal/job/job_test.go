@@ -57,6 +57,7 @@ func TestFieldLines(t *testing.T) {
 	}{
 		{"Header.Magic", unsafe.Offsetof(h.Magic), 0},
 		{"Header.AMOLocked", unsafe.Offsetof(h.AMOLocked), 32},
+		{"Header.CPUs", unsafe.Offsetof(h.CPUs), 36},
 		{"Header.Abort", unsafe.Offsetof(h.Abort), 1 * line},
 		{"Header.Finalized", unsafe.Offsetof(h.Finalized), 2 * line},
 		{"Slot.Pid", unsafe.Offsetof(s.Pid), 0},

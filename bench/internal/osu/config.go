@@ -31,7 +31,10 @@
 // value right-aligned in 16 characters with two decimals (`%16.2f`);
 // the Iterations column of -f output is an integer (`%16d`). Other
 // lines starting with "#" are comments: they contain a colon, which no
-// header does. Microseconds are 1e-6 s; MB/s is 1e6 bytes per second.
+// header does (atomics ends with "# add_rate: <x> Mops/s", ptr's first
+// table with "# ns per store: ..."). Microseconds are 1e-6 s; MB/s is
+// 1e6 bytes per second. A program that needs two PEs and runs on one
+// prints only "# <Name> needs at least 2 PEs" and exits with status 1.
 //
 // With -f (full) every main metric column is followed by "Min <metric>",
 // "Max <metric>" and "Iterations": the minimum and maximum of the metric
@@ -48,8 +51,8 @@
 // process hosting PE 0 prints usage errors):
 //
 //	-m [min:]max  message sizes in bytes: min, 2*min, 4*min, ... up to
-//	              max; "max" alone means 1:max, "min:" means min up to
-//	              the default maximum. 1 <= min <= max <= 1 GiB.
+//	              max; "max" and ":max" mean 1:max, "min:" means min up
+//	              to the default maximum. 1 <= min <= max <= 1 GiB.
 //	-i N          iterations for sizes up to 64 KiB (N >= 1)
 //	-w N          warm-up iterations for sizes up to 64 KiB (N >= 0)
 //	-f            full output: min, max, iterations
@@ -63,6 +66,16 @@
 // bulk-copy table only when -m is given.
 //
 // -x is not a benchmark flag: oshrun uses it for environment variables.
+//
+// Defaults:
+//
+//	program                  -m             -i      -w
+//	put, get, put_pingpong   1:4194304      10000   1000
+//	put_bw, get_bw           1:16777216     1000    100   (windows of 64)
+//	put_mr                   1:4194304      1000    100   (windows of 64)
+//	atomics                  (ignored)      10000   1000
+//	ptr                      (table 2 only) 10000   1000  (sweeps of 64)
+//	barrier                  (ignored)      10000   1000
 //
 // # Memory
 //

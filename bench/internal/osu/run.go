@@ -54,7 +54,7 @@ func Main(prog, name string, minPEs int, d Defaults, body func(b *Bench)) {
 			}
 			return
 		}
-		b.gather = Must(goshmem.Malloc[float64](pe, b.N))
+		b.gather = Malloc[float64](b, b.N)
 		b.Out.Start(name, b.N, c)
 		body(b)
 	})
@@ -68,13 +68,37 @@ func hostsPE0(getenv func(string) string) bool {
 	return v == "" || v == "0"
 }
 
-// Must returns v, or panics with err (an allocation that does not fit
-// the heap: the message names SHMEM_SYMMETRIC_SIZE).
-func Must[T any](v T, err error) T {
+// Malloc is goshmem.Malloc for a benchmark: collective, and when the
+// heap cannot hold the request (on every PE alike) PE 0 prints the error,
+// which names SHMEM_SYMMETRIC_SIZE, and stops the job with status 1.
+func Malloc[T any](b *Bench, n int) []T {
+	x, err := goshmem.Malloc[T](b.PE, n)
 	if err != nil {
-		panic(err)
+		b.fatal(err)
 	}
-	return v
+	return x
+}
+
+// Calloc is Malloc with the memory zeroed.
+func Calloc[T any](b *Bench, n int) []T {
+	x, err := goshmem.Calloc[T](b.PE, n)
+	if err != nil {
+		b.fatal(err)
+	}
+	return x
+}
+
+// fatal prints err on PE 0 (to stderr) and stops the job with status
+// 1: PE 0 calls GlobalExit, the other PEs wait until it has. Every PE
+// must call it.
+func (b *Bench) fatal(err error) {
+	if b.Me == 0 {
+		fmt.Fprintln(os.Stderr, err)
+		b.PE.GlobalExit(1)
+	}
+	for {
+		b.PE.BarrierAll() // ends with PE 0's GlobalExit
+	}
 }
 
 // Stats are the values of one metric over the PEs that timed it.
