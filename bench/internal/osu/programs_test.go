@@ -70,7 +70,8 @@ var programs = []program{
 		keys: []string{"fetch_add", "fetch", "compare_swap", "add_rate"}, comment: "add_rate: "},
 	{dir: "ptr", name: "Ptr", npes: 2, key: osu.Operation, metric: osu.LatencyUs,
 		keys: []string{"ptr_store", "put", "local_store"}, comment: "ns per store: "},
-	{dir: "barrier", name: "Barrier", npes: 3, key: osu.PEs, metric: osu.LatencyUs, keys: []string{"3"}, positive: true},
+	{dir: "barrier", name: "Barrier", npes: 3, key: osu.PEs, metric: osu.LatencyUs, keys: []string{"3"}, positive: true,
+		comment: "avg over PEs: "},
 }
 
 // Sizes of the runs: they cross the 64 KiB iteration threshold.
