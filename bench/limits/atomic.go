@@ -3,18 +3,19 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 )
 
 // runAtomic measures an uncontended atomic fetch-add and one on a line
-// the other core keeps taking back.
+// the other core owns.
 func runAtomic(args []string) (*table, error) {
 	fs := flag.NewFlagSet("atomic", flag.ContinueOnError)
 	var c common
 	c.register(fs, 1000000, time.Second)
 	fs.IntVar(&c.warm, "w", 10000, "warm-up fetch-adds before each contended block")
-	gap := fs.Int("gap", 200, "steps of dependent register work between two contended fetch-adds")
+	gap := fs.Int("gap", 400, "steps of dependent register work before each timed fetch-add (time for the other core to take the line)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -29,54 +30,57 @@ func runAtomic(args []string) (*table, error) {
 		return nil, err
 	}
 	n, d := c.perBlock()
-	local := make([]float64, c.reps)
-	remote := make([]float64, c.reps)
-	gapNs := make([]float64, c.reps)
-	var pulled, total int
+	var (
+		local, remote, timer, localTimed []float64
+		pulled, total                    int
+	)
 	err = onLockedThread(func() error {
 		p, err := startPair(roleHammer, a, b)
 		if err != nil {
 			return err
 		}
+		var empty, loc, rem hist
+		st := timedState{x: p.w.x, gap: *gap, base: time.Now()}
 		for r := range c.reps {
 			// The child idles, spinning on the phase word.
 			if err := p.setPhase(uint64(2 * r)); err != nil {
 				p.kill()
 				return err
 			}
-			iters, el, err := timeBlock(n, d, func(n int) error {
+			iters, el, _ := timeBlock(n, d, func(n int) error {
 				localAdds(p.w.x, n)
 				return nil
 			})
-			if err != nil {
-				p.kill()
-				return err
-			}
-			local[r] = el.Seconds() / float64(iters) * 1e9
-			gapLoop := func(n int) error {
-				k, _ := gapAdds(p.w.x, n, *gap)
-				pulled += k
-				total += n
+			local = append(local, el.Seconds()/float64(iters)*1e9)
+			empty.reset()
+			loc.reset()
+			timeBlock(n, d, func(n int) error {
+				st.idle(n, &empty, &loc)
 				return nil
-			}
-			iters, el, _ = timeBlock(n, d, gapLoop)
-			alone := el.Seconds() / float64(iters) * 1e9
+			})
 
 			// The child hammers the line with fetch-adds.
 			if err := p.setPhase(uint64(2*r + 1)); err != nil {
 				p.kill()
 				return err
 			}
-			gapAdds(p.w.x, c.warm, *gap)
-			pulled, total = 0, 0
-			iters, el, _ = timeBlock(n, d, gapLoop)
-			contended := el.Seconds() / float64(iters) * 1e9
+			st.remote(c.warm, &rem)
+			rem.reset()
+			st.pulled, st.total = 0, 0
+			timeBlock(n, d, func(n int) error {
+				st.remote(n, &rem)
+				return nil
+			})
 			if err := p.alive(); err != nil {
 				p.kill()
 				return err
 			}
-			remote[r] = local[r] + contended - alone
-			gapNs[r] = alone - local[r]
+			pulled, total = pulled+st.pulled, total+st.total
+			timer = append(timer, empty.median())
+			localTimed = append(localTimed, loc.median()-empty.median())
+			if rem.n > 0 {
+				remote = append(remote, rem.median()-empty.median())
+			}
 		}
 		return p.finish(p.w.y)
 	})
@@ -88,27 +92,133 @@ func runAtomic(args []string) (*table, error) {
 		test:     "atomic",
 		warnings: warnings,
 		notes: []string{
-			fmt.Sprintf("cpus %d (this process, fetch-adds) and %d (second process, hammering the line); %s of %d blocks of >= %d adds and >= %v",
+			fmt.Sprintf("cpus: %d (this process, fetch-adds) and %d (second process, hammering the line); %s of %d blocks of >= %d adds and >= %v per kind",
 				a, b, c.stat(), c.reps, n, d),
-			fmt.Sprintf("remote = local + (contended - idle) per add; gap of %d steps costs %.4f us; the other core took the line back before %.1f%% of the adds in the last block",
-				*gap, median(gapNs)/1e3, 100*share),
-			fmt.Sprintf("blocks ranged (us): local_fetch_add %s, remote_fetch_add %s", spread(us(local)), spread(us(remote))),
+			fmt.Sprintf("local: back-to-back adds, time / count; remote: median time of one add that found the line taken by the other core, minus the clock's overhead (%.0f ns)",
+				median(timer)),
+			fmt.Sprintf("line taken: the other core had taken the line before %.1f%% of the remote adds (gap %d); check: a local add timed like remote takes %.4f us",
+				100*share, *gap, median(localTimed)/1e3),
 		},
 		cols: [2]string{"Operation", "Latency (us)"},
 		prec: 4,
 	}
-	lo, re := c.summarize(us(local), true), c.summarize(us(remote), true)
-	if share < 0.9 {
+	lo := c.summarize(us(local), true)
+	re := lo
+	if len(remote) == 0 {
+		t.warnings = append(t.warnings, "no add found the line taken by the other core; reporting the local figure as remote (raise -gap or -t)")
+	} else {
+		t.notes = append(t.notes, fmt.Sprintf("blocks ranged (us): local_fetch_add %s, remote_fetch_add %s", spread(us(local)), spread(us(remote))))
+		re = c.summarize(us(remote), true)
+		if len(remote) < c.reps {
+			t.warnings = append(t.warnings, fmt.Sprintf("only %d of %d blocks had an add that found the line taken by the other core", len(remote), c.reps))
+		}
+	}
+	if share < 0.5 && len(warnings) == 0 {
 		t.warnings = append(t.warnings, fmt.Sprintf(
-			"the other core took the line back before only %.1f%% of the remote adds; raise -gap", 100*share))
+			"the other core had taken the line before only %.1f%% of the remote adds: it was descheduled or -gap is too small", 100*share))
 	}
 	if re < lo {
 		t.warnings = append(t.warnings, fmt.Sprintf(
-			"remote_fetch_add came out below local_fetch_add (%.4f us); the machine was too noisy, reporting the local figure", re))
+			"remote_fetch_add came out below local_fetch_add (%.4f us); reporting the local figure", re))
 		re = lo
 	}
 	t.rows = []row{{"local_fetch_add", lo}, {"remote_fetch_add", re}}
 	return t, nil
+}
+
+// hist is a histogram of durations in nanoseconds, with 1 ns bins; the
+// last bin collects everything longer (preemptions and interrupts).
+type hist struct {
+	bins [4096]uint32
+	n    int
+}
+
+func (h *hist) reset() { *h = hist{} }
+
+func (h *hist) add(d time.Duration) {
+	i := min(max(int(d), 0), len(h.bins)-1)
+	h.bins[i]++
+	h.n++
+}
+
+// median returns the median duration in nanoseconds (NaN if empty).
+func (h *hist) median() float64 {
+	if h.n == 0 {
+		return math.NaN()
+	}
+	want, cum := uint32((h.n+1)/2), uint32(0)
+	for i, c := range h.bins {
+		if cum += c; cum >= want {
+			return float64(i)
+		}
+	}
+	return float64(len(h.bins) - 1)
+}
+
+// timedState is the state of the timed fetch-add loops. Each add is
+// preceded by gap steps of register work that depend on the previous
+// add's result, and its increment depends on the first clock reading,
+// so that the core can overlap neither the work nor the clock with the
+// add. This side adds in the high half of x, the child in the low half:
+// an add that finds the low half changed since this side's previous add
+// found the line last written by the child.
+type timedState struct {
+	x             *atomic.Uint64
+	gap           int
+	base          time.Time
+	g             uint64
+	prev          uint32 // low half of x after this side's previous add
+	pulled, total int
+}
+
+// idle alternates timing nothing (the clock's overhead, into empty)
+// and timing an add on a line this core owns (into loc).
+func (s *timedState) idle(n int, empty, loc *hist) {
+	x, g := s.x, s.g
+	for i := range n {
+		g = work(g, s.gap)
+		t0 := time.Since(s.base)
+		if i&1 == 0 {
+			t1 := time.Since(s.base)
+			empty.add(t1 - t0)
+			g += uint64(t1) & zero
+			continue
+		}
+		v := x.Add(1<<32 + uint64(t0)&zero)
+		t1 := time.Since(s.base)
+		loc.add(t1 - t0)
+		g = v + uint64(t1)&zero
+		s.prev = uint32(v)
+	}
+	s.g = g
+}
+
+// remote times adds while the child hammers the line, recording in h
+// those that found the child's adds since this side's previous one.
+func (s *timedState) remote(n int, h *hist) {
+	x, g, prev := s.x, s.g, s.prev
+	for range n {
+		g = work(g, s.gap)
+		t0 := time.Since(s.base)
+		v := x.Add(1<<32 + uint64(t0)&zero)
+		t1 := time.Since(s.base)
+		if uint32(v) != prev {
+			h.add(t1 - t0)
+			s.pulled++
+			prev = uint32(v)
+		}
+		g = v + uint64(t1)&zero
+	}
+	s.total += n
+	s.g, s.prev = g, prev
+}
+
+// work does gap steps of dependent register arithmetic on g.
+func work(g uint64, gap int) uint64 {
+	for range gap {
+		g = g*3 + 1
+	}
+	return g
 }
 
 // us converts nanoseconds to microseconds.
@@ -148,29 +258,6 @@ func localAdds(x *atomic.Uint64, n int) {
 		acc += x.Add(1 << 32)
 	}
 	sink += acc
-}
-
-// gapAdds does n fetch-adds on x, each followed by gap steps of
-// register work that depend on its result and feed the next add, so
-// that neither overlaps an add. This side adds in the high half of x
-// and the child in the low half; pulled counts the adds that found the
-// low half changed since this side's previous add, that is after the
-// child had taken the line.
-func gapAdds(x *atomic.Uint64, n, gap int) (pulled int, g uint64) {
-	prev := uint32(x.Load())
-	for range n {
-		v := x.Add(1<<32 + g&zero)
-		if uint32(v) != prev {
-			pulled++
-			prev = uint32(v)
-		}
-		g = v
-		for range gap {
-			g = g*3 + 1
-		}
-	}
-	sink += g
-	return pulled, g
 }
 
 // childHammer is the child's side of runAtomic: it follows the phase

@@ -32,9 +32,11 @@ type parsed struct {
 
 var colSep = regexp.MustCompile(`\s{2,}`)
 
-// parse reads one table: the title, comment lines (the last one before
-// the rows names the columns, separated by two or more spaces), rows
-// of a label and one number per further column.
+// parse reads one table as goshmem's compare tool reads OSU-style
+// output (bench/internal/osu): the title; comment lines, which contain a
+// colon; one column line, which does not, with names separated by two
+// or more spaces; then rows of a key left-aligned in 16 characters and
+// one number per further column.
 func parse(out string) (*parsed, error) {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	const title = "# goshmem machine limits: "
@@ -42,23 +44,34 @@ func parse(out string) (*parsed, error) {
 		return nil, fmt.Errorf("no title line %q in %q", title, out)
 	}
 	p := &parsed{test: strings.TrimPrefix(lines[0], title)}
-	i := 1
-	for ; i < len(lines) && strings.HasPrefix(lines[i], "#"); i++ {
-		if w, ok := strings.CutPrefix(lines[i], "# warning: "); ok {
-			p.warnings = append(p.warnings, w)
+	for _, l := range lines[1:] {
+		if text, ok := strings.CutPrefix(l, "#"); ok {
+			text = strings.TrimPrefix(text, " ")
+			if w, ok := strings.CutPrefix(text, "warning: "); ok {
+				p.warnings = append(p.warnings, w)
+			}
+			cols := colSep.Split(text, -1)
+			if strings.Contains(text, ":") || len(cols) < 2 {
+				continue // a comment
+			}
+			if p.cols != nil {
+				return nil, fmt.Errorf("second column line %q", l)
+			}
+			if len(l) < 16 || l[16-1] != ' ' || l[16:] != strings.Join(cols[1:], "  ") {
+				return nil, fmt.Errorf("column line %q: want the key column padded to 16 characters", l)
+			}
+			p.cols = cols
+			continue
 		}
-	}
-	if i == 1 {
-		return nil, fmt.Errorf("no column line")
-	}
-	p.cols = colSep.Split(strings.TrimSpace(strings.TrimPrefix(lines[i-1], "#")), -1)
-	if len(p.cols) < 2 {
-		return nil, fmt.Errorf("column line %q names fewer than two columns", lines[i-1])
-	}
-	for _, l := range lines[i:] {
+		if p.cols == nil {
+			return nil, fmt.Errorf("row %q before the column line", l)
+		}
 		f := strings.Fields(l)
 		if len(f) != len(p.cols) {
 			return nil, fmt.Errorf("row %q has %d fields; want %d (%q)", l, len(f), len(p.cols), p.cols)
+		}
+		if l[0] == ' ' || len(f[0]) < 16 && (len(l) < 16 || strings.TrimSpace(l[len(f[0]):16]) != "") {
+			return nil, fmt.Errorf("row %q: the key is not left-aligned in 16 characters", l)
 		}
 		v, err := strconv.ParseFloat(f[1], 64)
 		if err != nil {
@@ -66,6 +79,9 @@ func parse(out string) (*parsed, error) {
 		}
 		p.labels = append(p.labels, f[0])
 		p.values = append(p.values, v)
+	}
+	if p.cols == nil {
+		return nil, fmt.Errorf("no column line in %q", out)
 	}
 	return p, nil
 }
@@ -162,7 +178,7 @@ func TestTableFormat(t *testing.T) {
 	}
 	want := "# goshmem machine limits: atomic\n" +
 		"# warning: w\n" +
-		"# n\n" +
+		"# note: n\n" +
 		"# Operation     Latency (us)\n" +
 		"remote_fetch_add     123456.5000\n" +
 		"local_fetch_add           0.0123\n"

@@ -10,16 +10,19 @@
 //	go run ./bench/limits memcpy     [-t 20ms] [-i 0] [-r 5] [-best] [-min 1] [-max 16777216] [-cpus a]
 //	go run ./bench/limits memcpy_shm [same flags as memcpy]
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
-//	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 200] [-cpus a,b]
+//	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
 //	go run ./bench/limits all        [-cpus a,b]
 //
-// Each test prints one table in the format of the OSU micro-benchmarks:
-// a title line "# goshmem machine limits: <test>", possibly
-// "# warning: ..." lines and single-spaced "# ..." lines that say how
-// the figures were taken, then the column line (the last comment line
-// before the rows; column names are separated by two or more spaces),
-// then one row per measurement. "all" prints the four tables one after
-// the other, separated by blank lines.
+// Each test prints one table in the format of the OSU micro-benchmarks
+// and of goshmem's own (bench/internal/osu): a title line
+// "# goshmem machine limits: <test>", possibly "# warning: ..." lines
+// and other "# ...: ..." comment lines that say how the figures were
+// taken (every comment line contains a colon), then the column line,
+// "# " + the key column's name padded to 16 characters, then the value
+// column's name (no colon; columns separated by two or more spaces),
+// then one row per measurement: the key left-aligned in 16 characters,
+// the value right-aligned in 16 (%16.2f for MB/s, %16.4f for us).
+// "all" prints the four tables one after the other.
 //
 // The tests:
 //
@@ -32,7 +35,7 @@
 //     that calibration run is discarded, and the row is the median of
 //     -r further runs: the steady state, with the source and
 //     destination as warm as the size allows (in L1 for small sizes, in
-//     DRAM for 16 MiB).
+//     the last-level cache or DRAM for the largest).
 //   - memcpy_shm: the same between two memfd segments (shm.Create and
 //     Map), the memory goshmem's symmetric heaps live in; it should
 //     match memcpy.
@@ -49,25 +52,31 @@
 //     that one PE waits for another to see (wait_until, barriers, a put
 //     followed by a flag).
 //   - atomic: row local_fetch_add is an uncontended atomic fetch-add
-//     (LOCK XADD on amd64) on a line this core owns; row
-//     remote_fetch_add is the same instruction on a line the other
-//     core owns: the second process spins doing fetch-adds on it,
-//     pulling it back, while this one does fetch-adds separated by -gap
-//     steps of register-only work that depend on each result (so that
-//     the core cannot overlap them), giving the other core time to take
-//     the line back. The gap's cost is measured by the same loop with
-//     the other process idle and subtracted: remote = local +
-//     (contended - idle) per add. A comment line says how often the
-//     other core had in fact taken the line back; if that is far below
-//     100%, raise -gap. Both in microseconds, medians of -r blocks.
-//     This is what goshmem's AMOs on another PE's heap cost at least.
+//     (LOCK XADD on amd64) on a line this core owns: back-to-back adds,
+//     time / count. Row remote_fetch_add is the same instruction on a
+//     line the other core owns: the second process spins doing
+//     fetch-adds on it, pulling it back, while this one times single
+//     fetch-adds, each after -gap steps of register work that give the
+//     other core time to take the line (the work depends on the
+//     previous add and the add on the clock reading, so the core
+//     overlaps neither). Only adds that find the other core's adds
+//     since this core's previous one count; the row is their median
+//     time minus the median time of reading the clock twice, measured
+//     the same way with the other process idle. Comment lines give the
+//     clock's overhead, the share of adds that found the line taken
+//     (low when the other vCPU was descheduled or -gap is too small)
+//     and a local add timed the same way, as a check. Both in
+//     microseconds, medians of -r blocks. This is what goshmem's AMOs
+//     on a word another PE is using cost at least.
 //
 // Flags: -i is the minimum iteration count (memcpy: iterations per run,
-// 0 = scale to -t), -t the minimum duration (memcpy: per run and
-// size), -r the number of timed blocks whose median is reported (with
-// -best: the best block, which on a noisy machine is nearer to what
-// the hardware can do), -w the warm-up, -cpus the two CPUs (default: the first two this process may
-// use). With only one allowed CPU both processes share it and the
+// 0 = scale to -t; atomic: per kind of loop), -t the minimum duration
+// (memcpy: per run and size; atomic: per kind of loop), -r the number
+// of timed blocks that -i and -t are split into and whose median is
+// reported (with -best: the best block, which on a noisy machine is
+// nearer to what the hardware can do), -w the warm-up, -cpus the two
+// CPUs (default: the first two this process may use; memcpy uses the
+// first). With only one allowed CPU both processes share it and the
 // output says so in a warning line: the figures then measure the
 // scheduler, not the caches.
 //
@@ -95,6 +104,9 @@ func main() {
 		os.Exit(childMain(spec))
 	}
 	if err := run(os.Args[1:], os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0) // the flag package has printed the usage
+		}
 		fmt.Fprintln(os.Stderr, "limits:", err)
 		os.Exit(2)
 	}
@@ -144,10 +156,7 @@ func run(args []string, w io.Writer) error {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("all: unexpected arguments %q", fs.Args())
 		}
-		for i, sub := range []string{"memcpy", "memcpy_shm", "handoff", "atomic"} {
-			if i > 0 {
-				fmt.Fprintln(w)
-			}
+		for _, sub := range []string{"memcpy", "memcpy_shm", "handoff", "atomic"} {
 			a := []string{sub}
 			if *cpus != "" {
 				a = append(a, "-cpus", *cpus)
@@ -292,9 +301,12 @@ func (t *table) write(w io.Writer) error {
 		fmt.Fprintf(&b, "# warning: %s\n", s)
 	}
 	for _, s := range t.notes {
+		if !strings.Contains(s, ":") { // or it would read as a column line
+			s = "note: " + s
+		}
 		fmt.Fprintf(&b, "# %s\n", s)
 	}
-	fmt.Fprintf(&b, "# %-14s%s\n", t.cols[0], t.cols[1])
+	fmt.Fprintf(&b, "%-16s%s\n", "# "+t.cols[0], t.cols[1])
 	for _, r := range t.rows {
 		fmt.Fprintf(&b, "%-16s%16.*f\n", r.label, t.prec, r.value)
 	}

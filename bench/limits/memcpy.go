@@ -52,7 +52,7 @@ func runMemcpy(test string, args []string) (*table, error) {
 	if c.iters > 0 {
 		how = fmt.Sprintf("%d iterations per run", c.iters)
 	}
-	t.notes = append(t.notes, fmt.Sprintf("cpu %d; MB = 1e6 bytes copied; %s; %s of %d runs after a calibration run",
+	t.notes = append(t.notes, fmt.Sprintf("cpu: %d; MB = 1e6 bytes copied; %s; %s of %d runs after a calibration run",
 		cpu, how, c.stat(), c.reps))
 	for i := range src {
 		src[i] = byte(i)
