@@ -9,7 +9,7 @@
  *   # OSU-style oshmem <Name> Test
  *   # PEs: <n>  iterations: <-i>  warmup: <-w>
  *   # Size          <Metric>[  Min <Metric>  Max <Metric>  Iterations]
- *   <key %-16zu|%-16s|%-16d><value %16.2f>[<min %16.2f><max %16.2f><iters %16d>]
+ *   <key %-16zu|%-16s|%-16d><value %16.3f>[<min %16.3f><max %16.3f><iters %16d>]
  *
  * Every buffer a benchmark touches remotely (targets, flags, the result
  * slots) lives in the symmetric heap (shmem_malloc/shmem_calloc), never in
@@ -336,7 +336,7 @@ static inline void peer_fill(void *p, int c, size_t n) { memset(p, c, n); }
 
 static inline void peer_full_cols(int full, const struct peer_res *r, long iters) {
     if (full)
-        printf("%16.2f%16.2f%16d", r->min, r->max, (int)iters);
+        printf("%16.3f%16.3f%16d", r->min, r->max, (int)iters);
     printf("\n");
     fflush(stdout);
 }
@@ -344,21 +344,21 @@ static inline void peer_full_cols(int full, const struct peer_res *r, long iters
 static inline void peer_row_size(size_t size, const struct peer_res *r, int full, long iters) {
     if (peer_me != 0)
         return;
-    printf("%-16zu%16.2f", size, r->value);
+    printf("%-16zu%16.3f", size, r->value);
     peer_full_cols(full, r, iters);
 }
 
 static inline void peer_row_op(const char *op, const struct peer_res *r, int full, long iters) {
     if (peer_me != 0)
         return;
-    printf("%-16s%16.2f", op, r->value);
+    printf("%-16s%16.3f", op, r->value);
     peer_full_cols(full, r, iters);
 }
 
 static inline void peer_row_int(int key, const struct peer_res *r, int full, long iters) {
     if (peer_me != 0)
         return;
-    printf("%-16d%16.2f", key, r->value);
+    printf("%-16d%16.3f", key, r->value);
     peer_full_cols(full, r, iters);
 }
 

@@ -116,7 +116,7 @@ static void bulk(const struct peer_opts *o, char *src, char *dst, char *rdst) {
         }
         shmem_barrier_all();
         if (peer_me == 0) {
-            printf("%-16zu%16.2f%16.2f", size, cp, pt);
+            printf("%-16zu%16.3f%16.3f", size, cp, pt);
             if (o->full)
                 printf("%16d", (int)iters);
             printf("\n");

@@ -89,10 +89,10 @@ type Header struct {
 	// CPUs is how many CPUs the job may use (the creator's affinity):
 	// the wait policy compares it with NPEs to know whether PEs
 	// outnumber CPUs, which a PE bound to one core cannot see.
-	CPUs uint32
-	_    [shm.CacheLine - 40]byte
-	Abort     Abort
-	_         [shm.CacheLine - abortSize]byte
+	CPUs  uint32
+	_     [shm.CacheLine - 40]byte
+	Abort Abort
+	_     [shm.CacheLine - abortSize]byte
 	// Exits counts PEs that have finalized (for the launcher).
 	Finalized shm.Uint32
 	_         [shm.CacheLine]byte

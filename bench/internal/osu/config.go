@@ -28,7 +28,7 @@
 // 16 characters, then the other column names joined by two spaces. Each
 // data row is the key (a size in bytes, an operation name, or the number
 // of PEs) left-aligned in 16 characters (`%-16d` or `%-16s`), then each
-// value right-aligned in 16 characters with two decimals (`%16.2f`);
+// value right-aligned in 16 characters with three decimals (`%16.3f`);
 // the Iterations column of -f output is an integer (`%16d`). Other
 // lines starting with "#" are comments: they contain a colon, which no
 // header does (atomics ends with "# add_rate: <x> Mops/s", ptr's first

@@ -235,15 +235,15 @@ func TestFormat(t *testing.T) {
 	eq(FormatHeader(Size, FullColumns(BandwidthMBs, true)...),
 		"# Size          Bandwidth (MB/s)  Min Bandwidth (MB/s)  Max Bandwidth (MB/s)  Iterations")
 	eq(FormatHeader(Size, "Ptr copy (us)", "Put (us)"), "# Size          Ptr copy (us)  Put (us)")
-	eq(FormatRow("1", 0.05), "1                           0.05")
-	eq(FormatRow("4194304", 437.984), "4194304                   437.98")
-	eq(FormatRow("compare_swap", 0.025), "compare_swap                0.03")
-	eq(FormatRow("8", 1.5, 2.25), "8                           1.50            2.25")
+	eq(FormatRow("1", 0.05), "1                          0.050")
+	eq(FormatRow("4194304", 437.984), "4194304                  437.984")
+	eq(FormatRow("compare_swap", 0.0256), "compare_swap               0.026")
+	eq(FormatRow("8", 1.5, 2.25), "8                          1.500           2.250")
 	eq(FormatRowIters("131072", 1000, 4.3, 4.3, 4.3),
-		"131072                      4.30            4.30            4.30            1000")
-	eq(FormatRow("16777216", 123456789.126), "16777216            123456789.13")
-	eq(fmt.Sprintf("%-16d%16.2f", 1024, 0.125), FormatRow("1024", 0.125)) // the C printf form
-	eq(fmt.Sprintf("%-16s%16.2f%16d", "fetch", 0.5, 10), FormatRowIters("fetch", 10, 0.5))
+		"131072                     4.300           4.300           4.300            1000")
+	eq(FormatRow("16777216", 123456789.1266), "16777216           123456789.127")
+	eq(fmt.Sprintf("%-16d%16.3f", 1024, 0.125), FormatRow("1024", 0.125)) // the C printf form
+	eq(fmt.Sprintf("%-16s%16.3f%16d", "fetch", 0.5, 10), FormatRowIters("fetch", 10, 0.5))
 }
 
 func TestPrinter(t *testing.T) {
@@ -254,7 +254,7 @@ func TestPrinter(t *testing.T) {
 	p.Result("1", 0.5, Stats{N: 1, Min: 0.5, Max: 0.5, Sum: 0.5}, 100)
 	p.Comment("note: %d", 3)
 	want := "# OSU-style goshmem Put Test\n# PEs: 2  iterations: 100  warmup: 10\n" +
-		"# Size          Latency (us)\n1                           0.50\n# note: 3\n"
+		"# Size          Latency (us)\n1                          0.500\n# note: 3\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
@@ -264,7 +264,7 @@ func TestPrinter(t *testing.T) {
 	p.Columns(Size, BandwidthMBs)
 	p.Result("2", 100, Stats{N: 2, Min: 40, Max: 60, Sum: 100}, 7)
 	want = "# Size          Bandwidth (MB/s)  Min Bandwidth (MB/s)  Max Bandwidth (MB/s)  Iterations\n" +
-		"2                         100.00           40.00           60.00               7\n"
+		"2                        100.000          40.000          60.000               7\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}

@@ -45,12 +45,12 @@ func FullColumns(metric string, full bool) []string {
 }
 
 // FormatRow returns a data row: the key left-aligned in 16 characters, each
-// value right-aligned in 16 with two decimals.
+// value right-aligned in 16 with three decimals.
 func FormatRow(key string, vals ...float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-*s", Field, key)
 	for _, v := range vals {
-		fmt.Fprintf(&b, "%*.2f", Field, v)
+		fmt.Fprintf(&b, "%*.3f", Field, v)
 	}
 	return b.String()
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goshmem/goshmem/bench/internal/osu"
+)
+
+// metric is what a benchmark's figures measure.
+type metric int
+
+const (
+	latency   metric = iota // microseconds, lower is better
+	bandwidth               // MB/s, higher is better
+	rate                    // messages per second, higher is better
+	nanos                   // nanoseconds per store (ptr), lower is better
+)
+
+// unit returns the unit of a metric as the report prints it.
+func (m metric) unit() string {
+	switch m {
+	case bandwidth:
+		return "MB/s"
+	case rate:
+		return "messages/s"
+	case nanos:
+		return "ns"
+	}
+	return "us"
+}
+
+// lowerIsBetter reports whether a smaller figure is better.
+func (m metric) lowerIsBetter() bool { return m == latency || m == nanos }
+
+// plotKind says which plot a benchmark gets.
+type plotKind int
+
+const (
+	noPlot plotKind = iota
+	latencyPlot
+	bandwidthPlot
+)
+
+// spec describes one benchmark: the program (bench/<Name> on the Go
+// side, bench/peer/<Name>.c on the peer's), its arguments, and how to
+// read and judge its output.
+type spec struct {
+	Name  string   // directory and program name
+	Title string   // the test's name in line 1 of the output
+	What  string   // one line for the report
+	Kind  metric   // what the figures are
+	Full  []string // arguments of a full run (the programs' defaults, spelled out)
+	Quick []string // arguments of a -quick run
+	Plot  plotKind
+	Sized bool // rows are message sizes
+}
+
+// specs are the benchmarks in the order they run and are reported.
+var specs = []*spec{
+	{Name: "put", Title: "Put", What: "put of size bytes + quiet, PE 0 to PE 1",
+		Kind: latency, Plot: latencyPlot, Sized: true,
+		Full: []string{"-m", "1:4194304", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+	{Name: "get", Title: "Get", What: "blocking get of size bytes, PE 0 from PE 1",
+		Kind: latency, Plot: latencyPlot, Sized: true,
+		Full: []string{"-m", "1:4194304", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+	{Name: "put_pingpong", Title: "Put Ping-Pong", What: "one-way latency of put + fence + flag, answered the same way",
+		Kind: latency, Plot: latencyPlot, Sized: true,
+		Full: []string{"-m", "1:4194304", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+	{Name: "put_bw", Title: "Put Bandwidth", What: "windows of 64 non-blocking puts + quiet",
+		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
+		Full: []string{"-m", "1:16777216", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
+	{Name: "get_bw", Title: "Get Bandwidth", What: "windows of 64 non-blocking gets + quiet",
+		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
+		Full: []string{"-m", "1:16777216", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
+	{Name: "put_mr", Title: "Put Message Rate", What: "windows of 64 blocking puts + quiet, summed over senders",
+		Kind: rate, Sized: true,
+		Full: []string{"-m", "1:4194304", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
+	{Name: "atomics", Title: "Atomics", What: "int64 atomics on one word of PE 1, issued by PE 0",
+		Kind: latency,
+		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+	{Name: "ptr", Title: "Ptr", What: "8-byte stores through Ptr (shmem_ptr) into PE 1's heap vs stores into PE 0's own heap",
+		Kind: nanos,
+		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+	{Name: "barrier", Title: "Barrier", What: "BarrierAll (shmem_barrier_all) on every PE",
+		Kind: latency,
+		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+}
+
+// specNames returns the names of all benchmarks.
+func specNames() []string {
+	var n []string
+	for _, s := range specs {
+		n = append(n, s.Name)
+	}
+	return n
+}
+
+// selectSpecs returns the benchmarks named in only (comma-separated;
+// "" means all), in their usual order.
+func selectSpecs(only string) ([]*spec, error) {
+	if strings.TrimSpace(only) == "" {
+		return specs, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		if !slices.Contains(specNames(), n) {
+			return nil, fmt.Errorf("-only: unknown benchmark %q; choose from %s", n, strings.Join(specNames(), ","))
+		}
+		want[n] = true
+	}
+	var out []*spec
+	for _, s := range specs {
+		if want[s.Name] {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-only %q names no benchmark; choose from %s", only, strings.Join(specNames(), ","))
+	}
+	return out, nil
+}
+
+// args returns the benchmark's arguments for a run.
+func (s *spec) args(quick bool) []string {
+	if quick {
+		return s.Quick
+	}
+	return s.Full
+}
+
+// point is one figure of an output: a row key and its value.
+type point struct {
+	Key   string
+	Value float64
+}
+
+// peerTitle is the start of line 1 of the peer's output; goshmem's is
+// goshTitle.
+const (
+	peerTitle = "# OSU-style oshmem "
+	goshTitle = "# OSU-style goshmem "
+)
+
+// normalizeTitle rewrites the peer's line 1 ("# OSU-style oshmem <Name>
+// Test") to goshmem's, which osu.ParseOutput expects.
+func normalizeTitle(out string) string {
+	if strings.HasPrefix(out, peerTitle) {
+		return goshTitle + out[len(peerTitle):]
+	}
+	return out
+}
+
+// parse reads one run's output and returns its figures: the rows of
+// the first table (the main metric column), or for ptr the figures of
+// its "ns per store" comment.
+func (s *spec) parse(out string) ([]point, error) {
+	o, err := osu.ParseOutput(strings.NewReader(normalizeTitle(out)))
+	if err != nil {
+		return nil, err
+	}
+	if o.Name != s.Title {
+		return nil, fmt.Errorf("output is the %q test, want %q", o.Name, s.Title)
+	}
+	if s.Kind == nanos {
+		return ptrFigures(o.Comments)
+	}
+	if len(o.Tables) == 0 || len(o.Tables[0].Rows) == 0 {
+		return nil, fmt.Errorf("output has no rows")
+	}
+	var pts []point
+	for _, r := range o.Tables[0].Rows {
+		if len(r.Values) == 0 {
+			return nil, fmt.Errorf("row %q has no value", r.Key)
+		}
+		pts = append(pts, point{r.Key, r.Values[0]})
+	}
+	return pts, nil
+}
+
+// ptrPrefix starts ptr's comment with the per-store figures in ns.
+const ptrPrefix = "ns per store:"
+
+// ptrRatio is the key of ptr's ptr_store/local_store figure.
+const ptrRatio = "ptr_store/local_store"
+
+// ptrFigures reads "ns per store: ptr_store 1.87  put 6.70  local_store
+// 1.75  ptr_store/local_store 1.07" from ptr's comments.
+func ptrFigures(comments []string) ([]point, error) {
+	for _, c := range comments {
+		rest, ok := strings.CutPrefix(c, ptrPrefix)
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 || len(f)%2 != 0 {
+			return nil, fmt.Errorf("comment %q: want name/value pairs", c)
+		}
+		var pts []point
+		for i := 0; i < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i+1], 64)
+			if err != nil {
+				return nil, fmt.Errorf("comment %q: %q is not a number", c, f[i+1])
+			}
+			pts = append(pts, point{f[i], v})
+		}
+		return pts, nil
+	}
+	return nil, fmt.Errorf("no %q comment", "# "+ptrPrefix)
+}

@@ -1,0 +1,532 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/bench/internal/osu"
+)
+
+// output returns a program's output as the goshmem programs (peer
+// false) or the C peers (peer true) print it: one table whose rows are
+// the keys and values.
+func output(peerSide bool, title, key, metric string, rows []point, comments ...string) string {
+	var b strings.Builder
+	t := osu.Title(title)
+	if peerSide {
+		t = strings.Replace(t, "goshmem", "oshmem", 1)
+	}
+	b.WriteString(t + "\n")
+	b.WriteString(osu.Info(2, 1000, 100) + "\n")
+	b.WriteString(osu.FormatHeader(key, metric) + "\n")
+	for _, r := range rows {
+		b.WriteString(osu.FormatRow(r.Key, r.Value) + "\n")
+	}
+	for _, c := range comments {
+		b.WriteString("# " + c + "\n")
+	}
+	return b.String()
+}
+
+func specByName(t *testing.T, name string) *spec {
+	t.Helper()
+	for _, s := range specs {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no spec %q", name)
+	return nil
+}
+
+// feed parses one output per round for a side and adds it to r.
+func feed(t *testing.T, r *result, sd side, outs ...string) {
+	t.Helper()
+	for _, o := range outs {
+		pts, err := r.Spec.parse(o)
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", r.Spec.Name, sd, err, o)
+		}
+		r.add(sd, pts)
+	}
+}
+
+// latencyResult builds a result of a sized latency benchmark with the
+// given 8 B figures per round.
+func latencyResult(t *testing.T, name string, g, p []float64) *result {
+	t.Helper()
+	s := specByName(t, name)
+	r := newResult(s, s.Quick)
+	for i, sd := range []side{gosh, peer} {
+		for _, v := range [][]float64{g, p}[i] {
+			feed(t, r, sd, output(sd == peer, s.Title, osu.Size, osu.LatencyUs,
+				[]point{{"4", v}, {"8", v}, {"16", v * 1.1}}))
+		}
+	}
+	return r
+}
+
+func TestAgg(t *testing.T) {
+	cases := []struct {
+		v                []float64
+		med, min, max    float64
+		bestLow, bestHig float64
+	}{
+		{[]float64{3}, 3, 3, 3, 3, 3},
+		{[]float64{3, 1, 2}, 2, 1, 3, 1, 3},
+		{[]float64{4, 1, 2, 10}, 3, 1, 10, 1, 10},
+	}
+	for _, c := range cases {
+		a := agg{c.v}
+		if a.median() != c.med || a.min() != c.min || a.max() != c.max || a.best(true) != c.bestLow || a.best(false) != c.bestHig {
+			t.Errorf("%v: median %v min %v max %v best %v/%v", c.v, a.median(), a.min(), a.max(), a.best(true), a.best(false))
+		}
+	}
+	if !math.IsNaN((agg{}).median()) || (agg{}).ok() {
+		t.Errorf("empty agg: median %v, ok %v", (agg{}).median(), (agg{}).ok())
+	}
+	if fmtNum(0.02) != "0.02" || fmtNum(0.2230) != "0.223" || fmtNum(0.0087) != "0.0087" || fmtNum(12.345) != "12.35" || fmtNum(98765.4) != "98765" {
+		t.Errorf("fmtNum: %s %s %s %s %s", fmtNum(0.02), fmtNum(0.2230), fmtNum(0.0087), fmtNum(12.345), fmtNum(98765.4))
+	}
+}
+
+func TestParsePeerTitle(t *testing.T) {
+	s := specByName(t, "put")
+	out := output(true, "Put", osu.Size, osu.LatencyUs, []point{{"8", 0.05}})
+	if !strings.HasPrefix(out, "# OSU-style oshmem Put Test\n") {
+		t.Fatalf("the test's peer output starts %q", out[:30])
+	}
+	pts, err := s.parse(out)
+	if err != nil || len(pts) != 1 || pts[0] != (point{"8", 0.05}) {
+		t.Fatalf("parse(peer output) = %v, %v", pts, err)
+	}
+	if _, err := specByName(t, "get").parse(out); err == nil {
+		t.Errorf("the get spec accepted a Put output")
+	}
+	// ptr's figures come from its comment.
+	ptr := specByName(t, "ptr")
+	out = output(false, "Ptr", osu.Operation, osu.LatencyUs, []point{{"ptr_store", 0}, {"put", 0.01}, {"local_store", 0}},
+		"ns per store: ptr_store 1.87  put 6.70  local_store 1.75  ptr_store/local_store 1.07")
+	pts, err = ptr.parse(out)
+	want := []point{{"ptr_store", 1.87}, {"put", 6.70}, {"local_store", 1.75}, {ptrRatio, 1.07}}
+	if err != nil || !slices.Equal(pts, want) {
+		t.Errorf("ptr parse = %v, %v; want %v", pts, err, want)
+	}
+}
+
+func TestParseLimits(t *testing.T) {
+	out := `# goshmem machine limits: handoff
+# warning: both sides run on CPU 0, so cross-core figures measure the scheduler, not the caches
+# cpus 0 (this process) and 1 (second process); one-way = round trip / 2
+# blocks ranged (us): same_line 0.0948-0.1000, separate_lines 0.2178-0.2257
+# Layout        Latency (us)
+same_line                 0.0992
+separate_lines            0.2230
+
+# goshmem machine limits: memcpy
+# Size          Bandwidth (MB/s)
+1                         343.24
+4194304                  9947.70
+`
+	ts, err := parseLimits(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Test != "handoff" || ts[1].Test != "memcpy" {
+		t.Fatalf("tables %+v", ts)
+	}
+	h := ts[0]
+	if !slices.Equal(h.Columns, []string{"Layout", "Latency (us)"}) || len(h.Warnings) != 1 || len(h.Notes) != 2 {
+		t.Errorf("handoff: columns %q, warnings %q, notes %q", h.Columns, h.Warnings, h.Notes)
+	}
+	l := limits{"handoff": ts[0], "memcpy": ts[1]}
+	if v, ok := l.value(limHandoff, sepLines); !ok || v != 0.2230 {
+		t.Errorf("separate_lines = %v, %v", v, ok)
+	}
+	if v, ok := l.value(limMemcpy, "4194304"); !ok || v != 9947.70 {
+		t.Errorf("memcpy 4 MiB = %v, %v", v, ok)
+	}
+	for _, bad := range []string{"", "1  2\n", "# goshmem machine limits: x\n# Size  MB/s\n1 2 3\n", "# goshmem machine limits: x\n# Size  MB/s\n"} {
+		if _, err := parseLimits(bad); err == nil {
+			t.Errorf("parseLimits(%q) accepted it", bad)
+		}
+	}
+}
+
+// findTarget returns the target whose name starts with prefix.
+func findTarget(t *testing.T, ts []target, prefix string) target {
+	t.Helper()
+	for _, x := range ts {
+		if strings.HasPrefix(x.Name, prefix) {
+			return x
+		}
+	}
+	t.Fatalf("no target %q", prefix)
+	return target{}
+}
+
+func TestLatencyTargets(t *testing.T) {
+	cases := []struct {
+		name   string
+		g, p   []float64
+		status string
+		ratio  float64
+		cause  string // substring; "" when none
+	}{
+		{"clear pass", []float64{0.02, 0.02, 0.03}, []float64{0.05, 0.06, 0.05}, statusPass, 0.4, ""},
+		{"clear miss", []float64{0.90, 0.91, 0.89}, []float64{1.0, 1.0, 1.0}, statusMiss, 0.9, causeUnknown},
+		{"miss within rounding", []float64{0.003, 0.003, 0.003}, []float64{0.004, 0.004, 0.004}, statusMiss, 0.75, "resolution"},
+		{"miss within noise", []float64{1.0, 0.5, 1.0}, []float64{1.0, 1.0, 1.0}, statusMiss, 1.0, "noise"},
+		{"pass at the threshold", []float64{7.0}, []float64{10.0}, statusPass, 0.7, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := latencyResult(t, "put", c.g, c.p)
+			ts := evaluation{Results: map[string]*result{"put": r}, Limits: limits{}, NP: 2, Peer: true}.targets()
+			x := findTarget(t, ts, "put latency, 8 B")
+			if x.Status != c.status || math.Abs(x.Ratio-c.ratio) > 1e-9 {
+				t.Fatalf("status %s ratio %v; want %s %v (%+v)", x.Status, x.Ratio, c.status, c.ratio, x)
+			}
+			if c.cause == "" && x.Cause != "" || !strings.Contains(x.Cause, c.cause) {
+				t.Errorf("cause %q, want %q", x.Cause, c.cause)
+			}
+			// Targets of benchmarks that did not run are n/a, not misses.
+			if g := findTarget(t, ts, "get latency"); g.Status != statusNA || !strings.Contains(g.Why, "not run") {
+				t.Errorf("get target %+v", g)
+			}
+		})
+	}
+	// Without the peer, the peer targets are n/a.
+	r := latencyResult(t, "put", []float64{0.02}, nil)
+	ts := evaluation{Results: map[string]*result{"put": r}, Limits: limits{}, NP: 2, PeerWhy: "-peer=false"}.targets()
+	if x := findTarget(t, ts, "put latency"); x.Status != statusNA || !strings.Contains(x.Why, "peer skipped: -peer=false") {
+		t.Errorf("no peer: %+v", x)
+	}
+}
+
+func TestOtherTargets(t *testing.T) {
+	hand := &limitTable{Test: limHandoff, Rows: []point{{sameLine, 0.1}, {sepLines, 0.2}}}
+	memcpy := &limitTable{Test: limMemcpy, Rows: []point{{"4194304", 9500}, {"8388608", 9000}, {"16777216", 5500}}}
+	lim := limits{limHandoff: hand, limMemcpy: memcpy}
+
+	pp := latencyResult(t, "put_pingpong", []float64{0.25, 0.24, 0.26}, []float64{0.40, 0.41, 0.39})
+	bwRes := func(name string, g, p []float64) *result {
+		s := specByName(t, name)
+		r := newResult(s, s.Full)
+		sizes := []string{"1", "4194304", "8388608", "16777216"}
+		for i, sd := range []side{gosh, peer} {
+			var rows []point
+			for j, k := range sizes {
+				v := 100.0
+				if j > 0 {
+					v = [][]float64{g, p}[i][j-1]
+				}
+				rows = append(rows, point{k, v})
+			}
+			feed(t, r, sd, output(sd == peer, s.Title, osu.Size, osu.BandwidthMBs, rows))
+		}
+		return r
+	}
+	barrier := func(g, p float64) *result {
+		s := specByName(t, "barrier")
+		r := newResult(s, s.Full)
+		feed(t, r, gosh, output(false, "Barrier", osu.PEs, osu.LatencyUs, []point{{"2", g}}))
+		feed(t, r, peer, output(true, "Barrier", osu.PEs, osu.LatencyUs, []point{{"2", p}}))
+		return r
+	}
+	ptr := func(ratio float64) *result {
+		s := specByName(t, "ptr")
+		r := newResult(s, s.Full)
+		c := "ns per store: ptr_store 1.90  put 6.70  local_store 1.75  ptr_store/local_store " + strconv.FormatFloat(ratio, 'f', 2, 64)
+		feed(t, r, gosh, output(false, "Ptr", osu.Operation, osu.LatencyUs, []point{{"put", 0.01}}, c))
+		return r
+	}
+	ev := evaluation{Limits: lim, NP: 2, Peer: true, Results: map[string]*result{
+		"put_pingpong": pp,
+		"put_bw":       bwRes("put_bw", []float64{9000, 9500, 5000}, []float64{9000, 9000, 5000}),
+		"get_bw":       bwRes("get_bw", []float64{9000, 9000, 4000}, []float64{9000, 9000, 5000}),
+		"barrier":      barrier(0.50, 0.64),
+		"ptr":          ptr(1.07),
+	}}
+	want := []struct {
+		prefix string
+		status string
+		ratio  float64
+	}{
+		{"put ping-pong one-way, 8 B, vs peer", statusPass, 0.25 / 0.40},
+		{"put ping-pong one-way, 8 B, vs cache-line", statusPass, 0.25 / 0.2},
+		{"put bandwidth, 4 MiB and up, vs peer", statusPass, 1.0},
+		{"put bandwidth, 4 MiB and up, vs memcpy", statusPass, 5000.0 / 5500},
+		{"get bandwidth, 4 MiB and up, vs peer", statusMiss, 0.8},
+		{"get bandwidth, 4 MiB and up, vs memcpy", statusMiss, 4000.0 / 5500},
+		{"barrier latency vs peer", statusMiss, 0.50 / 0.64},
+		{"ptr:", statusPass, 1.07},
+	}
+	ts := ev.targets()
+	for _, w := range want {
+		x := findTarget(t, ts, w.prefix)
+		if x.Status != w.status || math.Abs(x.Ratio-w.ratio) > 1e-9 {
+			t.Errorf("%s: %s %v; want %s %v (%+v)", w.prefix, x.Status, x.Ratio, w.status, w.ratio, x)
+		}
+		if x.Status == statusMiss && x.Cause == "" {
+			t.Errorf("%s: a miss without a cause line", w.prefix)
+		}
+	}
+	if x := findTarget(t, ts, "get bandwidth, 4 MiB and up, vs peer"); !strings.Contains(x.Figures, "worst at 16 MiB") {
+		t.Errorf("bandwidth figures %q", x.Figures)
+	}
+	ev.Results["ptr"] = ptr(1.5)
+	if x := findTarget(t, ev.targets(), "ptr:"); x.Status != statusMiss {
+		t.Errorf("ptr 1.5: %+v", x)
+	}
+	// Quick sizes stop at 64 KiB: no bandwidth target can be judged.
+	s := specByName(t, "put_bw")
+	q := newResult(s, s.Quick)
+	feed(t, q, gosh, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"65536", 30000}}))
+	ev.Results["put_bw"] = q
+	if x := findTarget(t, ev.targets(), "put bandwidth, 4 MiB and up, vs memcpy"); x.Status != statusNA || !strings.Contains(x.Why, "64 KiB") {
+		t.Errorf("quick bandwidth: %+v", x)
+	}
+}
+
+// sampleReport is a report with synthetic figures.
+func sampleReport(t *testing.T) *report {
+	put := latencyResult(t, "put", []float64{0.02, 0.02, 0.03}, []float64{0.05, 0.06, 0.05})
+	pp := latencyResult(t, "put_pingpong", []float64{0.30, 0.31, 0.29}, []float64{0.31, 0.30, 0.32})
+	pp.Fails[peer] = []string{"round 3: exit status 1: oshrun | something"}
+	pp.Runs = [2]int{3, 4}
+	lim := limits{limHandoff: {Test: limHandoff, Args: []string{"handoff"}, Columns: []string{"Layout", "Latency (us)"},
+		Notes: []string{"cpus 0 and 1"}, Rows: []point{{sameLine, 0.0992}, {sepLines, 0.2230}}}}
+	rep := &report{
+		Date: time.Date(2025, 11, 21, 17, 50, 0, 0, time.UTC), Elapsed: 3 * time.Minute,
+		Command: "go run ./bench/compare", Rounds: 3, NP: 2,
+		Machine:   machine{CPU: "Test CPU", CPUs: 2, Kernel: "Linux 6.18", Go: "go1.26"},
+		LoadStart: 0.5, LoadEnd: 3.5,
+		GoshCmd: "oshrun -n 2 --bind-to core PROG ARGS",
+		Peer: peerInfo{Enabled: true, Version: "Open MPI v4.1.4", UCX: "1.13.1", Components: "spml ucx", Oshrun: "/usr/bin/oshrun",
+			Build: "`oshcc -O2 -Wall -Wextra` (bench/peer/build.sh)"},
+		PeerCmd:    "NP=2 bench/peer/run.sh NAME ARGS",
+		PeerExpand: "/usr/bin/oshrun -np 2 --bind-to core --allow-run-as-root -x SHMEM_SYMMETRIC_HEAP_SIZE=256M -x OMPI_MCA_osc=^rdma PROG ARGS",
+		Specs:      []*spec{put.Spec, pp.Spec},
+		Results:    map[string]*result{"put": put, "put_pingpong": pp},
+		Limits:     lim, LimitOrder: []string{limHandoff},
+		Plots:  map[string]string{"put": "2025-11-21/put.png"},
+		RawLog: "2025-11-21/raw.txt",
+	}
+	rep.Targets = evaluation{Results: rep.Results, Limits: lim, NP: 2, Peer: true}.targets()
+	return rep
+}
+
+func TestWriteReport(t *testing.T) {
+	rep := sampleReport(t)
+	var b bytes.Buffer
+	if err := writeReport(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"# goshmem vs Open MPI's OpenSHMEM: 2025-11-21\n",
+		"| machine | Test CPU, 2 CPUs, Linux 6.18 |",
+		"| load average (1 min) | 0.50 at the start, 3.50 at the end (other work shared the 2 CPUs: expect noise) |",
+		"| Go | go1.26 |",
+		"| rounds | 3 per benchmark, goshmem then the peer, alternating",
+		"| peer | Open MPI v4.1.4 (OSHMEM components built: spml ucx), UCX 1.13.1; bench/peer/&lt;name&gt;.c built with `oshcc -O2 -Wall -Wextra`",
+		"-x SHMEM_SYMMETRIC_HEAP_SIZE=256M -x OMPI_MCA_osc=^rdma",
+		"| goshmem | `oshrun -n 2 --bind-to core PROG ARGS`",
+		"## Targets\n",
+		"| put latency, 8 B, vs peer | 0.40 | <= 0.70 | **PASS** | goshmem 0.02 us, peer 0.05 us |",
+		"| put ping-pong one-way, 8 B, vs peer | 0.97 | <= 0.75 | **MISS** |",
+		"| put ping-pong one-way, 8 B, vs cache-line hand-off (separate lines) | 1.35 | <= 1.30 | **MISS** | goshmem 0.30 us, hand-off 0.223 us |",
+		"| get latency, 8 B, vs peer | - | <= 0.70 | n/a | get was not run (-only) |",
+		"- put ping-pong one-way, 8 B, vs peer: 0.97 (wanted <= 0.75). cause: " + causeUnknown,
+		"reduce and broadcast targets come with the teams issue",
+		"### put: latency (us), lower is better\n",
+		"![put](2025-11-21/put.png)",
+		"| Size | goshmem (us) | peer (us) | goshmem/peer | goshmem range | peer range |",
+		"| 8 B | 0.02 | 0.05 | 0.40 | 0.02-0.03 | 0.05-0.06 |",
+		"| Size | goshmem (us) | peer (us) | goshmem/peer | limit (us) | goshmem/limit | goshmem range | peer range |",
+		"| 8 B | 0.30 | 0.31 | 0.97 | 0.223 (hand-off, separate lines) | 1.35 | 0.29-0.31 | 0.30-0.32 |",
+		"| 16 B | 0.33 | 0.341 | 0.97 | 0.223 (hand-off, separate lines) | 1.48 |",
+		"peer failed in 1 of 4 runs:\n\n- round 3: exit status 1: oshrun \\| something\n",
+		"## Machine limits\n",
+		"| separate_lines | 0.223 |",
+		"[2025-11-21/raw.txt](2025-11-21/raw.txt)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", md)
+	}
+	// Without the peer the report says why.
+	rep.Peer = peerInfo{Skipped: "Open MPI not installed: no oshcc in PATH (" + installHint + ")"}
+	b.Reset()
+	if err := writeReport(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| peer | skipped: Open MPI not installed: no oshcc in PATH (apt-get install -y openmpi-bin libopenmpi-dev) |") {
+		t.Errorf("goshmem-only report does not say why:\n%s", b.String())
+	}
+}
+
+func TestPlotPNG(t *testing.T) {
+	rep := sampleReport(t)
+	dir := t.TempDir()
+	for _, name := range []string{"put", "put_pingpong"} {
+		c, ok := chartFor(rep.Results[name], rep.Limits, 2)
+		if !ok {
+			t.Fatalf("%s: no chart", name)
+		}
+		path := filepath.Join(dir, name+".png")
+		if err := c.save(path); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 200 {
+			t.Errorf("%s: %v", path, b)
+		}
+	}
+	// A bandwidth chart with a memcpy line; zero figures are left out of log axes.
+	s := specByName(t, "put_bw")
+	r := newResult(s, s.Quick)
+	feed(t, r, gosh, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"1", 0}, {"2", 100}, {"4", 200}}))
+	lim := limits{limMemcpy: {Rows: []point{{"1", 300}, {"2", 600}, {"4", 900}}}}
+	c, _ := chartFor(r, lim, 2)
+	if len(c.Lines) != 3 || !c.Lines[2].Limit {
+		t.Errorf("bandwidth chart lines %+v", c.Lines)
+	}
+	if err := c.save(filepath.Join(dir, "bw.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := (chart{Title: "empty", LogY: true, Lines: []series{{Name: "x"}}}).save(filepath.Join(dir, "e.png")); err == nil {
+		t.Errorf("an empty chart was saved")
+	}
+}
+
+func TestProgress(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, total: 3}
+	p.step("put round %d/%d (%s)", 1, 2, gosh)
+	p.msg("peer skipped: x")
+	p.step("done")
+	p.done()
+	if got, want := b.String(), "[1/3] put round 1/2 (goshmem)\npeer skipped: x\n[2/3] done\n"; got != want {
+		t.Errorf("plain progress %q, want %q", got, want)
+	}
+	b.Reset()
+	p = &progress{w: &b, total: 18, tty: true}
+	p.step("put round 2/3 (peer)")
+	p.msg("oops")
+	p.step("next")
+	p.done()
+	if got, want := b.String(), "\r\033[K[1/18] put round 2/3 (peer)\r\033[Koops\n\r\033[K[2/18] next\r\033[K"; got != want {
+		t.Errorf("terminal progress %q, want %q", got, want)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	var errb bytes.Buffer
+	c, err := parseFlags([]string{"-quick", "-rounds", "1", "-only", "put,barrier", "-peer=false"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range c.specs {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, []string{"put", "barrier"}) || c.Peer || !c.Quick || c.Rounds != 1 || c.NP != 2 || c.Timeout != 3*time.Minute {
+		t.Errorf("config %+v, specs %q", c, names)
+	}
+	for _, bad := range [][]string{{"-only", "put,nope"}, {"-rounds", "0"}, {"-np", "1"}, {"extra"}, {"-tag", "a/b"}} {
+		if _, err := parseFlags(bad, &errb); err == nil {
+			t.Errorf("parseFlags(%q) accepted it", bad)
+		}
+	}
+	if got := neededLimits(c.specs); !slices.Equal(got, []string{limHandoff}) {
+		t.Errorf("limits for put,barrier: %q", got)
+	}
+	if got := bandwidthMax(specs, false); got != 16<<20 {
+		t.Errorf("bandwidthMax = %d", got)
+	}
+}
+
+// TestEndToEnd runs the tool as a quick goshmem-only comparison of put
+// and barrier: it builds and runs real jobs (no Open MPI needed).
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmark jobs")
+	}
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	err := run(ctx, []string{"-quick", "-rounds", "1", "-only", "put,barrier", "-peer=false", "-out", dir, "-tag", "e2e"}, &out, &errb, false)
+	if err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	t.Logf("stdout:\n%s", out.String())
+	if !strings.Contains(out.String(), "peer skipped: -peer=false") || !strings.Contains(out.String(), "] put round 1/1 (goshmem)\n") {
+		t.Errorf("progress lines missing:\n%s", out.String())
+	}
+	mds, _ := filepath.Glob(filepath.Join(dir, "*-e2e.md"))
+	if len(mds) != 1 {
+		t.Fatalf("reports in %s: %q", dir, mds)
+	}
+	b, err := os.ReadFile(mds[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	// The goshmem put figures: one row per size, with a number.
+	row := regexp.MustCompile(`(?m)^\| 8 B \| (\d+\.\d+) \| - \| - \|`)
+	if m := row.FindStringSubmatch(md); m == nil {
+		t.Errorf("no goshmem put row for 8 B in the report:\n%s", md)
+	}
+	for _, want := range []string{"### put: latency (us)", "### barrier: latency (us)", "| 64 KiB |", "| peer | skipped: -peer=false |", "## Targets"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	stem := strings.TrimSuffix(mds[0], ".md")
+	for _, f := range []string{"put.png", "raw.txt"} {
+		if _, err := os.Stat(filepath.Join(stem, f)); err != nil {
+			t.Errorf("%v", err)
+		}
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", md)
+	}
+}
+
+func TestNice125(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		up   bool
+		want float64
+	}{
+		{0.21, false, 0.2}, {0.21, true, 0.5}, {3, true, 5}, {3, false, 2}, {0.0099, false, 0.005}, {7, true, 10}, {1, true, 1}, {1, false, 1},
+	} {
+		if got := nice125(c.v, c.up); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("nice125(%v, %v) = %v, want %v", c.v, c.up, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// limitsTitle starts each table of bench/limits.
+const limitsTitle = "# goshmem machine limits: "
+
+var limitsColSep = regexp.MustCompile(`\s{2,}`)
+
+// parseLimits reads the output of bench/limits: one or more tables, each
+// "# goshmem machine limits: <test>", then "# warning: ..." lines and
+// other comment lines, the last of which (before the rows) is the column
+// line, then rows "<label>  <value>". Tables may be separated by blank
+// lines.
+func parseLimits(out string) ([]*limitTable, error) {
+	var tables []*limitTable
+	var cur *limitTable
+	var comments []string // comment lines of cur before its first row
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		if len(cur.Rows) == 0 {
+			return fmt.Errorf("limits %s: no rows", cur.Test)
+		}
+		return nil
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	n := 0
+	for sc.Scan() {
+		line := sc.Text()
+		n++
+		switch {
+		case strings.HasPrefix(line, limitsTitle):
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			cur = &limitTable{Test: strings.TrimSpace(strings.TrimPrefix(line, limitsTitle))}
+			tables = append(tables, cur)
+			comments = nil
+		case strings.TrimSpace(line) == "":
+		case cur == nil:
+			return nil, fmt.Errorf("line %d %q: want %q first", n, line, limitsTitle+"<test>")
+		case strings.HasPrefix(line, "#"):
+			text := strings.TrimSpace(strings.TrimPrefix(line, "#"))
+			if len(cur.Rows) > 0 {
+				cur.Notes = append(cur.Notes, text)
+				continue
+			}
+			comments = append(comments, text)
+		default:
+			if len(cur.Rows) == 0 {
+				// The last comment line before the first row is the column line.
+				if len(comments) == 0 {
+					return nil, fmt.Errorf("line %d %q: a row before the column line", n, line)
+				}
+				cur.Columns = limitsColSep.Split(comments[len(comments)-1], -1)
+				for _, c := range comments[:len(comments)-1] {
+					if w, ok := strings.CutPrefix(c, "warning:"); ok {
+						cur.Warnings = append(cur.Warnings, strings.TrimSpace(w))
+					} else {
+						cur.Notes = append(cur.Notes, c)
+					}
+				}
+			}
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				return nil, fmt.Errorf("line %d %q: want a label and a value", n, line)
+			}
+			v, err := strconv.ParseFloat(f[1], 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("line %d %q: %q is not a finite number", n, line, f[1])
+			}
+			cur.Rows = append(cur.Rows, point{f[0], v})
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("no %q line in the output", limitsTitle+"<test>")
+	}
+	return tables, nil
+}
+
+// limitArgs returns the arguments of a limits test. maxSize is the
+// largest bandwidth size the benchmarks use (memcpy's -max).
+func limitArgs(test string, quick bool, maxSize int) []string {
+	switch test {
+	case limMemcpy:
+		a := []string{limMemcpy, "-max", strconv.Itoa(maxSize)}
+		if quick {
+			a = append(a, "-t", "5ms", "-r", "3")
+		}
+		return a
+	case limHandoff, limAtomic:
+		if quick {
+			return []string{test, "-i", "100000", "-t", "100ms", "-r", "3", "-w", "1000"}
+		}
+		return []string{test}
+	}
+	return []string{test}
+}
+
+// neededLimits returns the limits tests that the selected benchmarks
+// are judged against.
+func neededLimits(sel []*spec) []string {
+	need := map[string]bool{}
+	for _, s := range sel {
+		switch s.Name {
+		case "put_bw", "get_bw":
+			need[limMemcpy] = true
+		case "put_pingpong", "barrier":
+			need[limHandoff] = true
+		case "atomics":
+			need[limAtomic] = true
+		}
+	}
+	var out []string
+	for _, t := range []string{limMemcpy, limHandoff, limAtomic} {
+		if need[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+)
+
+// report is everything the markdown report shows.
+type report struct {
+	Date       time.Time
+	Elapsed    time.Duration
+	Command    string // how the tool was started
+	Quick      bool
+	Rounds     int
+	NP         int
+	Machine    machine
+	LoadStart  float64 // 1-minute load average, NaN if unknown
+	LoadEnd    float64
+	GoshCmd    string // goshmem's command line, with PROG and ARGS
+	Peer       peerInfo
+	PeerCmd    string // the peer's command line, with NAME and ARGS
+	PeerExpand string // what run.sh runs
+	PeerEnv    []string
+	Specs      []*spec // the benchmarks run, in order
+	Results    map[string]*result
+	Limits     limits
+	LimitOrder []string // the limits tests run, in order
+	Targets    []target
+	Plots      map[string]string // benchmark name -> PNG path relative to the report
+	RawLog     string            // raw outputs, relative to the report
+	Notes      []string          // further remarks (failures of whole steps)
+}
+
+// writeReport writes the markdown report.
+func writeReport(w io.Writer, r *report) error {
+	b := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	peerName := "Open MPI's OpenSHMEM"
+
+	p("# goshmem vs %s: %s\n\n", peerName, r.Date.Format("2006-01-02"))
+	p("Written by `%s` at %s; the run took %s.\n\n", r.Command, r.Date.Format("2006-01-02 15:04 MST"), r.Elapsed.Round(time.Second))
+
+	p("## Setup\n\n| | |\n|---|---|\n")
+	p("| date | %s |\n", r.Date.Format("2006-01-02 15:04:05 MST"))
+	p("| machine | %s, %d CPUs, %s |\n", r.Machine.CPU, r.Machine.CPUs, r.Machine.Kernel)
+	if !math.IsNaN(r.LoadStart) {
+		load := fmt.Sprintf("%.2f at the start, %.2f at the end", r.LoadStart, r.LoadEnd)
+		if math.Max(r.LoadStart, r.LoadEnd) > float64(r.Machine.CPUs)/2 {
+			load += fmt.Sprintf(" (other work shared the %d CPUs: expect noise)", r.Machine.CPUs)
+		}
+		p("| load average (1 min) | %s |\n", load)
+	}
+	p("| Go | %s |\n", r.Machine.Go)
+	p("| PEs | %d, each bound to a core |\n", r.NP)
+	p("| rounds | %d per benchmark, goshmem then the peer, alternating (A, B, A, B, ...); tables show the median over the rounds and each side's range |\n", r.Rounds)
+	if r.Quick {
+		p("| mode | quick (-quick): small sizes and few iterations, a smoke run, not a measurement |\n")
+	} else {
+		p("| mode | full: the programs' default sizes and iterations, spelled out per benchmark below |\n")
+	}
+	p("| goshmem | `%s`: goshmem's cmd/oshrun and bench/&lt;name&gt;, built from this tree with `go build`; default SHMEM_* settings |\n", r.GoshCmd)
+	if r.Peer.Enabled {
+		ver := r.Peer.Version
+		if r.Peer.Components != "" {
+			ver += " (OSHMEM components built: " + r.Peer.Components + ")"
+		}
+		ucx := r.Peer.UCX
+		if ucx == "" {
+			ucx = "unknown"
+		}
+		p("| peer | %s, UCX %s; bench/peer/&lt;name&gt;.c built with %s |\n", ver, ucx, r.Peer.Build)
+		p("| peer command | `%s`, which runs `%s` |\n", r.PeerCmd, r.PeerExpand)
+		if len(r.PeerEnv) > 0 {
+			p("| peer environment | `%s` |\n", strings.Join(r.PeerEnv, " "))
+		}
+	} else {
+		p("| peer | skipped: %s |\n", r.Peer.Skipped)
+	}
+	p("\n")
+
+	p("## Targets\n\n")
+	p("Ratios are goshmem/peer (or goshmem/limit) from medians over the rounds of this run, at %d PEs.\n\n", r.NP)
+	p("| target | goshmem/reference | wanted | result | figures |\n|---|---|---|---|---|\n")
+	for _, t := range r.Targets {
+		ratio := "-"
+		if t.Status != statusNA {
+			ratio = fmtRatio(t.Ratio)
+		}
+		res := "**" + t.Status + "**"
+		fig := t.Figures
+		if t.Status == statusNA {
+			res = statusNA
+			fig = t.Why
+		}
+		p("| %s | %s | %s | %s | %s |\n", t.Name, ratio, t.wants(), res, mdCell(fig))
+	}
+	p("\n")
+	var misses, noted []target
+	for _, t := range r.Targets {
+		if t.Status == statusMiss {
+			misses = append(misses, t)
+		} else if len(t.Notes) > 0 {
+			noted = append(noted, t)
+		}
+	}
+	if len(misses) > 0 {
+		p("Missed targets (the targets stay):\n\n")
+		for _, t := range misses {
+			p("- %s: %s (wanted %s). cause: %s\n", t.Name, fmtRatio(t.Ratio), t.wants(), t.Cause)
+			for _, n := range t.Notes {
+				p("  - note: %s\n", n)
+			}
+		}
+		p("\n")
+	}
+	if len(noted) > 0 {
+		p("Notes on targets met or not evaluated:\n\n")
+		for _, t := range noted {
+			for _, n := range t.Notes {
+				p("- %s: %s\n", t.Name, n)
+			}
+		}
+		p("\n")
+	}
+	p("Not covered: the reduce and broadcast targets come with the teams issue.\n\n")
+
+	p("## Results\n\n")
+	p("Each table: the median over the rounds; goshmem/peer below 1 means goshmem is faster for latencies, above 1 for bandwidths and rates. ")
+	p("The limit column is the machine limit the figure is judged against (see Machine limits).\n\n")
+	for _, s := range r.Specs {
+		res := r.Results[s.Name]
+		if res == nil {
+			continue
+		}
+		writeBench(b, r, res)
+	}
+
+	if len(r.LimitOrder) > 0 {
+		p("## Machine limits\n\n")
+		p("From bench/limits (run once, before the benchmarks).\n\n")
+		for _, name := range r.LimitOrder {
+			t := r.Limits[name]
+			if t == nil {
+				continue
+			}
+			p("### %s\n\n", name)
+			p("`limits %s`\n\n", strings.Join(t.Args, " "))
+			if t.Err != "" {
+				p("Failed: %s\n\n", t.Err)
+				continue
+			}
+			for _, w := range t.Warnings {
+				p("- warning: %s\n", w)
+			}
+			for _, n := range t.Notes {
+				p("- %s\n", n)
+			}
+			if len(t.Warnings)+len(t.Notes) > 0 {
+				p("\n")
+			}
+			cols := t.Columns
+			if len(cols) != 2 {
+				cols = []string{"", "value"}
+			}
+			p("| %s | %s |\n|---|---|\n", cols[0], cols[1])
+			for _, row := range t.Rows {
+				key := row.Key
+				if name == limMemcpy {
+					key = humanSize(key)
+				}
+				p("| %s | %s |\n", key, fmtNum(row.Value))
+			}
+			p("\n")
+		}
+	}
+
+	p("## Notes\n\n")
+	p("- The programs print figures with three decimals (microseconds for latencies, so nanoseconds): 0.020 us is anything from 0.0195 to 0.0205 us. Targets whose ratio the rounding could flip say so.\n")
+	p("- Limits: memcpy for put_bw and get_bw (same size); the cache-line hand-off with separate lines (a flag each side writes and the other polls, the ping-pong's and the barrier's layout) for put_pingpong up to %d B and the 2-PE barrier; the uncontended fetch-add for the atomics rows fetch_add, compare_swap and add_rate (PE 1 idles during the test, so the word's line stays in PE 0's cache; remote_fetch_add is what a contended line costs).\n", lineBytes)
+	for _, n := range r.Notes {
+		p("- %s\n", n)
+	}
+	if r.RawLog != "" {
+		p("- Raw outputs of every run: [%s](%s).\n", r.RawLog, r.RawLog)
+	}
+	return b.Flush()
+}
+
+// writeBench writes one benchmark's section.
+func writeBench(b *bufio.Writer, r *report, res *result) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	s := res.Spec
+	better := "lower is better"
+	if !s.Kind.lowerIsBetter() {
+		better = "higher is better"
+	}
+	p("### %s: %s (%s), %s\n\n", s.Name, kindName(s.Kind), s.Kind.unit(), better)
+	p("%s. Arguments, both sides: `%s`.\n\n", s.What, strings.Join(res.Args, " "))
+	if png, ok := r.Plots[s.Name]; ok {
+		p("![%s](%s)\n\n", s.Name, png)
+	}
+	key := "Operation"
+	switch {
+	case s.Sized:
+		key = "Size"
+	case s.Name == "barrier":
+		key = "PEs"
+	}
+	hasLimit := false
+	for _, k := range res.Keys {
+		if _, _, ok := limitFor(s, k, r.Limits, r.NP); ok {
+			hasLimit = true
+		}
+	}
+	u := s.Kind.unit()
+	p("| %s | goshmem (%s) | peer (%s) | goshmem/peer |", key, u, u)
+	if hasLimit {
+		p(" limit (%s) | goshmem/limit |", u)
+	}
+	p(" goshmem range | peer range |\n|---|---|---|---|")
+	if hasLimit {
+		p("---|---|")
+	}
+	p("---|---|\n")
+	for _, k := range res.Keys {
+		g, pe := res.fig(gosh, k), res.fig(peer, k)
+		label := k
+		if s.Sized {
+			label = humanSize(k)
+		}
+		ratio := math.NaN()
+		if g.ok() && pe.ok() && pe.median() > 0 {
+			ratio = g.median() / pe.median()
+		}
+		p("| %s | %s | %s | %s |", label, fmtNum(g.median()), fmtNum(pe.median()), fmtRatio(ratio))
+		if hasLimit {
+			if v, what, ok := limitFor(s, k, r.Limits, r.NP); ok && v > 0 {
+				p(" %s (%s) | %s |", fmtNum(v), what, fmtRatio(g.median()/v))
+			} else {
+				p(" - | - |")
+			}
+		}
+		p(" %s | %s |\n", fmtRange(g), fmtRange(pe))
+	}
+	p("\n")
+	if s.Name == "ptr" {
+		p("ptr's rows come from its `# ns per store:` line (table 1 prints 0.00 us); the last row is a ratio, not ns.\n\n")
+	}
+	for _, sd := range []side{gosh, peer} {
+		if len(res.Fails[sd]) > 0 {
+			p("%s failed in %d of %d runs:\n\n", sd, len(res.Fails[sd]), res.Runs[sd])
+			for _, f := range res.Fails[sd] {
+				p("- %s\n", mdCell(f))
+			}
+			p("\n")
+		}
+	}
+}
+
+func kindName(m metric) string {
+	switch m {
+	case bandwidth:
+		return "bandwidth"
+	case rate:
+		return "message rate"
+	case nanos:
+		return "time per store"
+	}
+	return "latency"
+}
+
+// mdCell makes text safe for a markdown table cell or list item.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.Join(strings.Fields(s), " ")
+}
