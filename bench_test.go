@@ -31,6 +31,18 @@ func benchPair[T any](b *testing.B, transport string, n int, body func(b *testin
 	}
 }
 
+// perOp reports the time per operation in the benchmark's own unit
+// (e.g. "ns/put"), and rate, if given, the operations per second in
+// millions (e.g. "Mput/s"), so that benchstat tables read in the terms
+// of the operation measured.
+func perOp(b *testing.B, unit, rate string) {
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(ns, unit)
+	if rate != "" && ns > 0 {
+		b.ReportMetric(1e3/ns, rate)
+	}
+}
+
 func transports(b *testing.B, f func(b *testing.B, transport string)) {
 	for _, t := range []string{"xpmem", "cma"} {
 		b.Run(t, func(b *testing.B) { f(b, t) })
@@ -46,6 +58,7 @@ func BenchmarkPut(b *testing.B) {
 				goshmem.Put(c, x, src, 1)
 				c.Quiet()
 			}
+			perOp(b, "ns/put+quiet", "")
 		})
 	})
 }
@@ -57,6 +70,7 @@ func BenchmarkGet(b *testing.B) {
 			for b.Loop() {
 				goshmem.Get(c, dst, x, 1)
 			}
+			perOp(b, "ns/get", "")
 		})
 	})
 }
@@ -66,6 +80,7 @@ func BenchmarkP(b *testing.B) {
 		for b.Loop() {
 			goshmem.P(c, &x[0], 1, 1)
 		}
+		perOp(b, "ns/p", "Mp/s")
 	})
 }
 
@@ -75,6 +90,7 @@ func BenchmarkG(b *testing.B) {
 		for b.Loop() {
 			s += goshmem.G(c, &x[0], 1)
 		}
+		perOp(b, "ns/g", "Mg/s")
 		_ = s
 	})
 }
@@ -103,6 +119,7 @@ func BenchmarkAtomicFetchAdd(b *testing.B) {
 			for b.Loop() {
 				goshmem.AtomicFetchAdd(c, &x[0], 1, 1)
 			}
+			perOp(b, "ns/fetch_add", "")
 		})
 	})
 }
@@ -114,6 +131,7 @@ func BenchmarkAtomicCompareSwap(b *testing.B) {
 			goshmem.AtomicCompareSwap(c, &x[0], i, i+1, 1)
 			i++
 		}
+		perOp(b, "ns/compare_swap", "")
 	})
 }
 
@@ -122,6 +140,7 @@ func BenchmarkAtomicAdd(b *testing.B) {
 		for b.Loop() {
 			goshmem.AtomicAdd(c, &x[0], 1, 1)
 		}
+		perOp(b, "ns/add", "Madd/s")
 	})
 }
 
@@ -197,6 +216,7 @@ func BenchmarkBarrierAll(b *testing.B) {
 				}
 				if pe.MyPE() == 0 {
 					b.StopTimer()
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/barrier")
 				}
 			})
 			if err != nil {
