@@ -31,32 +31,15 @@ import (
 
 func main() {
 	osu.Main("get", "Get", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		src := osu.Malloc[uint8](b, b.MaxSize)
-		dst := osu.Malloc[uint8](b, b.MaxSize)
-		osu.Fill(src, 'a')
-		osu.Fill(dst, 'b')
+		src, dst := b.Buffers(b.MaxSize)
 		b.Out.Columns(osu.Size, osu.LatencyUs)
-		for _, size := range b.Sizes() {
-			iters, warm := b.ItersFor(size), b.WarmupFor(size)
-			var lat float64
-			b.PE.BarrierAll()
-			if b.Me == 0 {
-				d, s := dst[:size], src[:size]
-				for i := 0; i < warm; i++ {
+		b.Sweep(b.Me == 0, func(size, iters, warm int) float64 {
+			d, s := dst[:size], src[:size]
+			return osu.Time(warm, iters, func(n int) {
+				for range n {
 					goshmem.Get(b.Ctx, d, s, 1)
 				}
-				t0 := osu.Now()
-				for i := 0; i < iters; i++ {
-					goshmem.Get(b.Ctx, d, s, 1)
-				}
-				lat = osu.Micros(t0, osu.Now()) / float64(iters)
-			}
-			b.PE.BarrierAll()
-			var st osu.Stats
-			if b.Full {
-				st = b.Collect(lat, b.Me == 0)
-			}
-			b.Out.Result(osu.Key(size), lat, st, iters)
-		}
+			}) / float64(iters)
+		})
 	})
 }

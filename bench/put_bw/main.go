@@ -32,43 +32,21 @@ import (
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
-// window is the number of puts between two Quiets (OSU's window size).
-const window = 64
-
 func main() {
 	osu.Main("put_bw", "Put Bandwidth", 2, osu.BandwidthDefaults, func(b *osu.Bench) {
-		src := osu.Malloc[uint8](b, b.MaxSize)
-		dst := osu.Malloc[uint8](b, b.MaxSize)
-		osu.Fill(src, 'a')
-		osu.Fill(dst, 'b')
+		src, dst := b.Buffers(b.MaxSize)
 		b.Out.Columns(osu.Size, osu.BandwidthMBs)
-		for _, size := range b.Sizes() {
-			iters, warm := b.ItersFor(size), b.WarmupFor(size)
-			var bw float64
-			b.PE.BarrierAll()
-			if b.Me == 0 {
-				d, s := dst[:size], src[:size]
-				for i := 0; i < warm; i++ {
-					for j := 0; j < window; j++ {
+		b.Sweep(b.Me == 0, func(size, iters, warm int) float64 {
+			d, s := dst[:size], src[:size]
+			us := osu.Time(warm, iters, func(n int) {
+				for range n {
+					for range osu.Window {
 						goshmem.PutNBI(b.Ctx, d, s, 1)
 					}
 					b.Ctx.Quiet()
 				}
-				t0 := osu.Now()
-				for i := 0; i < iters; i++ {
-					for j := 0; j < window; j++ {
-						goshmem.PutNBI(b.Ctx, d, s, 1)
-					}
-					b.Ctx.Quiet()
-				}
-				bw = osu.MBps(float64(size)*window*float64(iters), osu.Micros(t0, osu.Now()))
-			}
-			b.PE.BarrierAll()
-			var st osu.Stats
-			if b.Full {
-				st = b.Collect(bw, b.Me == 0)
-			}
-			b.Out.Result(osu.Key(size), bw, st, iters)
-		}
+			})
+			return osu.MBps(float64(size)*osu.Window*float64(iters), us)
+		})
 	})
 }

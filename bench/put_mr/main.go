@@ -37,47 +37,38 @@ import (
 )
 
 // window is the number of puts between two Quiets.
-const window = 64
 
 // maxWindowBuf bounds the window buffer (B above).
 const maxWindowBuf = 64 << 20
 
 func main() {
 	osu.Main("put_mr", "Put Message Rate", 2, osu.MessageRateDefaults, func(b *osu.Bench) {
-		bufBytes := max(b.MaxSize, min(window*b.MaxSize, maxWindowBuf))
-		src := osu.Malloc[uint8](b, b.MaxSize)
-		dst := osu.Malloc[uint8](b, bufBytes)
-		osu.Fill(src, 'a')
-		osu.Fill(dst, 'b')
+		bufBytes := max(b.MaxSize, min(osu.Window*b.MaxSize, maxWindowBuf))
+		src, dst := b.Buffers(bufBytes)
 		pairs := b.N / 2
 		sender := b.Me < pairs
 		partner := b.Me + pairs
 		b.Out.Columns(osu.Size, osu.MessagesPS)
 		for _, size := range b.Sizes() {
 			iters, warm := b.ItersFor(size), b.WarmupFor(size)
-			slots := min(window, bufBytes/size)
+			slots := min(osu.Window, bufBytes/size)
 			var rate float64
 			b.PE.BarrierAll()
 			if sender {
 				s := src[:size]
-				for i := 0; i < warm; i++ {
-					for j := 0; j < window; j++ {
-						off := j % slots * size
-						goshmem.Put(b.Ctx, dst[off:off+size], s, partner)
+				us := osu.Time(warm, iters, func(n int) {
+					for range n {
+						for j := range osu.Window {
+							off := j % slots * size
+							goshmem.Put(b.Ctx, dst[off:off+size], s, partner)
+						}
+						b.Ctx.Quiet()
 					}
-					b.Ctx.Quiet()
-				}
-				t0 := osu.Now()
-				for i := 0; i < iters; i++ {
-					for j := 0; j < window; j++ {
-						off := j % slots * size
-						goshmem.Put(b.Ctx, dst[off:off+size], s, partner)
-					}
-					b.Ctx.Quiet()
-				}
-				rate = float64(window) * float64(iters) * 1e6 / osu.Micros(t0, osu.Now())
+				})
+				rate = float64(osu.Window) * float64(iters) * 1e6 / us
 			}
 			b.PE.BarrierAll()
+			// The row is the job's rate: the sum over the senders.
 			st := b.Collect(rate, sender)
 			b.Out.Result(osu.Key(size), st.Sum, st, iters)
 		}

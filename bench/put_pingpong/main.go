@@ -35,45 +35,31 @@ import (
 
 func main() {
 	osu.Main("put_pingpong", "Put Ping-Pong", 2, osu.LatencyDefaults, func(b *osu.Bench) {
-		src := osu.Malloc[uint8](b, b.MaxSize)
-		dst := osu.Malloc[uint8](b, b.MaxSize)
+		src, dst := b.Buffers(b.MaxSize)
 		flag := osu.Calloc[int64](b, 1)
-		osu.Fill(src, 'a')
-		osu.Fill(dst, 'b')
 		b.Out.Columns(osu.Size, osu.LatencyUs)
 		var k int64 // round trips so far, the same count on PEs 0 and 1
-		for _, size := range b.Sizes() {
-			iters, warm := b.ItersFor(size), b.WarmupFor(size)
-			var lat float64
-			b.PE.BarrierAll()
-			if b.Me < 2 {
-				d, s, other := dst[:size], src[:size], 1-b.Me
-				var t0 = osu.Now()
-				for i := 0; i < warm+iters; i++ {
-					if i == warm {
-						t0 = osu.Now()
-					}
-					k++
-					if b.Me == 0 {
-						goshmem.Put(b.Ctx, d, s, other)
-						b.Ctx.Fence()
-						goshmem.P(b.Ctx, &flag[0], k, other)
-						goshmem.WaitUntil(b.PE, &flag[0], goshmem.CmpEQ, k)
-					} else {
-						goshmem.WaitUntil(b.PE, &flag[0], goshmem.CmpEQ, k)
-						goshmem.Put(b.Ctx, d, s, other)
-						b.Ctx.Fence()
-						goshmem.P(b.Ctx, &flag[0], k, other)
-					}
+		b.Sweep(b.Me < 2, func(size, iters, warm int) float64 {
+			d, s, other := dst[:size], src[:size], 1-b.Me
+			t0 := osu.Now()
+			for i := 0; i < warm+iters; i++ {
+				if i == warm {
+					t0 = osu.Now()
 				}
-				lat = osu.Micros(t0, osu.Now()) / float64(2*iters)
+				k++
+				if b.Me == 0 {
+					goshmem.Put(b.Ctx, d, s, other)
+					b.Ctx.Fence()
+					goshmem.P(b.Ctx, &flag[0], k, other)
+					goshmem.WaitUntil(b.PE, &flag[0], goshmem.CmpEQ, k)
+				} else {
+					goshmem.WaitUntil(b.PE, &flag[0], goshmem.CmpEQ, k)
+					goshmem.Put(b.Ctx, d, s, other)
+					b.Ctx.Fence()
+					goshmem.P(b.Ctx, &flag[0], k, other)
+				}
 			}
-			b.PE.BarrierAll()
-			var st osu.Stats
-			if b.Full {
-				st = b.Collect(lat, b.Me == 0)
-			}
-			b.Out.Result(osu.Key(size), lat, st, iters)
-		}
+			return osu.Micros(t0, osu.Now()) / float64(2*iters)
+		})
 	})
 }

@@ -1,0 +1,53 @@
+package osu
+
+import "github.com/goshmem/goshmem"
+
+// Buffers allocates the source (MaxSize bytes) and destination (dstBytes)
+// symmetric buffers of a size-sweeping program and touches them, so
+// that no page fault lands in a timed loop.
+func (b *Bench) Buffers(dstBytes int) (src, dst []uint8) {
+	src = Malloc[uint8](b, b.MaxSize)
+	dst = Malloc[uint8](b, dstBytes)
+	Fill(src, 'a')
+	Fill(dst, 'b')
+	return src, dst
+}
+
+// Sweep is the skeleton every size-sweeping program shares: for each
+// size, a barrier; then, on the PEs where timed is true, measure(size,
+// iters, warmup) with the iteration counts scaled for that size; another
+// barrier; and the row, with -f the min and max over the timing PEs.
+// measure returns the row's figure.
+func (b *Bench) Sweep(timed bool, measure func(size, iters, warmup int) float64) {
+	for _, size := range b.Sizes() {
+		iters, warm := b.ItersFor(size), b.WarmupFor(size)
+		var v float64
+		b.PE.BarrierAll()
+		if timed {
+			v = measure(size, iters, warm)
+		}
+		b.PE.BarrierAll()
+		var st Stats
+		if b.Full {
+			st = b.Collect(v, timed)
+		}
+		b.Out.Result(Key(size), v, st, iters)
+	}
+}
+
+// Time runs loop(warmup) untimed, then loop(iters), and returns the
+// second's duration in microseconds. loop runs its n iterations itself,
+// so the measured code has no call per iteration added to it.
+func Time(warmup, iters int, loop func(n int)) float64 {
+	loop(warmup)
+	t0 := Now()
+	loop(iters)
+	return Micros(t0, Now())
+}
+
+// Window is OSU's window: the number of non-blocking operations issued
+// between two Quiets by the bandwidth and message-rate tests.
+const Window = 64
+
+// compile-time check that the helpers fit the API they drive.
+var _ = goshmem.PutNBI[uint8]
