@@ -168,9 +168,7 @@ func apply[T Standard](o Op, p *T, v, cmp T) T {
 func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int) T {
 	c.live(routine)
 	p := c.pe
-	if uint(pe) >= uint(p.npes) {
-		badPE(routine, pe, p.npes)
-	}
+	pe = c.worldPE(routine, pe)
 	size := mem.SizeOf[T]()
 	off, in := p.heap.Offset(mem.PtrAddr(dst), size)
 	if !in {
@@ -186,7 +184,7 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 		// SHMEM_DEBUG sent a mapped AMO here: run it with the CPU atomic.
 		old := apply(o, mem.At[T](p.peers[pe].base, off), v, cmp)
 		if o != OpFetch {
-			c.Ring(pe)
+			wait.Ring(p.peers[pe].door)
 		}
 		return old
 	}

@@ -26,14 +26,20 @@ const (
 // and shares no writable word with any other context, so goroutines on
 // different contexts never contend.
 type Ctx struct {
-	pe        *PE
+	pe *PE
+	// peers is the PE table RMA on this context indexes: the PE's own
+	// for a world context, the team's members in team order for a team
+	// context (so team-relative PE numbers cost nothing); world maps a
+	// team PE number to the world's (nil: the identity).
+	peers     []peer
+	world     []int
 	opts      CtxOptions
 	isDefault bool
 	destroyed bool
 	// slow sends every operation through the checked slow path: set
 	// when the context is destroyed and, under SHMEM_DEBUG, always.
 	slow bool
-	_    [shm.CacheLine - 8 - 8 - 3]byte // the fields above take 19 bytes
+	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 3]byte // the fields above take 67 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
@@ -47,7 +53,35 @@ func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if opts&^(CtxSerialized|CtxPrivate|CtxNostore) != 0 {
 		panicf("CtxCreate: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", uint(opts))
 	}
-	return &Ctx{pe: p, opts: opts, slow: p.job.cfg.Debug}, nil
+	return &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug}, nil
+}
+
+// CtxCreateTeam creates a context whose PE numbers are indices into
+// members, a team's world PE numbers in team order
+// (shmem_team_create_ctx).
+func (p *PE) CtxCreateTeam(members []int, opts CtxOptions) (*Ctx, error) {
+	c, err := p.CtxCreate(opts)
+	if err != nil {
+		return nil, err
+	}
+	c.world = append([]int(nil), members...)
+	c.peers = make([]peer, len(members))
+	for i, q := range members {
+		c.peers[i] = p.peers[q]
+	}
+	return c, nil
+}
+
+// worldPE checks a PE number of the context and returns its world
+// number.
+func (c *Ctx) worldPE(routine string, pe int) int {
+	if uint(pe) >= uint(len(c.peers)) {
+		badPE(routine, pe, len(c.peers))
+	}
+	if c.world != nil {
+		return c.world[pe]
+	}
+	return pe
 }
 
 // PE returns the PE the context belongs to.

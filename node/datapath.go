@@ -14,18 +14,17 @@ import (
 // call: a bad PE, an address outside the heap, a destroyed context, or
 // a peer reached through CMA. It inlines into every RMA routine.
 func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
-	p := c.pe
-	off, in := p.heap.Offset(addr, n)
-	if !in || uint(pe) >= uint(len(p.peers)) || c.slow {
+	off, in := c.pe.heap.Offset(addr, n)
+	if !in || uint(pe) >= uint(len(c.peers)) || c.slow {
 		return nil, 0, false
 	}
-	b := p.peers[pe].base
+	b := c.peers[pe].base
 	return b, off, b != nil
 }
 
 // Ring wakes PE pe if it sleeps in a wait: call it after every store
 // into pe's heap. It inlines to one load and a branch.
-func (c *Ctx) Ring(pe int) { wait.Ring(c.pe.peers[pe].door) }
+func (c *Ctx) Ring(pe int) { wait.Ring(c.peers[pe].door) }
 
 // RMASlow serves what the fast path refused: it panics for programmer
 // errors and moves the bytes with process_vm_readv/writev for a peer
@@ -36,9 +35,7 @@ func (c *Ctx) Ring(pe int) { wait.Ring(c.pe.peers[pe].door) }
 func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, ndst, nsrc int) {
 	c.live(routine)
 	p := c.pe
-	if uint(pe) >= uint(p.npes) {
-		badPE(routine, pe, p.npes)
-	}
+	pe = c.worldPE(routine, pe)
 	if ndst != nsrc {
 		badLen(routine, ndst, nsrc)
 	}

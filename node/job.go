@@ -73,6 +73,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched boo
 		m.Close()
 		return nil, err
 	}
+	j.heapSize = uintptr(j.ctl.Header.HeapSize) // the user's heap; the team pool follows it
 	j.atts = make([]*xpmem.Attachment, j.npes)
 	j.bases = make([]mem.Base, j.npes)
 	var failed []string
@@ -87,7 +88,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched boo
 			err = cfg.mapFault(pe)
 		}
 		if err == nil {
-			att, err = attach(segs.Heaps[pe], segs.HeapSize)
+			att, err = attach(segs.Heaps[pe], segs.Heaps[pe].Size(), heapAlign(int64(j.heapSize)))
 		}
 		if err != nil {
 			if local {
@@ -156,13 +157,13 @@ func heapAlign(size int64) uintptr {
 }
 
 // attach maps a heap segment through the XPMEM model.
-func attach(seg *shm.Segment, size int64) (*xpmem.Attachment, error) {
+func attach(seg *shm.Segment, size int64, align uintptr) (*xpmem.Attachment, error) {
 	acc, err := xpmem.Local(seg)
 	if err != nil {
 		return nil, err
 	}
 	defer acc.Release()
-	return acc.AttachAligned(0, size, heapAlign(size))
+	return acc.AttachAligned(0, size, align)
 }
 
 // afterStart runs once per process after the start-up barrier: every

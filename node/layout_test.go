@@ -11,11 +11,11 @@ import (
 func TestCtxLayout(t *testing.T) {
 	ty := reflect.TypeFor[Ctx]()
 	f, _ := ty.FieldByName("fence")
-	if f.Offset != 64 {
-		t.Errorf("Ctx.fence at offset %d, want 64", f.Offset)
+	if f.Offset != 128 {
+		t.Errorf("Ctx.fence at offset %d, want 128", f.Offset)
 	}
-	if ty.Size() != 128 {
-		t.Errorf("Ctx is %d bytes, want 128 (two cache lines)", ty.Size())
+	if ty.Size() != 192 {
+		t.Errorf("Ctx is %d bytes, want 192 (three cache lines)", ty.Size())
 	}
 }
 

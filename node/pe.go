@@ -1,6 +1,7 @@
 package node
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/job"
@@ -66,6 +67,9 @@ type PE struct {
 
 	ctx       Ctx // the default context
 	finalized atomic.Bool
+
+	extOnce sync.Once
+	ext     any // package goshmem's per-PE state (teams)
 }
 
 func newPE(j *Job, me int) *PE {
@@ -87,7 +91,7 @@ func newPE(j *Job, me int) *PE {
 		p.barDoor = append(p.barDoor, &j.ctl.Slot(partner).Door)
 	}
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
-	p.ctx = Ctx{pe: p, isDefault: true, slow: j.cfg.Debug}
+	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
 	return p
 }
 

@@ -22,7 +22,7 @@ func Probe(cfg Config) (Transport, []string) {
 	}
 	defer seg.Close()
 	notes = append(notes, fmt.Sprintf("segments: %s (nothing is named in any file system; nothing can be left behind)", seg.Kind()))
-	att, mapErr := attach(seg, seg.Size())
+	att, mapErr := attach(seg, seg.Size(), 0)
 	cmaErr := probeCMA(att)
 	if att != nil {
 		att.Detach()

@@ -56,6 +56,16 @@ const (
 	maxBarRounds = 32
 )
 
+// The team pool: every heap segment holds, after the user's symmetric
+// heap, TeamSlots synchronization slots of TeamSlotBytes each, which
+// back the PE's teams (see package teamshared). It is outside the range
+// user RMA may address.
+const (
+	TeamSlots     = 256
+	TeamSlotBytes = 32 * shm.CacheLine
+	PoolBytes     = TeamSlots * TeamSlotBytes
+)
+
 // PE states in Slot.State.
 const (
 	StateStarting  = 0

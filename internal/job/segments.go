@@ -36,7 +36,10 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 	if npes < 1 {
 		return nil, fmt.Errorf("goshmem: a job needs at least one PE, got %d", npes)
 	}
-	if err := CheckBacking(int64(npes), heapSize); err != nil {
+	if heapSize <= 0 {
+		return nil, fmt.Errorf("goshmem: symmetric heap size %d: the size must be positive; set SHMEM_SYMMETRIC_SIZE", heapSize)
+	}
+	if err := CheckBacking(int64(npes), heapSize+PoolBytes); err != nil {
 		return nil, err
 	}
 	var idb [8]byte
@@ -64,16 +67,15 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 		return nil, err
 	}
 	sopt.Huge = opt.Huge
+	s.HeapSize = heapSize
 	for pe := 0; pe < npes; pe++ {
-		h, err := shm.Create(fmt.Sprintf("goshmem-heap-%x-%d", s.JobID, pe), heapSize, sopt)
+		// The team pool follows the user's heap in the same segment.
+		h, err := shm.Create(fmt.Sprintf("goshmem-heap-%x-%d", s.JobID, pe), heapSize+PoolBytes, sopt)
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
 		s.Heaps = append(s.Heaps, h)
-	}
-	if len(s.Heaps) > 0 {
-		s.HeapSize = s.Heaps[0].Size() // rounded up for huge pages
 	}
 	return s, nil
 }
@@ -167,7 +169,10 @@ func (spec Spec) Adopt() (*Segments, error) {
 		}
 		s.Heaps = append(s.Heaps, h)
 	}
-	s.HeapSize = s.Heaps[0].Size()
+	// The user's heap size is in the control block's header (the
+	// segment also holds the team pool, and may be rounded up for huge
+	// pages); node reads it there.
+	s.HeapSize = s.Heaps[0].Size() - PoolBytes
 	return s, nil
 }
 

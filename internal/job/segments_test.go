@@ -30,7 +30,7 @@ func TestCreateFilesEnv(t *testing.T) {
 		t.Errorf("control segment is %d bytes, want %d", s.Ctl.Size(), job.LayoutFor(npes).Size)
 	}
 	for pe, h := range s.Heaps {
-		if h.Size() != mib || h.Kind() != shm.Memfd || h.Huge() {
+		if h.Size() != mib+job.PoolBytes || h.Kind() != shm.Memfd || h.Huge() { // the team pool follows the heap
 			t.Errorf("heap %d: size %d kind %v huge %v", pe, h.Size(), h.Kind(), h.Huge())
 		}
 	}

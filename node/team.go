@@ -1,0 +1,84 @@
+package node
+
+import (
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/wait"
+)
+
+// The team pool: each heap segment holds, after the user's heap,
+// TeamSlots slots of TeamSlotWords 32-bit words that back the teams of
+// its PE (their barrier flags and exchange words; the layout of a slot
+// belongs to package goshmem's teams). These primitives reach any PE's
+// pool, mapped or through CMA; user RMA cannot address it.
+
+// TeamSlots is the number of team slots of each PE.
+const TeamSlots = job.TeamSlots
+
+// TeamSlotWords is the number of 32-bit words of a slot.
+const TeamSlotWords = job.TeamSlotBytes / 4
+
+// teamOff returns the offset of word w of slot s from the start of a
+// heap segment.
+func (p *PE) teamOff(routine string, slot, w int) uintptr {
+	if uint(slot) >= TeamSlots || uint(w) >= TeamSlotWords {
+		panicf("%s: team slot %d word %d outside [0, %d) x [0, %d)", routine, slot, w, TeamSlots, TeamSlotWords)
+	}
+	return p.heap.Size + uintptr(slot)*job.TeamSlotBytes + uintptr(w)*4
+}
+
+// TeamSet stores v into word w of slot slot of PE q and wakes q if it
+// sleeps. Every team word has a single writer, so a store suffices.
+func (p *PE) TeamSet(q, slot, w int, v uint32) {
+	off := p.teamOff("TeamSet", slot, w)
+	if b := p.peers[q].base; b != nil {
+		atomic.StoreUint32(mem.At[uint32](b, off), v)
+		wait.Ring(p.peers[q].door)
+		return
+	}
+	p.cma("team synchronization", true, off, mem.ValueBytes(&v), q)
+}
+
+// TeamLoad returns word w of slot slot of PE q.
+func (p *PE) TeamLoad(q, slot, w int) uint32 {
+	off := p.teamOff("TeamLoad", slot, w)
+	if b := p.peers[q].base; b != nil {
+		return atomic.LoadUint32(mem.At[uint32](b, off))
+	}
+	var v uint32
+	p.cma("team synchronization", false, off, mem.ValueBytes(&v), q)
+	return v
+}
+
+// TeamWait waits until this PE's word w of slot slot has reached v
+// (counting with wrap-around: the words hold epochs that only grow).
+// routine names the collective in the error if the job fails.
+func (p *PE) TeamWait(routine string, slot, w int, v uint32) {
+	word := mem.At[atomic.Uint32](p.heap.Base, p.teamOff(routine, slot, w))
+	if int32(word.Load()-v) < 0 {
+		p.waitFlag(routine, word, v)
+	}
+}
+
+// TeamClear zeroes this PE's slot slot (before a new team uses it).
+func (p *PE) TeamClear(slot int) {
+	off := p.teamOff("TeamClear", slot, 0)
+	clear(mem.ByteSlice(p.heap.Base, off, job.TeamSlotBytes))
+}
+
+// PtrAll reports whether this PE's process maps the heap of every PE of
+// the job (and whether every other process maps every heap too): then
+// the whole job is one shared-memory domain.
+func (p *PE) PtrAll() bool { return !p.job.amoLocked }
+
+// LocalPEs returns the PEs hosted by this PE's process.
+func (p *PE) LocalPEs() (first, n int) { return p.job.firstPE, p.job.localPEs }
+
+// Ext returns the value the API layer keeps with this PE, made by mk on
+// first use (teams live there). It is not for hot paths.
+func (p *PE) Ext(mk func() any) any {
+	p.extOnce.Do(func() { p.ext = mk() })
+	return p.ext
+}
