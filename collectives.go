@@ -1,0 +1,293 @@
+package goshmem
+
+import (
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Team collectives (OpenSHMEM 1.5). Every member calls them with the
+// same arguments (and symmetric dst and src); they return when this
+// PE's part is complete: dst holds the result and src may be reused.
+//
+// Inside a team whose heaps are all mapped here (Team.shared), data
+// moves by plain copies between the mapped heaps: a receiver copies
+// straight from the root's buffer, a reducer reads every member's
+// source in place, and results are written once into each destination.
+// Otherwise the same algorithms move the data with Get and Put, which
+// reach peers through CMA. Collectives synchronize with the team's
+// dissemination barrier, whose flags are per member and per team, so
+// back-to-back collectives need no care from the caller.
+
+// Summable is the set of element types of SumReduce and ProdReduce.
+type Summable interface {
+	Ordered | ~complex64 | ~complex128
+}
+
+// Ordered is the set of element types of MinReduce and MaxReduce.
+type Ordered interface {
+	Bitwise | ~float32 | ~float64
+}
+
+// Bitwise is the set of element types of AndReduce, OrReduce and
+// XorReduce: every integer width.
+type Bitwise interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~int | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint | ~uintptr
+}
+
+// The reduction operator table: each kernel folds x into acc.
+
+func sumK[T Summable](acc, x []T) {
+	for i := range acc {
+		acc[i] += x[i]
+	}
+}
+
+func prodK[T Summable](acc, x []T) {
+	for i := range acc {
+		acc[i] *= x[i]
+	}
+}
+
+func minK[T Ordered](acc, x []T) {
+	for i := range acc {
+		acc[i] = min(acc[i], x[i])
+	}
+}
+
+func maxK[T Ordered](acc, x []T) {
+	for i := range acc {
+		acc[i] = max(acc[i], x[i])
+	}
+}
+
+func andK[T Bitwise](acc, x []T) {
+	for i := range acc {
+		acc[i] &= x[i]
+	}
+}
+
+func orK[T Bitwise](acc, x []T) {
+	for i := range acc {
+		acc[i] |= x[i]
+	}
+}
+
+func xorK[T Bitwise](acc, x []T) {
+	for i := range acc {
+		acc[i] ^= x[i]
+	}
+}
+
+// SumReduce sets dst, on every member, to the element-wise sum of the
+// members' src (shmem_sum_reduce). dst may be src (in place).
+func SumReduce[T Summable](t *Team, dst, src []T) { reduce(t, "SumReduce", dst, src, sumK[T]) }
+
+// ProdReduce is the element-wise product (shmem_prod_reduce).
+func ProdReduce[T Summable](t *Team, dst, src []T) { reduce(t, "ProdReduce", dst, src, prodK[T]) }
+
+// MinReduce is the element-wise minimum (shmem_min_reduce).
+func MinReduce[T Ordered](t *Team, dst, src []T) { reduce(t, "MinReduce", dst, src, minK[T]) }
+
+// MaxReduce is the element-wise maximum (shmem_max_reduce).
+func MaxReduce[T Ordered](t *Team, dst, src []T) { reduce(t, "MaxReduce", dst, src, maxK[T]) }
+
+// AndReduce is the element-wise bitwise and (shmem_and_reduce).
+func AndReduce[T Bitwise](t *Team, dst, src []T) { reduce(t, "AndReduce", dst, src, andK[T]) }
+
+// OrReduce is the element-wise bitwise or (shmem_or_reduce).
+func OrReduce[T Bitwise](t *Team, dst, src []T) { reduce(t, "OrReduce", dst, src, orK[T]) }
+
+// XorReduce is the element-wise bitwise xor (shmem_xor_reduce).
+func XorReduce[T Bitwise](t *Team, dst, src []T) { reduce(t, "XorReduce", dst, src, xorK[T]) }
+
+// flatMax is the largest reduction, in bytes, done by one PE (flat
+// combining); larger ones are partitioned across the members.
+const flatMax = 4 << 10
+
+// reduce runs a reduction: after a team sync, either the team's PE 0
+// folds every member's source (flat combining, for small vectors), or
+// each member folds its cache-line-aligned slice of the vector across
+// all members (partitioned, for large ones); the reducer writes the
+// result once into every member's dst, and a second sync completes it.
+// A slice is folded into a scratch buffer before it is written, so dst
+// may alias src anywhere.
+func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+	t.check(routine)
+	if len(dst) != len(src) {
+		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
+	}
+	n, members := len(src), t.NPEs()
+	t.sync(routine)
+	size := mem.SizeOf[T]()
+	var lo, hi int
+	switch {
+	case n == 0:
+	case uintptr(n)*size <= flatMax || members == 1:
+		if t.me == 0 {
+			lo, hi = 0, n
+		}
+	default:
+		// Slices of whole cache lines, as even as possible.
+		per := max(1, int(64/max(size, 1)))
+		lines := (n + per - 1) / per
+		l0 := lines * t.me / members
+		l1 := lines * (t.me + 1) / members
+		lo, hi = min(l0*per, n), min(l1*per, n)
+	}
+	if hi > lo {
+		acc := scratch[T](t, 0, hi-lo)
+		buf := scratch[T](t, 1, hi-lo)
+		for m := 0; m < members; m++ {
+			x := view(t, src[lo:hi], m, buf)
+			if m == 0 {
+				copy(acc, x)
+			} else {
+				fold(acc, x)
+			}
+		}
+		for m := 0; m < members; m++ {
+			write(t, dst[lo:hi], acc, m)
+		}
+	}
+	t.sync(routine)
+}
+
+// view returns member m's copy of sym: the mapped memory itself when it
+// is mapped here, else a copy fetched with Get into buf.
+func view[T any](t *Team, sym []T, m int, buf []T) []T {
+	w := t.worlds[m]
+	if r := Ptr(t.pe, sym, w); r != nil {
+		return r
+	}
+	get(t.pe.Ctx(), "collective", buf[:len(sym)], sym, w)
+	return buf[:len(sym)]
+}
+
+// write stores x into member m's copy of sym.
+func write[T any](t *Team, sym, x []T, m int) {
+	w := t.worlds[m]
+	if w == t.pe.MyPE() {
+		copy(sym, x)
+		return
+	}
+	put(t.pe.Ctx(), "collective", sym, x, w)
+}
+
+// scratch returns the team's scratch buffer i (0 or 1) as n elements of
+// T, growing it if needed; it is this PE's, reused by every collective.
+func scratch[T any](t *Team, i, n int) []T {
+	need := n * int(mem.SizeOf[T]())
+	if cap(t.scratch[i]) < need {
+		// uint64 backing keeps every element type aligned.
+		t.scratch[i] = mem.Bytes(make([]uint64, (need+7)/8))
+	}
+	if n == 0 {
+		return nil
+	}
+	return mem.Slice[T](mem.RegionOf(t.scratch[i][:need]).Base, 0, n)
+}
+
+// Broadcast copies src of team PE root into dst of every member
+// (shmem_broadcast), the root included. After a sync each member copies
+// straight from the root's src (mapped here, or with Get); a second
+// sync keeps the root's src in place until every member has it.
+func Broadcast[T any](t *Team, dst, src []T, root int) {
+	const routine = "Broadcast"
+	t.check(routine)
+	t.checkPE(routine, root)
+	if len(dst) != len(src) {
+		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
+	}
+	t.sync(routine)
+	if len(src) > 0 {
+		if t.me == root {
+			copy(dst, src)
+		} else if r := Ptr(t.pe, src, t.worlds[root]); r != nil {
+			copy(dst, r)
+		} else {
+			get(t.pe.Ctx(), routine, dst, src, t.worlds[root])
+		}
+	}
+	t.sync(routine)
+}
+
+// FCollect concatenates the members' src, all of the same length, in
+// team order into every member's dst (shmem_fcollect): each member
+// writes its block directly into every member's dst.
+func FCollect[T any](t *Team, dst, src []T) {
+	const routine = "FCollect"
+	t.check(routine)
+	n := len(src)
+	if len(dst) != n*t.NPEs() {
+		panicf("%s: dest has %d elements, want %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
+	}
+	t.sync(routine)
+	for m := 0; m < t.NPEs() && n > 0; m++ {
+		write(t, dst[t.me*n:(t.me+1)*n], src, m)
+	}
+	t.sync(routine)
+}
+
+// Collect concatenates the members' src, of any lengths, in team order
+// into every member's dst (shmem_collect): members publish their
+// lengths in their team slot, compute their offset, and write their
+// block directly into every member's dst. dst must hold the total.
+func Collect[T any](t *Team, dst, src []T) {
+	const routine = "Collect"
+	t.check(routine)
+	t.pe.TeamSet(t.pe.MyPE(), t.slot, countWord, uint32(len(src)))
+	t.sync(routine)
+	off, total := 0, 0
+	for m := 0; m < t.NPEs(); m++ {
+		c := int(t.pe.TeamLoad(t.worlds[m], int(t.slots[m]), countWord))
+		if m < t.me {
+			off += c
+		}
+		total += c
+	}
+	if len(dst) < total {
+		t.sync(routine) // keep the team in step before failing
+		panicf("%s: dest has %d elements, the members' sources total %d", routine, len(dst), total)
+	}
+	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
+		write(t, dst[off:off+len(src)], src, m)
+	}
+	t.sync(routine)
+}
+
+// Alltoall sends block j (n elements) of src to member j, which stores
+// it as block me of its dst (shmem_alltoall); src and dst hold NPEs
+// blocks of n elements.
+func Alltoall[T any](t *Team, dst, src []T, n int) {
+	Alltoalls(t, dst, src, 1, 1, n)
+}
+
+// Alltoalls is Alltoall with strides (shmem_alltoalls): element i of
+// block j is src[(j*n+i)*sst] on the sender and lands at
+// dst[(me*n+i)*dst] on member j.
+func Alltoalls[T any](t *Team, dst, src []T, dstStride, srcStride, n int) {
+	const routine = "Alltoalls"
+	t.check(routine)
+	members := t.NPEs()
+	if dstStride < 1 || srcStride < 1 || n < 0 {
+		panicf("%s: strides must be >= 1 and n >= 0 (got %d, %d, %d)", routine, dstStride, srcStride, n)
+	}
+	if need := (members*n-1)*dstStride + 1; n > 0 && len(dst) < need {
+		panicf("%s: dest has %d elements, %d needed", routine, len(dst), need)
+	}
+	if need := (members*n-1)*srcStride + 1; n > 0 && len(src) < need {
+		panicf("%s: source has %d elements, %d needed", routine, len(src), need)
+	}
+	t.sync(routine)
+	for j := 0; j < members && n > 0; j++ {
+		w := t.worlds[j]
+		if dstStride == 1 && srcStride == 1 {
+			write(t, dst[t.me*n:(t.me+1)*n], src[j*n:(j+1)*n], j)
+			continue
+		}
+		c := t.pe.Ctx()
+		for i := 0; i < n; i++ {
+			p(c, "Alltoalls", &dst[(t.me*n+i)*dstStride], src[(j*n+i)*srcStride], w)
+		}
+	}
+	t.sync(routine)
+}

@@ -1,0 +1,338 @@
+package goshmem
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/goshmem/goshmem/node"
+	"github.com/goshmem/goshmem/teamshared"
+)
+
+// Team is an OpenSHMEM team (shmem_team_t) as seen by one PE: an ordered
+// subset of the job's PEs that collectives run over and team contexts
+// address by team-relative PE number. A nil *Team is
+// SHMEM_TEAM_INVALID: MyPE and NPEs return -1 on it.
+//
+// Team creation is collective over the parent team; collectives are
+// collective over the team. Back-to-back creations and collectives need
+// no synchronization from the caller.
+type Team struct {
+	pe      *PE
+	members teamshared.Members
+	me      int     // this PE's index in the team
+	slot    int     // this PE's synchronization slot
+	slots   []int32 // each member's slot, in its own pool
+	cfg     TeamConfig
+	shared  bool // every member's heap is mapped here: Ptr-based algorithms
+	epoch   uint32
+	named   string // for predefined teams, their name
+	dead    bool
+	worlds  []int     // members' world PE numbers (for team contexts)
+	scratch [2][]byte // this PE's reduction buffers, reused
+}
+
+// TeamConfig is the configuration of a team (shmem_team_config_t).
+type TeamConfig struct {
+	// NumContexts is how many contexts the program will create on the
+	// team. It is a hint on a node (contexts cost no shared resource);
+	// GetConfig returns it.
+	NumContexts int
+}
+
+// Words of a team slot (32-bit words; each group on its own 64-byte
+// line): the dissemination barrier's flag of round r at r*16 (rounds
+// < 16, teams of up to 65536 PEs), and a word for exchanges at creation
+// and in collectives that publish a count.
+const (
+	wordsPerLine = 16
+	maxRounds    = 16
+	postWord     = maxRounds * wordsPerLine
+	countWord    = postWord + wordsPerLine // Collect's published length
+)
+
+// predefined team slots (teamshared.Reserved of them).
+const (
+	slotWorld = iota
+	slotShared
+	slotHost
+	slotLeaders
+	slotNUMA
+)
+
+// teams is the per-PE state of the team layer.
+type teams struct {
+	pool                               *teamshared.Pool
+	world, shared, host, leaders, numa *Team
+}
+
+func teamsOf(pe *PE) *teams {
+	return pe.Ext(func() any { return newTeams(pe) }).(*teams)
+}
+
+func newTeams(pe *PE) *teams {
+	n := pe.NPEs()
+	world := teamshared.Strided(0, 1, n)
+	shared := world
+	if !pe.PtrAll() {
+		first, local := pe.LocalPEs()
+		shared = teamshared.Strided(first, 1, local)
+	}
+	ts := &teams{pool: teamshared.NewPool(node.TeamSlots)}
+	mk := func(name string, m teamshared.Members, slot int) *Team {
+		me := m.Index(pe.MyPE())
+		if me < 0 {
+			return nil
+		}
+		t := &Team{pe: pe, members: m, me: me, slot: slot, named: name}
+		t.slots = make([]int32, m.Size())
+		for i := range t.slots {
+			t.slots[i] = int32(slot)
+		}
+		t.finish()
+		return t
+	}
+	ts.world = mk("TeamWorld", world, slotWorld)
+	ts.shared = mk("TeamShared", shared, slotShared)
+	ts.host = mk("TeamHost", world, slotHost) // one host: every PE of the job
+	ts.leaders = mk("TeamLeaders", teamshared.Strided(0, 1, 1), slotLeaders)
+	ts.numa = mk("TeamNUMA", shared, slotNUMA) // one NUMA domain per shared domain here
+	return ts
+}
+
+// finish derives what a team's collectives need from its membership.
+func (t *Team) finish() {
+	t.worlds = t.members.PEs()
+	t.shared = true
+	for _, q := range t.worlds {
+		if !t.pe.PtrAccessible(q) {
+			t.shared = false
+		}
+	}
+}
+
+// TeamWorld returns the team of all PEs (SHMEM_TEAM_WORLD).
+func TeamWorld(pe *PE) *Team { return teamsOf(pe).world }
+
+// TeamShared returns the team of the PEs whose whole heap this PE can
+// map, whatever their numbers (SHMEM_TEAM_SHARED): every PE of the job
+// when every process maps every heap, the PEs of this process
+// otherwise.
+func TeamShared(pe *PE) *Team { return teamsOf(pe).shared }
+
+// TeamHost returns the team of the PEs on this PE's host.
+func TeamHost(pe *PE) *Team { return teamsOf(pe).host }
+
+// TeamLeaders returns the team of one PE per host, the lowest of each
+// (nil on the other PEs).
+func TeamLeaders(pe *PE) *Team { return teamsOf(pe).leaders }
+
+// TeamNUMA returns the team of the PEs in this PE's NUMA domain (an
+// extension). On a machine with one NUMA node it is TeamShared's
+// membership.
+func TeamNUMA(pe *PE) *Team { return teamsOf(pe).numa }
+
+// MyPE returns this PE's number in the team (shmem_team_my_pe), -1 for
+// the invalid team.
+func (t *Team) MyPE() int {
+	if t == nil {
+		return -1
+	}
+	return t.me
+}
+
+// NPEs returns the number of PEs in the team (shmem_team_n_pes), -1 for
+// the invalid team.
+func (t *Team) NPEs() int {
+	if t == nil {
+		return -1
+	}
+	return t.members.Size()
+}
+
+// GetConfig returns the team's configuration (shmem_team_get_config).
+func (t *Team) GetConfig() TeamConfig {
+	t.check("TeamGetConfig")
+	return t.cfg
+}
+
+// TranslatePE returns the number in dst of PE pe of t, or -1 when it is
+// not a member of dst or either team is invalid
+// (shmem_team_translate_pe).
+func (t *Team) TranslatePE(pe int, dst *Team) int {
+	if t == nil || dst == nil || t.dead || dst.dead || pe < 0 || pe >= t.members.Size() {
+		return -1
+	}
+	return dst.members.Index(t.members.PE(pe))
+}
+
+// WorldPE returns the world PE number of team PE pe.
+func (t *Team) WorldPE(pe int) int {
+	t.check("TeamWorldPE")
+	t.checkPE("TeamWorldPE", pe)
+	return t.worlds[pe]
+}
+
+// CtxCreate creates a context on the team (shmem_team_create_ctx): RMA
+// and AMOs on it take team-relative PE numbers.
+func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
+	t.check("TeamCreateCtx")
+	return t.pe.CtxCreateTeam(t.worlds, opts)
+}
+
+// TeamPtr returns x as it lives on team PE pe's heap (shmem_team_ptr),
+// or nil where Ptr would return nil.
+func TeamPtr[T any](t *Team, x []T, pe int) []T {
+	t.check("TeamPtr")
+	t.checkPE("TeamPtr", pe)
+	return Ptr(t.pe, x, t.worlds[pe])
+}
+
+func (t *Team) check(routine string) {
+	if t == nil {
+		panicf("%s: the team is invalid (SHMEM_TEAM_INVALID)", routine)
+	}
+	if t.dead {
+		panicf("%s: the team was destroyed", routine)
+	}
+}
+
+func (t *Team) checkPE(routine string, pe int) {
+	if uint(pe) >= uint(t.members.Size()) {
+		panicf("%s: PE %d out of range [0, %d) of the team", routine, pe, t.members.Size())
+	}
+}
+
+// Sync waits until every member of the team has called Sync
+// (shmem_team_sync). It is a dissemination barrier on the members'
+// slots: every flag has one writer and its own cache line.
+func (t *Team) Sync() {
+	t.check("TeamSync")
+	t.sync("TeamSync")
+}
+
+// Barrier completes this PE's outstanding operations on the default
+// context, then synchronizes the team.
+func (t *Team) Barrier() {
+	t.check("TeamBarrier")
+	t.pe.Ctx().Quiet()
+	t.sync("TeamBarrier")
+}
+
+func (t *Team) sync(routine string) {
+	t.epoch++
+	e := t.epoch
+	n := t.members.Size()
+	for r := 0; 1<<r < n; r++ {
+		partner := (t.me + 1<<r) % n
+		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), r*wordsPerLine, e)
+		t.pe.TeamWait(routine, t.slot, r*wordsPerLine, e)
+	}
+}
+
+// SplitStrided creates a team of the parent's PEs start, start+stride,
+// ... (size of them; stride may be negative, or 0 for a one-PE team)
+// (shmem_team_split_strided). Every parent PE must call it; those not in
+// the new team get nil (SHMEM_TEAM_INVALID). An invalid split returns
+// nil and the same error on every PE. cfg may be nil.
+func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, error) {
+	t.check("TeamSplitStrided")
+	m, err := t.members.SplitStrided(start, stride, size)
+	if err != nil {
+		return nil, fmt.Errorf("goshmem.TeamSplitStrided: %w", err)
+	}
+	if m.Index(t.pe.MyPE()) < 0 {
+		m = teamshared.Members{}
+	}
+	return t.create("TeamSplitStrided", m, cfg)
+}
+
+// Split2D splits the team into the rows (x teams, of xrange
+// consecutive PEs) and columns (y teams) of a 2-D layout of its PEs
+// (shmem_team_split_2d). Every PE gets its own row and column.
+func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err error) {
+	t.check("TeamSplit2D")
+	xm, ym, err := t.members.Split2D(t.me, xrange)
+	if err != nil {
+		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: %w", err)
+	}
+	if x, err = t.create("TeamSplit2D", xm, xcfg); err != nil {
+		return nil, nil, err
+	}
+	if y, err = t.create("TeamSplit2D", ym, ycfg); err != nil {
+		x.Destroy()
+		return nil, nil, err
+	}
+	return x, y, nil
+}
+
+// errNoSlot is returned when a PE of the new team has no free slot.
+var errNoSlot = errors.New("no free team slot")
+
+// create is the collective part of every split: each parent PE passes
+// the membership of the team it joins (empty: none); members take a
+// slot from their own pool, clear it, and publish its number in their
+// parent slot; after a parent sync each member reads its team's slots;
+// a second parent sync frees the published words for the next split.
+func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig) (*Team, error) {
+	pe := t.pe
+	pool := teamsOf(pe).pool
+	me := m.Index(pe.MyPE())
+	post := uint32(0) // not joining
+	slot := -1
+	if me >= 0 {
+		if s, ok := pool.Get(); ok {
+			slot = s
+			pe.TeamClear(slot)
+			post = uint32(slot) + 1
+		} else {
+			post = ^uint32(0) // out of slots
+		}
+	}
+	pe.TeamSet(pe.MyPE(), t.slot, postWord, post)
+	t.sync(routine)
+	var nt *Team
+	var err error
+	if me >= 0 {
+		nt = &Team{pe: pe, members: m, me: me, slot: slot}
+		if cfg != nil {
+			nt.cfg = *cfg
+		}
+		nt.slots = make([]int32, m.Size())
+		for i := range nt.slots {
+			q := m.PE(i)
+			v := pe.TeamLoad(q, int(t.slots[t.members.Index(q)]), postWord)
+			if v == ^uint32(0) || v == 0 {
+				err = fmt.Errorf("goshmem.%s: PE %d belongs to %d teams already, the most a PE can (%d); destroy teams that are no longer used: %w",
+					routine, q, node.TeamSlots-teamshared.Reserved, node.TeamSlots-teamshared.Reserved, errNoSlot)
+				continue
+			}
+			nt.slots[i] = int32(v - 1)
+		}
+		nt.finish()
+	}
+	t.sync(routine)
+	if err != nil {
+		if slot >= 0 {
+			pool.Put(slot)
+		}
+		return nil, err
+	}
+	return nt, nil
+}
+
+// Destroy destroys the team (shmem_team_destroy): every member calls
+// it; it synchronizes the members, then frees this PE's slot. The
+// predefined teams cannot be destroyed.
+func (t *Team) Destroy() {
+	if t == nil {
+		return
+	}
+	t.check("TeamDestroy")
+	if t.named != "" {
+		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
+	}
+	t.pe.Ctx().Quiet()
+	t.sync("TeamDestroy")
+	t.dead = true
+	teamsOf(t.pe).pool.Put(t.slot)
+}
