@@ -115,13 +115,24 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	if len(dst) != len(src) {
 		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
 	}
+	if t.multi {
+		// Inside each domain, among the domain leaders, back inside.
+		h := t.hierarchy(routine)
+		reduce(h.domain, routine, dst, src, fold)
+		if h.leaders != nil {
+			reduce(h.leaders, routine, dst, dst, fold)
+		}
+		Broadcast(h.domain, dst, dst, 0)
+		return
+	}
 	n, members := len(src), t.NPEs()
 	t.sync(routine)
 	size := mem.SizeOf[T]()
+	flat := t.alg.reduce == "flat" || t.alg.reduce != "partitioned" && uintptr(n)*size <= flatMax
 	var lo, hi int
 	switch {
 	case n == 0:
-	case uintptr(n)*size <= flatMax || members == 1:
+	case flat || members == 1:
 		if t.me == 0 {
 			lo, hi = 0, n
 		}
@@ -197,17 +208,72 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	if len(dst) != len(src) {
 		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
 	}
-	t.sync(routine)
-	if len(src) > 0 {
-		if t.me == root {
-			copy(dst, src)
-		} else if r := Ptr(t.pe, src, t.worlds[root]); r != nil {
-			copy(dst, r)
-		} else {
-			get(t.pe.Ctx(), routine, dst, src, t.worlds[root])
+	switch {
+	case t.multi:
+		broadcastHier(t, dst, src, root)
+	case t.alg.bcast == "tree" || t.alg.bcast != "direct" && !t.shared:
+		broadcastTree(t, dst, src, root)
+	default:
+		t.sync(routine)
+		if len(src) > 0 {
+			if t.me == root {
+				copy(dst, src)
+			} else {
+				copy(dst, view(t, src, root, dst))
+			}
 		}
+		t.sync(routine)
+	}
+}
+
+// broadcastTree is the binomial-tree broadcast: member r (relative to
+// the root) waits until its parent (r with its highest bit cleared)
+// signals that its dst holds the data, copies it from there, and
+// signals its own children; a closing sync keeps every dst in place
+// until all children have copied.
+func broadcastTree[T any](t *Team, dst, src []T, root int) {
+	const routine = "Broadcast"
+	t.epoch++
+	e := t.epoch
+	n := t.NPEs()
+	rel := (t.me - root + n) % n
+	abs := func(r int) int { return (r + root) % n }
+	if rel == 0 {
+		copy(dst, src)
+	} else {
+		parent := abs(rel &^ (1 << (bitLen(rel) - 1)))
+		t.pe.TeamWait(routine, t.slot, readyWord, e)
+		copy(dst, view(t, dst, parent, dst))
+	}
+	for k := bitLen(rel); rel+1<<k < n; k++ {
+		c := abs(rel + 1<<k)
+		t.pe.TeamSet(t.worlds[c], int(t.slots[c]), readyWord, e)
 	}
 	t.sync(routine)
+}
+
+// broadcastHier broadcasts across domains: inside the root's domain,
+// then among the domain leaders from the root domain's leader, then
+// inside every other domain from its leader.
+func broadcastHier[T any](t *Team, dst, src []T, root int) {
+	h := t.hierarchy("Broadcast")
+	rootDomain := t.domainOf(t.worlds[root])
+	inRootDomain := t.domainOf(t.pe.MyPE()) == rootDomain
+	if inRootDomain {
+		Broadcast(h.domain, dst, src, h.domain.members.Index(t.worlds[root]))
+	}
+	if h.leaders != nil {
+		lroot := 0
+		for i, q := range h.leaders.worlds {
+			if t.domainOf(q) == rootDomain {
+				lroot = i
+			}
+		}
+		Broadcast(h.leaders, dst, dst, lroot)
+	}
+	if !inRootDomain {
+		Broadcast(h.domain, dst, dst, 0)
+	}
 }
 
 // FCollect concatenates the members' src, all of the same length, in
@@ -220,9 +286,42 @@ func FCollect[T any](t *Team, dst, src []T) {
 	if len(dst) != n*t.NPEs() {
 		panicf("%s: dest has %d elements, want %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
 	}
+	if t.alg.fcollect == "ring" || t.alg.fcollect != "direct" && !t.shared {
+		fcollectRing(t, dst, src)
+		return
+	}
 	t.sync(routine)
 	for m := 0; m < t.NPEs() && n > 0; m++ {
 		write(t, dst[t.me*n:(t.me+1)*n], src, m)
+	}
+	t.sync(routine)
+}
+
+// fcollectRing runs members-1 steps. Each member first puts its own
+// block in its dst and tells its right neighbour; in step s it waits
+// until its left neighbour has announced step s, copies from the left
+// neighbour's dst the block that neighbour got in step s-1 (its own
+// block for s = 0), and announces step s+1 to its right. The counter in
+// ringWord only grows (every member takes the same number of steps per
+// call). A closing sync keeps every dst in place until its right
+// neighbour has read it.
+func fcollectRing[T any](t *Team, dst, src []T) {
+	const routine = "FCollect"
+	n, members := len(src), t.NPEs()
+	left, right := (t.me+members-1)%members, (t.me+1)%members
+	c0 := t.ring
+	t.ring += uint32(members)
+	copy(dst[t.me*n:(t.me+1)*n], src)
+	announce := func(v uint32) { t.pe.TeamSet(t.worlds[right], int(t.slots[right]), ringWord, v) }
+	announce(c0 + 1)
+	for s := 0; s < members-1; s++ {
+		t.pe.TeamWait(routine, t.slot, ringWord, c0+1+uint32(s))
+		b := (left - s + members) % members
+		blk := dst[b*n : (b+1)*n]
+		copy(blk, view(t, blk, left, blk))
+		if s < members-2 {
+			announce(c0 + 2 + uint32(s))
+		}
 	}
 	t.sync(routine)
 }

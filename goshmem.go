@@ -118,6 +118,12 @@ func LoadConfig() (node.Config, error) {
 		WaitSpin:  c.WaitSpin,
 		WaitYield: c.WaitYield,
 		WaitSleep: c.WaitSleep,
+
+		BarrierAlgorithm:  c.BarrierAlgorithm,
+		ReduceAlgorithm:   c.ReduceAlgorithm,
+		BcastAlgorithm:    c.BcastAlgorithm,
+		FCollectAlgorithm: c.FCollectAlgorithm,
+		SimDomains:        c.SimDomains,
 	}, nil
 }
 

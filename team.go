@@ -3,6 +3,7 @@ package goshmem
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/teamshared"
@@ -29,6 +30,25 @@ type Team struct {
 	dead    bool
 	worlds  []int     // members' world PE numbers (for team contexts)
 	scratch [2][]byte // this PE's reduction buffers, reused
+
+	alg   algorithms
+	multi bool       // the members span several shared-memory domains
+	hier  *hierarchy // made at the first hierarchical collective
+	ring  uint32     // FCollect ring steps taken so far (same on every member)
+}
+
+// algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
+// knobs ("" or "auto": chosen per call by team shape and size).
+type algorithms struct {
+	barrier, reduce, bcast, fcollect string
+}
+
+// hierarchy is a team's split into its shared-memory domains: the
+// members of this PE's domain, and (on the first member of each domain)
+// the team of those first members, the leaders.
+type hierarchy struct {
+	domain  *Team
+	leaders *Team // nil on members that do not lead their domain
 }
 
 // TeamConfig is the configuration of a team (shmem_team_config_t).
@@ -48,6 +68,10 @@ const (
 	maxRounds    = 16
 	postWord     = maxRounds * wordsPerLine
 	countWord    = postWord + wordsPerLine // Collect's published length
+	releaseWord  = countWord + wordsPerLine // tree barrier: release from the parent
+	childWord    = releaseWord + wordsPerLine // tree barrier: one word per child
+	readyWord    = childWord + wordsPerLine   // tree broadcast: the parent has the data
+	ringWord     = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
 )
 
 // predefined team slots (teamshared.Reserved of them).
@@ -108,6 +132,70 @@ func (t *Team) finish() {
 			t.shared = false
 		}
 	}
+	cfg := t.pe.Config()
+	t.alg = algorithms{cfg.BarrierAlgorithm, cfg.ReduceAlgorithm, cfg.BcastAlgorithm, cfg.FCollectAlgorithm}
+	d0 := t.domainOf(t.worlds[0])
+	for _, q := range t.worlds {
+		if t.domainOf(q) != d0 {
+			t.multi = true
+		}
+	}
+}
+
+// domainOf returns the shared-memory domain of world PE q, the same on
+// every PE: a run of GOSHMEM_SIM_DOMAINS consecutive PEs when that is
+// set, the whole job when every process maps every heap, q's process
+// otherwise.
+func (t *Team) domainOf(q int) int {
+	cfg := t.pe.Config()
+	switch {
+	case cfg.SimDomains > 0:
+		return q / cfg.SimDomains
+	case t.pe.PtrAll():
+		return 0
+	}
+	return t.pe.ProcessOf(q)
+}
+
+// hierarchy returns the team's split into domains, making it (a
+// collective over the team) at the first call.
+func (t *Team) hierarchy(routine string) *hierarchy {
+	if t.hier != nil {
+		return t.hier
+	}
+	mine := t.domainOf(t.pe.MyPE())
+	var dom []int
+	firsts := map[int]bool{}
+	var leaders []int
+	for _, q := range t.worlds {
+		d := t.domainOf(q)
+		if d == mine {
+			dom = append(dom, q)
+		}
+		if !firsts[d] {
+			firsts[d] = true
+			leaders = append(leaders, q)
+		}
+	}
+	h := &hierarchy{}
+	var err error
+	if h.domain, err = t.create(routine, teamshared.List(dom), nil); err != nil {
+		panicf("%s: building the team's domain teams: %v", routine, err)
+	}
+	lm := teamshared.Members{}
+	if dom[0] == t.pe.MyPE() {
+		lm = teamshared.List(leaders)
+	}
+	if h.leaders, err = t.create(routine, lm, nil); err != nil {
+		panicf("%s: building the team of domain leaders: %v", routine, err)
+	}
+	// The leaders span domains by construction: their collectives run
+	// flat (over RMA where they cannot map each other).
+	if h.leaders != nil {
+		h.leaders.multi = false
+	}
+	t.hier = h
+	return h
 }
 
 // TeamWorld returns the team of all PEs (SHMEM_TEAM_WORLD).
@@ -222,6 +310,10 @@ func (t *Team) sync(routine string) {
 	t.epoch++
 	e := t.epoch
 	n := t.members.Size()
+	if t.alg.barrier == "tree" {
+		t.treeSync(routine, e)
+		return
+	}
 	for r := 0; 1<<r < n; r++ {
 		partner := (t.me + 1<<r) % n
 		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), r*wordsPerLine, e)
@@ -332,7 +424,44 @@ func (t *Team) Destroy() {
 		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
 	}
 	t.pe.Ctx().Quiet()
+	if h := t.hier; h != nil {
+		h.domain.Destroy()
+		if h.leaders != nil {
+			h.leaders.Destroy()
+		}
+	}
 	t.sync("TeamDestroy")
 	t.dead = true
 	teamsOf(t.pe).pool.Put(t.slot)
 }
+
+// treeSync is the tree barrier: arrivals gathered up a binomial tree
+// rooted at team PE 0 (each child raising its own word in its parent's
+// slot), then the release passed down it. Member i's children are i+2^k
+// for every 2^k > i (while < n); its parent is i with its highest set
+// bit cleared.
+func (t *Team) treeSync(routine string, e uint32) {
+	n, me := t.members.Size(), t.me
+	// Children: me + 2^k for k above me's highest set bit, while < n.
+	k0 := 0
+	if me > 0 {
+		k0 = bitLen(me)
+	}
+	for k := k0; me+1<<k < n; k++ {
+		t.pe.TeamWait(routine, t.slot, childWord+k-k0, e)
+	}
+	if me > 0 {
+		parent := me &^ (1 << (bitLen(me) - 1))
+		kk := bitLen(me) - 1 - bitLen(parent) // me's index among parent's children
+		t.pe.TeamSet(t.worlds[parent], int(t.slots[parent]), childWord+kk, e)
+		t.pe.TeamWait(routine, t.slot, releaseWord, e)
+	}
+	for k := k0; me+1<<k < n; k++ {
+		c := me + 1<<k
+		t.pe.TeamSet(t.worlds[c], int(t.slots[c]), releaseWord, e)
+	}
+}
+
+// bitLen is the number of bits of x (0 for 0).
+func bitLen(x int) int { return bits.Len(uint(x)) }
+

@@ -17,6 +17,13 @@ type Config struct {
 	WaitYield int           // SHMEM_WAIT_YIELD (0: auto)
 	WaitSleep time.Duration // SHMEM_WAIT_SLEEP (0: default)
 
+	// Collective algorithms: "", "auto", or a name from internal/env's
+	// SHMEM_*_ALGORITHM knobs.
+	BarrierAlgorithm, ReduceAlgorithm, BcastAlgorithm, FCollectAlgorithm string
+	// SimDomains > 0 splits the job into simulated shared-memory domains
+	// of that many consecutive PEs (GOSHMEM_SIM_DOMAINS).
+	SimDomains int
+
 	// mapFault, set only by tests, makes mapping a peer's heap fail, to
 	// exercise the automatic CMA fallback.
 	mapFault func(pe int) error

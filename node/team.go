@@ -82,3 +82,10 @@ func (p *PE) Ext(mk func() any) any {
 	p.extOnce.Do(func() { p.ext = mk() })
 	return p.ext
 }
+
+// Config returns the configuration the job runs with.
+func (p *PE) Config() Config { return p.job.cfg }
+
+// ProcessOf returns the pid of the process hosting PE q (0 before
+// start-up has completed).
+func (p *PE) ProcessOf(q int) int { return int(p.job.ctl.Slot(q).Pid.Load()) }

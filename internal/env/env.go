@@ -42,6 +42,11 @@ const (
 	VarWaitSpin      = "SHMEM_WAIT_SPIN"
 	VarWaitYield     = "SHMEM_WAIT_YIELD"
 	VarWaitSleep     = "SHMEM_WAIT_SLEEP"
+	VarBarrierAlg    = "SHMEM_BARRIER_ALGORITHM"
+	VarReduceAlg     = "SHMEM_REDUCE_ALGORITHM"
+	VarBcastAlg      = "SHMEM_BCAST_ALGORITHM"
+	VarFCollectAlg   = "SHMEM_FCOLLECT_ALGORITHM"
+	VarSimDomains    = "GOSHMEM_SIM_DOMAINS"
 )
 
 // Knob types, the values of Knob.Type.
@@ -104,6 +109,11 @@ type Config struct {
 	WaitYield int
 	// WaitSleep is SHMEM_WAIT_SLEEP, in (0, MaxWaitSleep].
 	WaitSleep time.Duration
+	// The collective algorithms ("auto": chosen by team shape and size).
+	BarrierAlgorithm, ReduceAlgorithm, BcastAlgorithm, FCollectAlgorithm string
+	// SimDomains is GOSHMEM_SIM_DOMAINS: 0, or the number of consecutive
+	// PEs per simulated shared-memory domain.
+	SimDomains int
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -160,6 +170,40 @@ func defs() []def {
 				"cma: copy with process_vm_readv/writev (needs ptrace access between PEs, " +
 				"see /proc/sys/kernel/yama/ptrace_scope).",
 		}, func(c *Config, v string) { c.Transport = Transport(v) }),
+		enumKnob(Knob{
+			Name: VarBarrierAlg, Default: "auto", Values: []string{"auto", "dissemination", "tree"},
+			Help: "Barrier and team sync algorithm. dissemination: log2(n) rounds, each PE " +
+				"signals one peer per round (one writer per flag, no shared counter); tree: " +
+				"arrivals gathered up a binomial tree and released down it; auto: dissemination.",
+		}, func(c *Config, v string) { c.BarrierAlgorithm = v }),
+		enumKnob(Knob{
+			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned"},
+			Help: "Reduction algorithm inside a team. flat: one PE folds every member's " +
+				"source (flat combining) and writes the result to every member; partitioned: " +
+				"every PE folds its cache-line-aligned slice across all members and writes it " +
+				"once to every member; auto: flat up to 4 KiB, partitioned above. Teams that " +
+				"span several shared-memory domains reduce hierarchically (inside each domain, " +
+				"among the domain leaders, back inside each domain).",
+		}, func(c *Config, v string) { c.ReduceAlgorithm = v }),
+		enumKnob(Knob{
+			Name: VarBcastAlg, Default: "auto", Values: []string{"auto", "direct", "tree"},
+			Help: "Broadcast algorithm. direct: every member copies straight from the " +
+				"root's source; tree: a binomial tree, each member copying from its parent " +
+				"once the parent has the data; auto: direct inside a shared-memory domain, " +
+				"tree otherwise.",
+		}, func(c *Config, v string) { c.BcastAlgorithm = v }),
+		enumKnob(Knob{
+			Name: VarFCollectAlg, Default: "auto", Values: []string{"auto", "direct", "ring"},
+			Help: "FCollect algorithm. direct: each member writes its block into every " +
+				"member's destination; ring: n-1 steps, each member passing on the block it " +
+				"received last; auto: direct inside a shared-memory domain, ring otherwise.",
+		}, func(c *Config, v string) { c.FCollectAlgorithm = v }),
+		countKnob(Knob{
+			Name: VarSimDomains, Default: "0",
+			Help: "For tests and experiments: treat every run of this many consecutive PEs " +
+				"as a separate shared-memory domain, so that collectives over TeamWorld run " +
+				"hierarchically on one host. 0: off.",
+		}, func(c *Config) *int { return &c.SimDomains }),
 		countKnob(Knob{
 			Name:    VarWaitSpin,
 			Default: "0",

@@ -15,9 +15,13 @@ func mapenv(m map[string]string) func(string) string {
 
 func wantDefaults() Config {
 	return Config{
-		SymmetricSize: 512 << 20,
-		Transport:     TransportAuto,
-		WaitSleep:     10 * time.Millisecond,
+		SymmetricSize:     512 << 20,
+		Transport:         TransportAuto,
+		WaitSleep:         10 * time.Millisecond,
+		BarrierAlgorithm:  "auto",
+		ReduceAlgorithm:   "auto",
+		BcastAlgorithm:    "auto",
+		FCollectAlgorithm: "auto",
 	}
 }
 

@@ -108,9 +108,18 @@ const (
 
 // Defaults are a program's defaults for the flags.
 type Defaults struct {
-	MaxSize int // default maximum of -m (the minimum is 1)
+	MaxSize int // default maximum of -m
 	Iters   int // default -i
 	Warmup  int // default -w
+	MinSize int // default minimum of -m; 0 means MinSize (1)
+}
+
+// minSize returns the default minimum of -m.
+func (d Defaults) minSize() int {
+	if d.MinSize > 0 {
+		return d.MinSize
+	}
+	return MinSize
 }
 
 // The defaults of the two kinds of programs.
@@ -121,7 +130,18 @@ var (
 	BandwidthDefaults = Defaults{MaxSize: 16 << 20, Iters: 1000, Warmup: 100}
 	// MessageRateDefaults: put_mr; -i and -w count windows.
 	MessageRateDefaults = Defaults{MaxSize: 4 << 20, Iters: 1000, Warmup: 100}
+	// CollectiveDefaults: broadcast, collect, fcollect, alltoall.
+	CollectiveDefaults = Defaults{MaxSize: 4 << 20, Iters: 10000, Warmup: 1000}
+	// ReduceDefaults: reduce; sizes are whole 8-byte elements.
+	ReduceDefaults = Defaults{MinSize: 8, MaxSize: 4 << 20, Iters: 10000, Warmup: 1000}
+	// TeamCreateDefaults: team_create; -i and -w count rounds of
+	// TeamsPerRound creations.
+	TeamCreateDefaults = Defaults{MaxSize: 4 << 20, Iters: 100, Warmup: 10}
 )
+
+// TeamsPerRound is how many teams team_create creates back to back in
+// one round (as the OpenSHMEM teams paper's creation benchmark).
+const TeamsPerRound = 64
 
 // Config is the parsed command line of a benchmark program.
 type Config struct {
@@ -178,6 +198,12 @@ func Scale(n, size int) int {
 // (min up to defMax) or ":max" (1:max). Sizes are decimal integers with
 // MinSize <= min <= max <= MaxSize.
 func ParseSizes(s string, defMax int) (min, max int, err error) {
+	return ParseSizesFrom(s, MinSize, defMax)
+}
+
+// ParseSizesFrom is ParseSizes with a default minimum: "max" and ":max"
+// mean defMin:max.
+func ParseSizesFrom(s string, defMin, defMax int) (min, max int, err error) {
 	bad := func(why string) (int, int, error) {
 		return 0, 0, fmt.Errorf("-m %q: %s; use -m [min:]max with sizes in bytes, 1 <= min <= max <= %d", s, why, MaxSize)
 	}
@@ -188,7 +214,7 @@ func ParseSizes(s string, defMax int) (min, max int, err error) {
 	if lo == "" && hi == "" {
 		return bad("no sizes")
 	}
-	min, max = MinSize, defMax
+	min, max = defMin, defMax
 	num := func(f string) (int, bool) {
 		// Digits only: no sign, no spaces, no 0x, no underscores.
 		if f == "" || len(f) > 10 || strings.TrimLeft(f, "0123456789") != "" {
@@ -225,15 +251,35 @@ func ParseSizes(s string, defMax int) (min, max int, err error) {
 // the defaults d. Usage and errors go to out (io.Discard to stay quiet).
 // It returns flag.ErrHelp for -h and -help.
 func Parse(prog string, args []string, d Defaults, out io.Writer) (Config, error) {
-	c := Config{MinSize: MinSize, MaxSize: d.MaxSize}
+	return ParseExtra(prog, args, d, Extra{}, out)
+}
+
+// Extra is a program's own flags, on top of the common ones (reduce's
+// -t, for example).
+type Extra struct {
+	Usage    string                 // appended to the usage line, e.g. "[-t int64|float64]"
+	Register func(fs *flag.FlagSet) // defines the flags (nil: none)
+	Check    func(c Config) error   // validates them after parsing (nil: nothing to check)
+}
+
+// ParseExtra is Parse with a program's own flags x.
+func ParseExtra(prog string, args []string, d Defaults, x Extra, out io.Writer) (Config, error) {
+	c := Config{MinSize: d.minSize(), MaxSize: d.MaxSize}
 	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
 	fs.SetOutput(out)
-	m := fs.String("m", fmt.Sprintf("%d:%d", MinSize, d.MaxSize), "message sizes `[min:]max` in bytes, doubling from min")
+	m := fs.String("m", fmt.Sprintf("%d:%d", d.minSize(), d.MaxSize), "message sizes `[min:]max` in bytes, doubling from min")
 	fs.IntVar(&c.Iters, "i", d.Iters, "timed iterations for sizes up to 64 KiB (N/10 above 64 KiB, N/100 above 1 MiB)")
 	fs.IntVar(&c.Warmup, "w", d.Warmup, "warm-up iterations for sizes up to 64 KiB (scaled like -i)")
 	fs.BoolVar(&c.Full, "f", false, "full output: min and max over the timing PEs, iterations")
+	if x.Register != nil {
+		x.Register(fs)
+	}
+	usage := ""
+	if x.Usage != "" {
+		usage = " " + x.Usage
+	}
 	fs.Usage = func() {
-		fmt.Fprintf(out, "usage: oshrun -n N ./bench/%s [-m [min:]max] [-i N] [-w N] [-f]\n", prog)
+		fmt.Fprintf(out, "usage: oshrun -n N ./bench/%s [-m [min:]max] [-i N] [-w N] [-f]%s\n", prog, usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -249,7 +295,7 @@ func Parse(prog string, args []string, d Defaults, out io.Writer) (Config, error
 	}
 	fs.Visit(func(f *flag.Flag) { c.SizesSet = c.SizesSet || f.Name == "m" })
 	var err error
-	if c.MinSize, c.MaxSize, err = ParseSizes(*m, d.MaxSize); err != nil {
+	if c.MinSize, c.MaxSize, err = ParseSizesFrom(*m, d.minSize(), d.MaxSize); err != nil {
 		return fail(err)
 	}
 	if c.Iters < 1 {
@@ -257,6 +303,11 @@ func Parse(prog string, args []string, d Defaults, out io.Writer) (Config, error
 	}
 	if c.Warmup < 0 {
 		return fail(fmt.Errorf("-w %d: warm-up iterations cannot be negative", c.Warmup))
+	}
+	if x.Check != nil {
+		if err := x.Check(c); err != nil {
+			return fail(err)
+		}
 	}
 	return c, nil
 }

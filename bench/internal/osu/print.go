@@ -14,6 +14,7 @@ const (
 	Size         = "Size"
 	Operation    = "Operation"
 	PEs          = "PEs"
+	Teams        = "Teams"
 	LatencyUs    = "Latency (us)"
 	BandwidthMBs = "Bandwidth (MB/s)"
 	MessagesPS   = "Messages/s"

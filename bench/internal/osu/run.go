@@ -33,11 +33,16 @@ type Bench struct {
 // prog is the program's name for usage messages, name the test's name
 // in the title.
 func Main(prog, name string, minPEs int, d Defaults, body func(b *Bench)) {
+	MainExtra(prog, name, minPEs, d, Extra{}, body)
+}
+
+// MainExtra is Main with a program's own flags x (ParseExtra).
+func MainExtra(prog, name string, minPEs int, d Defaults, x Extra, body func(b *Bench)) {
 	out := io.Discard
 	if hostsPE0(os.Getenv) {
 		out = os.Stderr
 	}
-	c, err := Parse(prog, os.Args[1:], d, out)
+	c, err := ParseExtra(prog, os.Args[1:], d, x, out)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}

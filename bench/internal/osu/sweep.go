@@ -1,6 +1,11 @@
 package osu
 
-import "github.com/goshmem/goshmem"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/goshmem/goshmem"
+)
 
 // Buffers allocates the source (MaxSize bytes) and destination (dstBytes)
 // symmetric buffers of a size-sweeping program and touches them, so
@@ -19,7 +24,13 @@ func (b *Bench) Buffers(dstBytes int) (src, dst []uint8) {
 // barrier; and the row, with -f the min and max over the timing PEs.
 // measure returns the row's figure.
 func (b *Bench) Sweep(timed bool, measure func(size, iters, warmup int) float64) {
-	for _, size := range b.Sizes() {
+	b.SweepSizes(b.Sizes(), timed, measure)
+}
+
+// SweepSizes is Sweep over the given sizes (a subset of b.Sizes(), for
+// programs that cannot run every size; see Multiples).
+func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, warmup int) float64) {
+	for _, size := range sizes {
 		iters, warm := b.ItersFor(size), b.WarmupFor(size)
 		var v float64
 		b.PE.BarrierAll()
@@ -33,6 +44,32 @@ func (b *Bench) Sweep(timed bool, measure func(size, iters, warmup int) float64)
 		}
 		b.Out.Result(Key(size), v, st, iters)
 	}
+}
+
+// Multiples splits sizes into those that are multiples of unit (whole
+// elements of unit bytes) and the others, in order. A program that
+// skips sizes says so in a comment line before its header (SkipComment),
+// as its C peer does.
+func Multiples(sizes []int, unit int) (run, skipped []int) {
+	for _, s := range sizes {
+		if s%unit == 0 {
+			run = append(run, s)
+		} else {
+			skipped = append(skipped, s)
+		}
+	}
+	return run, skipped
+}
+
+// SkipComment returns the comment that lists skipped sizes and why:
+// "skipped sizes: 1 2 4 (why)".
+func SkipComment(skipped []int, why string) string {
+	var b strings.Builder
+	b.WriteString("skipped sizes:")
+	for _, s := range skipped {
+		b.WriteString(" " + strconv.Itoa(s))
+	}
+	return b.String() + " (" + why + ")"
 }
 
 // Time runs loop(warmup) untimed, then loop(iters), and returns the

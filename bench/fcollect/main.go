@@ -1,0 +1,61 @@
+// Command fcollect is the OSU-style fcollect latency test
+// (osu_oshm_fcollect with goshmem.FCollect on TeamWorld):
+//
+//	go run ./cmd/oshrun -n 2 ./bench/fcollect [-m [min:]max] [-i N] [-w N] [-f]
+//
+// For each message size (bytes of a []uint8 that each PE contributes,
+// default 1 to 4 MiB, doubling), every PE does the warm-up fcollects,
+// then times iterations of goshmem.FCollect(TeamWorld, dst[:n*size],
+// src[:size]) back to back (no barrier between them: team collectives
+// need none); each PE's latency is its time divided by the iterations.
+// The row is PE 0's latency; with -f the minimum and maximum over all
+// PEs and the iterations. A BarrierAll separates the sizes. src (the
+// maximum size) and dst (n times it) are symmetric, touched before
+// timing; after each size every PE checks its dst.
+//
+// The algorithm is goshmem's choice, or SHMEM_FCOLLECT_ALGORITHM
+// (direct, ring) passed to the PEs: oshrun -x SHMEM_FCOLLECT_ALGORITHM=ring ...
+//
+// Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above, a
+// hundredth above 1 MiB (at least 1). Runs with any number of PEs.
+// Output (PE 0, stdout):
+//
+//	# OSU-style goshmem FCollect Test
+//	# PEs: 2  iterations: 10000  warmup: 1000
+//	# Size          Latency (us)
+//	1                          0.500
+//
+// -f adds "Min Latency (us)  Max Latency (us)  Iterations". The format
+// is the package doc of bench/internal/osu; the C peer is
+// bench/peer/fcollect.c (shmem_fcollect64).
+package main
+
+import (
+	"fmt"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/osu"
+)
+
+func main() {
+	osu.Main("fcollect", "FCollect", 1, osu.CollectiveDefaults, func(b *osu.Bench) {
+		team := goshmem.TeamWorld(b.PE)
+		src, dst := b.Buffers(b.N * b.MaxSize)
+		osu.Fill(src, byte('A'+b.Me%26)) // block j of dst must hold PE j's letter
+		b.Out.Columns(osu.Size, osu.LatencyUs)
+		b.Sweep(true, func(size, iters, warm int) float64 {
+			d, s := dst[:b.N*size], src[:size]
+			lat := osu.Time(warm, iters, func(n int) {
+				for range n {
+					goshmem.FCollect(team, d, s)
+				}
+			}) / float64(iters)
+			for j := range b.N {
+				if want := byte('A' + j%26); d[j*size] != want || d[(j+1)*size-1] != want {
+					panic(fmt.Sprintf("fcollect: PE %d: block %d of dst (%d bytes each) does not hold PE %d's data", b.Me, j, size, j))
+				}
+			}
+			return lat
+		})
+	})
+}
