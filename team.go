@@ -67,8 +67,8 @@ const (
 	wordsPerLine = 16
 	maxRounds    = 16
 	postWord     = maxRounds * wordsPerLine
-	countWord    = postWord + wordsPerLine // Collect's published length
-	releaseWord  = countWord + wordsPerLine // tree barrier: release from the parent
+	countWord    = postWord + wordsPerLine    // Collect's published length
+	releaseWord  = countWord + wordsPerLine   // tree barrier: release from the parent
 	childWord    = releaseWord + wordsPerLine // tree barrier: one word per child
 	readyWord    = childWord + wordsPerLine   // tree broadcast: the parent has the data
 	ringWord     = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
@@ -464,4 +464,3 @@ func (t *Team) treeSync(routine string, e uint32) {
 
 // bitLen is the number of bits of x (0 for 0).
 func bitLen(x int) int { return bits.Len(uint(x)) }
-

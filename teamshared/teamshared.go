@@ -26,7 +26,7 @@ import (
 // numbers: either a strided range or an explicit list.
 type Members struct {
 	start, stride, size int
-	list              []int // nil for a strided range
+	list                []int // nil for a strided range
 }
 
 // Strided returns the members start, start+stride, ..., size of them.
