@@ -31,10 +31,13 @@ type Team struct {
 	worlds  []int     // members' world PE numbers (for team contexts)
 	scratch [2][]byte // this PE's reduction buffers, reused
 
-	alg   algorithms
-	multi bool       // the members span several shared-memory domains
-	hier  *hierarchy // made at the first hierarchical collective
-	ring  uint32     // FCollect ring steps taken so far (same on every member)
+	alg    algorithms
+	multi  bool       // the members span several shared-memory domains
+	hier   *hierarchy // made at the first hierarchical collective
+	ring   uint32     // FCollect ring steps taken so far (same on every member)
+	rbox   uint32     // dropbox reductions so far (same on every member)
+	bbox   uint32     // dropbox broadcasts so far (same on every member)
+	rooted uint32     // dropbox broadcasts this PE was the root of
 }
 
 // algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
@@ -72,6 +75,11 @@ const (
 	childWord    = releaseWord + wordsPerLine // tree barrier: one word per child
 	readyWord    = childWord + wordsPerLine   // tree broadcast: the parent has the data
 	ringWord     = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
+	doneWord     = 23 * wordsPerLine          // dropbox broadcast: members done reading
+	reduceBoxes  = 24 * 64                    // byte offset of the two reduction dropboxes
+	bcastBoxes   = 28 * 64                    // byte offset of the two broadcast dropboxes
+	dropboxBytes = 2 * 64                     // bytes per dropbox
+	dropboxData  = dropboxBytes - 8           // data bytes after the sequence number
 )
 
 // predefined team slots (teamshared.Reserved of them).
@@ -97,7 +105,10 @@ func newTeams(pe *PE) *teams {
 	n := pe.NPEs()
 	world := teamshared.Strided(0, 1, n)
 	shared := world
-	if !pe.PtrAll() {
+	switch {
+	case pe.Config().Transport == "cma":
+		shared = teamshared.Strided(pe.MyPE(), 1, 1) // nothing else is mapped
+	case !pe.PtrAll():
 		first, local := pe.LocalPEs()
 		shared = teamshared.Strided(first, 1, local)
 	}
@@ -151,6 +162,8 @@ func (t *Team) domainOf(q int) int {
 	switch {
 	case cfg.SimDomains > 0:
 		return q / cfg.SimDomains
+	case cfg.Transport == "cma":
+		return q // every PE its own domain: no heap is mapped by another
 	case t.pe.PtrAll():
 		return 0
 	}
@@ -203,8 +216,8 @@ func TeamWorld(pe *PE) *Team { return teamsOf(pe).world }
 
 // TeamShared returns the team of the PEs whose whole heap this PE can
 // map, whatever their numbers (SHMEM_TEAM_SHARED): every PE of the job
-// when every process maps every heap, the PEs of this process
-// otherwise.
+// when every process maps every heap, the PEs of this process when some
+// cannot, and only this PE under SHMEM_TRANSPORT=cma.
 func TeamShared(pe *PE) *Team { return teamsOf(pe).shared }
 
 // TeamHost returns the team of the PEs on this PE's host.

@@ -89,3 +89,32 @@ func (p *PE) Config() Config { return p.job.cfg }
 // ProcessOf returns the pid of the process hosting PE q (0 before
 // start-up has completed).
 func (p *PE) ProcessOf(q int) int { return int(p.job.ctl.Slot(q).Pid.Load()) }
+
+// TeamAdd atomically adds d to word w of slot slot of PE q and wakes q
+// if it sleeps. PE q's heap must be mapped here (teams use it only
+// inside a shared-memory domain).
+func (p *PE) TeamAdd(q, slot, w int, d uint32) {
+	off := p.teamOff("TeamAdd", slot, w)
+	b := p.peers[q].base
+	if b == nil {
+		panicf("TeamAdd: PE %d is not mapped into this process", q)
+	}
+	atomic.AddUint32(mem.At[uint32](b, off), d)
+	wait.Ring(p.peers[q].door)
+}
+
+// TeamBytes returns the n bytes at byte offset off of slot slot of PE
+// q as mapped here, or nil when q's heap is not mapped.
+func (p *PE) TeamBytes(q, slot, off, n int) []byte {
+	if off < 0 || n < 0 || off+n > job.TeamSlotBytes {
+		panicf("TeamBytes: [%d, %d) outside a %d-byte team slot", off, off+n, job.TeamSlotBytes)
+	}
+	b := p.peers[q].base
+	if b == nil {
+		return nil
+	}
+	return mem.ByteSlice(b, p.teamOff("TeamBytes", slot, 0)+uintptr(off), n)
+}
+
+// Wake wakes PE q if it sleeps in a wait (after a store it may wait for).
+func (p *PE) Wake(q int) { wait.Ring(p.peers[q].door) }

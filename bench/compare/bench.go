@@ -87,6 +87,30 @@ var specs = []*spec{
 	{Name: "barrier", Title: "Barrier", What: "BarrierAll (shmem_barrier_all) on every PE",
 		Kind: latency,
 		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+
+	// The team collectives: every PE times back-to-back calls on
+	// TeamWorld (the peer: OpenSHMEM 1.4's active-set routines over all
+	// PEs); the rows are PE 0's. Sizes stop at 1 MiB (the largest size a
+	// target names) or 256 KiB, and reduce runs half the iterations, to
+	// keep a full comparison within a few minutes.
+	{Name: "broadcast", Title: "Broadcast", What: "Broadcast of size bytes from PE 0 on TeamWorld (shmem_broadcast64 over all PEs), back to back",
+		Kind: latency, Plot: latencyPlot, Sized: true,
+		Full: []string{"-m", "8:1048576", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
+	{Name: "reduce", Title: "Reduce", What: "SumReduce of size/8 int64s on TeamWorld (shmem_longlong_sum_to_all over all PEs), back to back",
+		Kind: latency, Plot: latencyPlot, Sized: true,
+		Full: []string{"-m", "8:1048576", "-i", "5000", "-w", "500"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
+	{Name: "collect", Title: "Collect", What: "Collect of size bytes from each PE on TeamWorld (shmem_collect64), back to back",
+		Kind: latency, Sized: true,
+		Full: []string{"-m", "8:262144", "-i", "2000", "-w", "200"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+	{Name: "fcollect", Title: "FCollect", What: "FCollect of size bytes from each PE on TeamWorld (shmem_fcollect64), back to back",
+		Kind: latency, Sized: true,
+		Full: []string{"-m", "8:262144", "-i", "2000", "-w", "200"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+	{Name: "alltoall", Title: "Alltoall", What: "Alltoall of size bytes to each PE on TeamWorld (shmem_alltoall64), back to back",
+		Kind: latency, Sized: true,
+		Full: []string{"-m", "8:262144", "-i", "2000", "-w", "200"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+	{Name: "team_create", Title: "Team Create", What: "TeamWorld.SplitStrided(0, 1, npes) 64 times back to back, then Destroy; time per creation (shmem_team_split_strided: OpenSHMEM 1.5)",
+		Kind: latency,
+		Full: []string{"-i", "100", "-w", "10"}, Quick: []string{"-i", "10", "-w", "2"}},
 }
 
 // specNames returns the names of all benchmarks.
@@ -157,9 +181,21 @@ func normalizeTitle(out string) string {
 	return out
 }
 
+// unsupported is what parse returns for a run that says it cannot do
+// the test ("# <name>: not supported by the peer (why)", as
+// bench/peer/team_create.c against OpenSHMEM 1.4): not a failure, no
+// figures.
+type unsupported struct{ Msg string }
+
+func (u *unsupported) Error() string { return u.Msg }
+
+// notSupported marks an unsupported run's comment.
+const notSupported = "not supported by the peer"
+
 // parse reads one run's output and returns its figures: the rows of
 // the first table (the main metric column), or for ptr the figures of
-// its "ns per store" comment.
+// its "ns per store" comment. An output without tables that says the
+// test is not supported returns an *unsupported error.
 func (s *spec) parse(out string) ([]point, error) {
 	o, err := osu.ParseOutput(strings.NewReader(normalizeTitle(out)))
 	if err != nil {
@@ -167,6 +203,13 @@ func (s *spec) parse(out string) ([]point, error) {
 	}
 	if o.Name != s.Title {
 		return nil, fmt.Errorf("output is the %q test, want %q", o.Name, s.Title)
+	}
+	if len(o.Tables) == 0 {
+		for _, c := range o.Comments {
+			if strings.Contains(c, notSupported) {
+				return nil, &unsupported{Msg: c}
+			}
+		}
 	}
 	if s.Kind == nanos {
 		return ptrFigures(o.Comments)

@@ -115,7 +115,7 @@ func neededLimits(sel []*spec) []string {
 	need := map[string]bool{}
 	for _, s := range sel {
 		switch s.Name {
-		case "put_bw", "get_bw":
+		case "put_bw", "get_bw", "broadcast":
 			need[limMemcpy] = true
 		case "put_pingpong", "barrier":
 			need[limHandoff] = true

@@ -3,7 +3,7 @@
 // machine's limits, and writes a report with the figures, the ratios,
 // the performance targets and plots:
 //
-//	go run ./bench/compare [-rounds 3] [-quick] [-only put,get,...] [-out bench/results] [-tag T] [-peer=false] [-np 2] [-timeout D]
+//	go run ./bench/compare [-rounds 3] [-quick] [-only put,get,...] [-out bench/results] [-tag T] [-peer=false] [-np 2] [-timeout D] [-x VAR=value ...]
 //
 // It builds everything once into a temporary directory: goshmem's
 // launcher (cmd/oshrun), the selected programs bench/<name> and
@@ -19,13 +19,16 @@
 //	peer:    NP=NP bench/peer/run.sh <name> ARGS
 //
 // with the same ARGS on both sides (the programs' defaults spelled out,
-// or with -quick sizes up to 64 KiB and a tenth of the iterations). It
-// keeps each figure's median and range over the rounds and writes
+// or with -quick sizes up to 64 KiB and a tenth of the iterations; the
+// team collectives broadcast, reduce, collect, fcollect, alltoall and
+// team_create run trimmed sizes and iterations, see specs). It keeps
+// each figure's median and range over the rounds and writes
 //
 //	<out>/<YYYY-MM-DD>[-<tag>].md     the report (overwritten)
 //	<out>/<YYYY-MM-DD>[-<tag>]/*.png  latency against size (log-log) for
-//	                                  put, get and put_pingpong, bandwidth
-//	                                  against size for put_bw and get_bw
+//	                                  put, get, put_pingpong, broadcast and
+//	                                  reduce, bandwidth against size for
+//	                                  put_bw and get_bw
 //	<out>/<YYYY-MM-DD>[-<tag>]/raw.txt  every run's command and output
 //
 // The report names the machine, the peer's configuration and both
@@ -40,10 +43,24 @@
 // (default bench/results of the module), -tag T (report <date>-T.md),
 // -peer=false (goshmem only), -np N (default 2; the targets are for 2),
 // -timeout D (per run: default 10m, 3m with -quick; a run that times out
-// or fails is reported and the other rounds still count).
+// or fails is reported and the other rounds still count), -x VAR=value
+// (repeatable: an environment variable for goshmem's PEs only, passed
+// as oshrun -x; the report's goshmem command shows it).
+//
+// goshmem's collective algorithms are picked by SHMEM_BARRIER_ALGORITHM,
+// SHMEM_REDUCE_ALGORITHM, SHMEM_BCAST_ALGORITHM and
+// SHMEM_FCOLLECT_ALGORITHM: set them with -x to compare one algorithm
+// with the peer (go run ./bench/compare -only reduce -x
+// SHMEM_REDUCE_ALGORITHM=flat -tag flat), or in the environment (the
+// peer's run.sh then sees them too, and ignores them). The report lists
+// the SHMEM_* variables goshmem's PEs inherited. The peer's
+// team_create says that OSHMEM 4.1 (OpenSHMEM 1.4) has no teams: the
+// report shows that line instead of peer figures, not as a failure.
 //
 // A full run (3 rounds, every benchmark) took 1m35s on the project's
-// 2-core development machine with light load; -quick takes about 20 s.
+// 2-core development machine with light load before the team
+// collectives were added, 2m14s with them (under a load average of 3 to
+// 5 from other work); -quick takes about 30 s.
 // Under heavy load the peer's ping-pong, whose PEs spin, can take
 // minutes for the large sizes (once 400 s for one run here while other
 // jobs kept both cores busy): run on a quiet machine.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,7 +22,8 @@ type report struct {
 	Machine    machine
 	LoadStart  float64 // 1-minute load average, NaN if unknown
 	LoadEnd    float64
-	GoshCmd    string // goshmem's command line, with PROG and ARGS
+	GoshCmd    string   // goshmem's command line, with PROG and ARGS
+	GoshEnv    []string // SHMEM_* variables goshmem's PEs inherit
 	Peer       peerInfo
 	PeerCmd    string // the peer's command line, with NAME and ARGS
 	PeerExpand string // what run.sh runs
@@ -60,9 +63,17 @@ func writeReport(w io.Writer, r *report) error {
 	if r.Quick {
 		p("| mode | quick (-quick): small sizes and few iterations, a smoke run, not a measurement |\n")
 	} else {
-		p("| mode | full: the programs' default sizes and iterations, spelled out per benchmark below |\n")
+		mode := "the programs' default sizes and iterations"
+		if slices.ContainsFunc(r.Specs, func(s *spec) bool { return isCollective(s.Name) }) {
+			mode += " (for the team collectives fewer: sizes up to 1 MiB or 256 KiB)"
+		}
+		p("| mode | full: %s, spelled out per benchmark below |\n", mode)
 	}
-	p("| goshmem | `%s`: goshmem's cmd/oshrun and bench/&lt;name&gt;, built from this tree with `go build`; default SHMEM_* settings |\n", r.GoshCmd)
+	settings := "default SHMEM_* settings"
+	if len(r.GoshEnv) > 0 {
+		settings = "SHMEM_* settings from the environment: `" + strings.Join(r.GoshEnv, " ") + "`, the rest default"
+	}
+	p("| goshmem | `%s`: goshmem's cmd/oshrun and bench/&lt;name&gt;, built from this tree with `go build`; %s |\n", r.GoshCmd, settings)
 	if r.Peer.Enabled {
 		ver := r.Peer.Version
 		if r.Peer.Components != "" {
@@ -126,8 +137,6 @@ func writeReport(w io.Writer, r *report) error {
 		}
 		p("\n")
 	}
-	p("Not covered: the reduce and broadcast targets come with the teams issue.\n\n")
-
 	p("## Results\n\n")
 	p("Each table: the median over the rounds; goshmem/peer below 1 means goshmem is faster for latencies, above 1 for bandwidths and rates. ")
 	p("The limit column is the machine limit the figure is judged against (see Machine limits).\n\n")
@@ -181,6 +190,10 @@ func writeReport(w io.Writer, r *report) error {
 	p("## Notes\n\n")
 	p("- The programs print figures with three decimals (microseconds for latencies, so nanoseconds): 0.020 us is anything from 0.0195 to 0.0205 us. Targets whose ratio the rounding could flip say so.\n")
 	p("- Limits: memcpy for put_bw and get_bw (same size); the cache-line hand-off with separate lines (a flag each side writes and the other polls, the ping-pong's and the barrier's layout) for put_pingpong up to %d B and the 2-PE barrier; the uncontended fetch-add for the atomics rows fetch_add, compare_swap and add_rate (PE 1 idles during the test, so the word's line stays in PE 0's cache; remote_fetch_add is what a contended line costs).\n", lineBytes)
+	if slices.ContainsFunc(r.Specs, func(s *spec) bool { return isCollective(s.Name) }) {
+		p("- Collectives (broadcast, reduce, collect, fcollect, alltoall): every PE times back-to-back calls on TeamWorld and the row is PE 0's; the peer uses OpenSHMEM 1.4's active-set routines over all PEs (OSHMEM 4.1 has no teams), alternating two pSync arrays, and skips sizes below 4 B. The broadcast's limit from %s up is the time memcpy takes for the size (size / memcpy bandwidth); its target compares bandwidths (size / latency) with memcpy's at %s. goshmem's algorithms: SHMEM_BARRIER_ALGORITHM, SHMEM_REDUCE_ALGORITHM, SHMEM_BCAST_ALGORITHM, SHMEM_FCOLLECT_ALGORITHM (set them in the environment, or for goshmem only with -x).\n",
+			humanSize(strconv.Itoa(bcastBulk)), humanSize(strconv.Itoa(collTargetSize)))
+	}
 	for _, n := range r.Notes {
 		p("- %s\n", n)
 	}
@@ -209,6 +222,8 @@ func writeBench(b *bufio.Writer, r *report, res *result) {
 		key = "Size"
 	case s.Name == "barrier":
 		key = "PEs"
+	case s.Name == "team_create":
+		key = "Teams"
 	}
 	hasLimit := false
 	for _, k := range res.Keys {
@@ -251,6 +266,11 @@ func writeBench(b *bufio.Writer, r *report, res *result) {
 		p("ptr's rows come from its `# ns per store:` line (table 1 prints 0.00 us); the last row is a ratio, not ns.\n\n")
 	}
 	for _, sd := range []side{gosh, peer} {
+		if u := res.Unsupported[sd]; u != "" {
+			p("%s: `%s`\n\n", sd, mdCell(u))
+		}
+	}
+	for _, sd := range []side{gosh, peer} {
 		if len(res.Fails[sd]) > 0 {
 			p("%s failed in %d of %d runs:\n\n", sd, len(res.Fails[sd]), res.Runs[sd])
 			for _, f := range res.Fails[sd] {
@@ -277,4 +297,14 @@ func kindName(m metric) string {
 func mdCell(s string) string {
 	s = strings.ReplaceAll(s, "|", "\\|")
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// isCollective reports whether a benchmark is one of the team
+// collectives.
+func isCollective(name string) bool {
+	switch name {
+	case "broadcast", "reduce", "collect", "fcollect", "alltoall":
+		return true
+	}
+	return false
 }

@@ -33,6 +33,7 @@ type config struct {
 	NP      int
 	Timeout time.Duration // per run
 	Args    []string      // the command line, for the report
+	GoshEnv []string      // -x VAR=value: passed to goshmem's PEs only
 
 	root  string  // the module's root directory
 	specs []*spec // the selected benchmarks
@@ -50,6 +51,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Peer, "peer", true, "run the peer (Open MPI's OpenSHMEM) too")
 	fs.IntVar(&c.NP, "np", 2, "number of PEs")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "stop a run after this long (default 10m, 3m with -quick)")
+	fs.Func("x", "`VAR=value` for goshmem's PEs only (oshrun -x), e.g. SHMEM_REDUCE_ALGORITHM=flat; repeatable", func(v string) error {
+		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
+			return fmt.Errorf("want VAR=value")
+		}
+		c.GoshEnv = append(c.GoshEnv, v)
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./bench/compare [flags]")
 		fs.PrintDefaults()
@@ -189,7 +197,8 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		Command: "go run ./bench/compare" + argString(c.Args), Quick: c.Quick, Rounds: c.Rounds, NP: c.NP,
 		Machine: readMachine(), Results: map[string]*result{}, Limits: limits{}, Plots: map[string]string{},
 		LoadStart: math.NaN(), LoadEnd: math.NaN(), Specs: c.specs,
-		GoshCmd: fmt.Sprintf("oshrun -n %d --bind-to core PROG ARGS", c.NP),
+		GoshCmd: fmt.Sprintf("oshrun -n %d --bind-to core%s PROG ARGS", c.NP, xFlags(c.GoshEnv)),
+		GoshEnv: shmemEnv(),
 	}
 	if v, ok := loadAvg(); ok {
 		rep.LoadStart = v
@@ -315,7 +324,11 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 				var o runOut
 				var cmdline string
 				if sd == gosh {
-					a := append([]string{"-n", strconv.Itoa(c.NP), "--bind-to", "core", filepath.Join(bin, s.Name)}, args...)
+					a := []string{"-n", strconv.Itoa(c.NP), "--bind-to", "core"}
+					for _, kv := range c.GoshEnv {
+						a = append(a, "-x", kv)
+					}
+					a = append(append(a, filepath.Join(bin, s.Name)), args...)
 					cmdline = "oshrun " + strings.Join(a, " ")
 					o = execute(ctx, c.Timeout, root, nil, filepath.Join(bin, "oshrun"), a...)
 				} else {
@@ -336,6 +349,14 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 					continue
 				}
 				pts, err := s.parse(o.Stdout)
+				var u *unsupported
+				if errors.As(err, &u) {
+					if res.Unsupported[sd] == "" {
+						pr.msg("%s (%s): %s", s.Name, sd, u.Msg)
+					}
+					res.Unsupported[sd] = u.Msg
+					continue
+				}
 				if err != nil {
 					f := fmt.Sprintf("round %d: cannot read the output: %v", round, err)
 					res.Fails[sd] = append(res.Fails[sd], f)
@@ -404,12 +425,34 @@ func argString(args []string) string {
 	return " " + strings.Join(args, " ")
 }
 
-// bandwidthMax returns the largest size the bandwidth benchmarks use,
-// rounded down to a power of two (memcpy's -max), or 64 KiB.
+// xFlags formats -x VAR=value flags for the report's command line.
+func xFlags(env []string) string {
+	var b strings.Builder
+	for _, kv := range env {
+		b.WriteString(" -x " + kv)
+	}
+	return b.String()
+}
+
+// shmemEnv returns the SHMEM_* variables of this process, which
+// goshmem's PEs inherit (the collective algorithms among them).
+func shmemEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "SHMEM_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// bandwidthMax returns the largest size the benchmarks judged against
+// memcpy use (the bandwidth benchmarks and broadcast), rounded down to a
+// power of two (memcpy's -max), or 64 KiB.
 func bandwidthMax(sel []*spec, quick bool) int {
 	best := 0
 	for _, s := range sel {
-		if s.Kind != bandwidth {
+		if s.Kind != bandwidth && s.Name != "broadcast" {
 			continue
 		}
 		a := s.args(quick)

@@ -76,6 +76,10 @@ type result struct {
 	Runs  [2]int            // runs attempted per side
 	Fails [2][]string       // per side, one line per failed run
 	Args  []string          // the arguments both sides ran with
+	// Unsupported holds, per side, what a run said when it could not do
+	// the test (see unsupported); such runs are neither figures nor
+	// failures.
+	Unsupported [2]string
 }
 
 func newResult(s *spec, args []string) *result {
@@ -142,6 +146,12 @@ const (
 	remoteFAdd  = "remote_fetch_add"
 	lineBytes   = 64 // a cache line
 	bwFloorSize = 4 << 20
+	// bcastBulk is the smallest broadcast size compared with the time
+	// memcpy takes for it (below, the synchronization dominates).
+	bcastBulk = 64 << 10
+	// collTargetSize is the large size of the reduce and broadcast
+	// targets.
+	collTargetSize = 1 << 20
 )
 
 // limitFor returns the machine limit that a benchmark's row is judged
@@ -150,9 +160,18 @@ const (
 // lines (the layout of the ping-pong's and the barrier's flags) for the
 // ping-pong up to one cache line and the 2-PE barrier; the uncontended
 // fetch-add for the atomics (PE 1 idles, so the word's line stays in
-// PE 0's cache).
+// PE 0's cache); for broadcasts of 64 KiB and more, the time memcpy
+// takes to copy the size (size / memcpy bandwidth, in us).
 func limitFor(s *spec, key string, l limits, np int) (float64, string, bool) {
 	switch s.Name {
+	case "broadcast":
+		n, err := strconv.Atoi(key)
+		if err != nil || n < bcastBulk {
+			return 0, "", false
+		}
+		if bw, ok := l.value(limMemcpy, key); ok && bw > 0 {
+			return float64(n) / bw, "memcpy time", true
+		}
 	case "put_bw", "get_bw":
 		v, ok := l.value(limMemcpy, key)
 		return v, "memcpy", ok
@@ -349,7 +368,7 @@ func (e evaluation) targets() []target {
 		default:
 			judge(&t, r.fig(gosh, key), r.fig(peer, key), outputHalfUnit, true, "us", "peer")
 			if t.Status == statusNA && t.Why == "no figures" {
-				t.Why = "no " + key + " figure from " + missingSides(r, key)
+				t.Why = "no " + humanSize(key) + " figure from " + missingSides(r, key)
 			}
 		}
 		ts = append(ts, t)
@@ -424,6 +443,13 @@ func (e evaluation) targets() []target {
 
 	vsPeer("barrier", strconv.Itoa(e.NP), "barrier latency vs peer", 0.6)
 
+	// The team collectives (teams issue).
+	big := strconv.Itoa(collTargetSize)
+	vsPeer("reduce", "8", "reduce latency, 8 B, vs peer", 0.5)
+	vsPeer("reduce", big, "reduce latency, 1 MiB, vs peer", 0.4)
+	vsPeer("broadcast", "8", "broadcast latency, 8 B, vs peer", 0.5)
+	ts = append(ts, e.bcastVsMemcpy(big))
+
 	{
 		t := target{Name: "ptr: store through Ptr vs local store (ptr_store/local_store)", Le: true, Threshold: 1.2}
 		r := e.Results["ptr"]
@@ -455,6 +481,44 @@ func (e evaluation) targets() []target {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// bcastVsMemcpy evaluates the broadcast's bandwidth at size key (size /
+// latency, per round) against memcpy's bandwidth at the same size: the
+// broadcast moves size bytes into every PE's dst, copies that run in
+// parallel, so a broadcast that costs only its copy runs at memcpy
+// speed.
+func (e evaluation) bcastVsMemcpy(key string) target {
+	t := target{Name: "broadcast bandwidth, " + humanSize(key) + ", vs memcpy (size / latency)", Threshold: 0.9}
+	r := e.Results["broadcast"]
+	n, _ := strconv.Atoi(key)
+	lim, ok := e.Limits.value(limMemcpy, key)
+	lat := r.fig(gosh, key)
+	switch {
+	case r == nil:
+		t.Status, t.Why = statusNA, "broadcast was not run (-only)"
+		return t
+	case !lat.ok():
+		t.Status, t.Why = statusNA, "no "+humanSize(key)+" figure from goshmem"
+		if len(r.Keys) > 0 {
+			t.Why += " (the largest size was " + humanSize(r.Keys[len(r.Keys)-1]) + ")"
+		}
+		return t
+	case !ok || lim <= 0:
+		t.Status, t.Why = statusNA, "no memcpy limit for "+humanSize(key)+limitErr(e.Limits, limMemcpy)
+		return t
+	}
+	var bw agg
+	for _, us := range lat.Values {
+		if us > 0 {
+			bw.Values = append(bw.Values, float64(n)/us)
+		}
+	}
+	judge(&t, bw, agg{[]float64{lim}}, 0, false, "MB/s", "memcpy")
+	if t.Status != statusNA {
+		t.Figures += fmt.Sprintf(" (broadcast latency %s us, memcpy time %s us)", fmtNum(lat.median()), fmtNum(float64(n)/lim))
+	}
+	return t
 }
 
 // worst evaluates a bandwidth target over sizes: the size with the

@@ -6,7 +6,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/bin}
 cc=${OSHCC:-oshcc}
-progs="put get put_pingpong put_bw get_bw put_mr atomics ptr barrier"
+progs="put get put_pingpong put_bw get_bw put_mr atomics ptr barrier broadcast reduce collect fcollect alltoall team_create"
 command -v "$cc" >/dev/null 2>&1 || {
 	echo "build.sh: $cc not found (apt-get install -y openmpi-bin libopenmpi-dev)" >&2
 	exit 1

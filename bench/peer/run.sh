@@ -11,7 +11,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 if [ $# -lt 1 ]; then
-	echo "usage: $0 NAME [ARGS...]  (NAME: put get put_pingpong put_bw get_bw put_mr atomics ptr barrier)" >&2
+	echo "usage: $0 NAME [ARGS...]  (NAME: put get put_pingpong put_bw get_bw put_mr atomics ptr barrier broadcast reduce collect fcollect alltoall team_create)" >&2
 	exit 2
 fi
 name=$1

@@ -48,6 +48,13 @@
 // --pes-per-proc K that is the K PEs of each process, which makes the
 // hierarchy the real one of a cluster of shared-memory nodes.
 //
+// The flat reduction is one SumReduce call over TeamWorld. When
+// TeamWorld spans several shared-memory domains (SHMEM_TRANSPORT=cma
+// with several processes, or domains simulated with
+// GOSHMEM_SIM_DOMAINS) the library reduces hierarchically inside that
+// call, and the two timings compare the explicit hierarchy with the
+// library's own.
+//
 // PE 0 prints the result, the compute time, the time per reduction of
 // each method (the slowest PE's average over -i iterations), and
 // "match" when every PE got the same vector both ways and it equals

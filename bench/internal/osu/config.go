@@ -1,6 +1,8 @@
 // Package osu is the shared part of goshmem's OSU-style benchmark
 // programs (bench/put, bench/get, bench/put_pingpong, bench/put_bw,
-// bench/get_bw, bench/put_mr, bench/atomics, bench/ptr, bench/barrier):
+// bench/get_bw, bench/put_mr, bench/atomics, bench/ptr, bench/barrier,
+// and the team collectives bench/broadcast, bench/reduce,
+// bench/collect, bench/fcollect, bench/alltoall, bench/team_create):
 // flag parsing into a Config, the message-size list, iteration scaling,
 // the output format, a timer, and the gathering of per-PE results on
 // PE 0. Each program is run with the launcher, for example
@@ -22,17 +24,21 @@
 //	2                           0.05
 //
 // Line 1 names the test (Put, Get, Put Ping-Pong, Put Bandwidth, Get
-// Bandwidth, Put Message Rate, Atomics, Ptr, Barrier). Line 2 repeats
+// Bandwidth, Put Message Rate, Atomics, Ptr, Barrier, Broadcast, Reduce,
+// Collect, FCollect, Alltoall, Team Create). Line 2 repeats
 // the number of PEs and the -i and -w values (before size scaling). A
 // table header is a line "# " + first column name padded with spaces to
 // 16 characters, then the other column names joined by two spaces. Each
 // data row is the key (a size in bytes, an operation name, or the number
-// of PEs) left-aligned in 16 characters (`%-16d` or `%-16s`), then each
+// of PEs, or of teams) left-aligned in 16 characters (`%-16d` or `%-16s`), then each
 // value right-aligned in 16 characters with three decimals (`%16.3f`);
 // the Iterations column of -f output is an integer (`%16d`). Other
 // lines starting with "#" are comments: they contain a colon, which no
 // header does (atomics ends with "# add_rate: <x> Mops/s", ptr's first
-// table with "# ns per store: ..."). Microseconds are 1e-6 s; MB/s is
+// table with "# ns per store: ...", team_create with "# destroy: <x> us
+// per team"; reduce prints "# type: int64" before its header, and a
+// program that cannot run some of -m's sizes lists them before its
+// header: "# skipped sizes: 1 2 4 (why)"). Microseconds are 1e-6 s; MB/s is
 // 1e6 bytes per second. A program that needs two PEs and runs on one
 // prints only "# <Name> needs at least 2 PEs" and exits with status 1.
 //
@@ -43,7 +49,8 @@
 // windows for the bandwidth and message-rate tests, sweeps for Ptr).
 // In put, get, put_pingpong, put_bw, get_bw, atomics and ptr only PE 0
 // times, so min = max = the value; in put_mr every sending PE times
-// (the value is their sum), in barrier every PE (the value is PE 0's).
+// (the value is their sum), in barrier and the collectives every PE (the
+// value is PE 0's).
 //
 // # Flags
 //
@@ -61,9 +68,10 @@
 // 1 MiB N/100, but at least 1 (a zero -w stays zero); see Scale.
 // (OSU switches from 10000/1000 to 100/10 above 8 KiB; this split keeps
 // more iterations for medium sizes, which are cheap on shared memory.)
-// Programs without sizes (atomics, barrier, the first Ptr table) use N
-// as is; -m is then accepted and ignored, except that ptr prints its
-// bulk-copy table only when -m is given.
+// Programs without sizes (atomics, barrier, the first Ptr table,
+// team_create) use N as is; -m is then accepted and ignored, except
+// that ptr prints its bulk-copy table only when -m is given. A program
+// may add flags of its own (reduce's -t; ParseExtra).
 //
 // -x is not a benchmark flag: oshrun uses it for environment variables.
 //
@@ -76,6 +84,17 @@
 //	atomics                  (ignored)      10000   1000
 //	ptr                      (table 2 only) 10000   1000  (sweeps of 64)
 //	barrier                  (ignored)      10000   1000
+//	broadcast, collect,      1:4194304      10000   1000
+//	fcollect, alltoall
+//	reduce                   8:4194304      10000   1000  (-t int64|float64)
+//	team_create              (ignored)      100     10    (rounds of 64 creations)
+//
+// reduce's sizes are bytes of whole 8-byte elements: "max" and ":max"
+// mean 8:max there (Defaults.MinSize), and sizes that are not multiples
+// of 8 are skipped. The collectives run on TeamWorld with every PE
+// timing back-to-back calls; their algorithms are goshmem's choice or
+// the SHMEM_*_ALGORITHM variables in the PEs' environment (oshrun -x),
+// which the programs leave alone.
 //
 // # Memory
 //
@@ -83,7 +102,8 @@
 // (two buffers of the maximum size: 32 MiB by default) and put_mr (a
 // window buffer of at most 64 MiB plus a source of the maximum size),
 // well inside the launcher's default SHMEM_SYMMETRIC_SIZE of 512M per
-// PE; -m up to 1 GiB needs a larger SHMEM_SYMMETRIC_SIZE (oshrun -x).
+// PE (collect, fcollect and alltoall use n times the maximum size per
+// buffer: 4 MiB x n PEs by default); -m up to 1 GiB needs a larger SHMEM_SYMMETRIC_SIZE (oshrun -x).
 package osu
 
 import (

@@ -1,0 +1,134 @@
+package goshmem_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
+)
+
+func TestAlgorithmsQuick(t *testing.T) {
+	for _, cfg := range []node.Config{
+		{HeapSize: 1 << 20, BarrierAlgorithm: "tree", BcastAlgorithm: "tree", FCollectAlgorithm: "ring"},
+		{HeapSize: 1 << 20, SimDomains: 2},
+		{HeapSize: 1 << 20, SimDomains: 3, ReduceAlgorithm: "partitioned"},
+		{HeapSize: 1 << 20, Transport: "cma"},
+	} {
+		for _, n := range []int{1, 2, 3, 5, 7} {
+			name := fmt.Sprintf("%+v/n=%d", cfg, n)
+			err := goshmem.RunLocalConfig(cfg, n, func(pe *goshmem.PE) {
+				w := goshmem.TeamWorld(pe)
+				src, _ := goshmem.Malloc[int64](pe, 1000)
+				dst, _ := goshmem.Malloc[int64](pe, 1000)
+				all, _ := goshmem.Malloc[int64](pe, 1000*n)
+				for it := 0; it < 20; it++ {
+					for i := range src {
+						src[i] = int64(pe.MyPE()*1000 + i + it)
+					}
+					goshmem.SumReduce(w, dst, src)
+					for i := range dst {
+						want := int64(0)
+						for q := 0; q < n; q++ {
+							want += int64(q*1000 + i + it)
+						}
+						if dst[i] != want {
+							t.Errorf("%s it %d PE %d: sum[%d]=%d want %d", name, it, pe.MyPE(), i, dst[i], want)
+							return
+						}
+					}
+					root := it % n
+					goshmem.Broadcast(w, dst, src, root)
+					if dst[7] != int64(root*1000+7+it) {
+						t.Errorf("%s it %d PE %d: bcast %d", name, it, pe.MyPE(), dst[7])
+						return
+					}
+					goshmem.FCollect(w, all, src)
+					for q := 0; q < n; q++ {
+						if all[q*1000+5] != int64(q*1000+5+it) {
+							t.Errorf("%s it %d PE %d: fcollect block %d = %d", name, it, pe.MyPE(), q, all[q*1000+5])
+							return
+						}
+					}
+					w.Sync()
+				}
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+// TestScans checks SumInscan and SumExscan against prefix sums, in
+// place and not, on world and on a strided team.
+func TestScans(t *testing.T) {
+	for _, n := range []int{1, 2, 4, 5} {
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+			src, _ := goshmem.Malloc[int64](pe, 9)
+			dst, _ := goshmem.Malloc[int64](pe, 9)
+			w := goshmem.TeamWorld(pe)
+			for rep := 0; rep < 5; rep++ {
+				for i := range src {
+					src[i] = int64((pe.MyPE()+1)*(i+1) + rep)
+				}
+				prefix := func(upto int, i int) int64 {
+					s := int64(0)
+					for q := 0; q <= upto; q++ {
+						s += int64((q+1)*(i+1) + rep)
+					}
+					return s
+				}
+				goshmem.SumInscan(w, dst, src)
+				for i := range dst {
+					if want := prefix(pe.MyPE(), i); dst[i] != want {
+						t.Errorf("n=%d PE %d: inscan[%d]=%d want %d", n, pe.MyPE(), i, dst[i], want)
+					}
+				}
+				goshmem.SumExscan(w, src, src) // in place
+				for i := range src {
+					if want := prefix(pe.MyPE()-1, i); src[i] != want {
+						t.Errorf("n=%d PE %d: exscan[%d]=%d want %d", n, pe.MyPE(), i, src[i], want)
+					}
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDropboxBackToBack hammers the small-message paths (dropbox
+// reductions and broadcasts) with back-to-back calls whose data and
+// roots change every time, so that reusing a dropbox too early shows
+// up as a wrong value.
+func TestDropboxBackToBack(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+			w := goshmem.TeamWorld(pe)
+			src, _ := goshmem.Malloc[int64](pe, 4)
+			dst, _ := goshmem.Malloc[int64](pe, 4)
+			for it := 0; it < 500; it++ {
+				for i := range src {
+					src[i] = int64(pe.MyPE()*100 + i + it*7)
+				}
+				goshmem.MaxReduce(w, dst, src)
+				if want := int64((n-1)*100 + 3 + it*7); dst[3] != want {
+					t.Errorf("n=%d it %d PE %d: max %d want %d", n, it, pe.MyPE(), dst[3], want)
+					return
+				}
+				root := (it * 3) % n
+				goshmem.Broadcast(w, dst, src, root)
+				if want := int64(root*100 + 2 + it*7); dst[2] != want {
+					t.Errorf("n=%d it %d PE %d: bcast from %d: %d want %d", n, it, pe.MyPE(), root, dst[2], want)
+					return
+				}
+				src[0] = -1 // the caller may reuse src at once
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

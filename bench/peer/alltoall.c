@@ -1,0 +1,64 @@
+/*
+ * alltoall: latency of shmem_alltoall{64,32} over every PE (the peer of
+ * bench/alltoall). Each PE sends size bytes to every PE (multiples of 8
+ * use the 64-bit routine, other multiples of 4 the 32-bit one, the rest
+ * are skipped, see coll.h); src and dst hold npes x size. For each size
+ * every PE runs the warm-up calls, then times iterations of
+ * shmem_alltoall{64,32}(dst, src, size / width, 0, 0, npes, pSync) back
+ * to back, alternating two pSync arrays, no barrier between calls;
+ * latency = elapsed / iterations. The row is PE 0's, with -f the min and
+ * max over all PEs. After each size every PE checks every block of its
+ * dst.
+ */
+#include "coll.h"
+
+static int width_ok(size_t size) { return peer_elem_bytes(size) != 0; }
+
+/* The byte that the block from PE from to PE to is filled with (as the
+ * Go program's tag). */
+static char tag(int from, int to) { return (char)(from * 31 + to * 7 + 1); }
+
+static inline void call(char *dst, const char *src, size_t size, int width) {
+    if (width == 8)
+        shmem_alltoall64(dst, src, size / 8, 0, 0, peer_npes, peer_next_psync());
+    else
+        shmem_alltoall32(dst, src, size / 4, 0, 0, peer_npes, peer_next_psync());
+}
+
+int main(int argc, char **argv) {
+    struct peer_opts o = peer_init(argc, argv, "Alltoall", 1, &PEER_LATENCY);
+    size_t total = (size_t)peer_npes * o.max_size;
+    char *src = peer_malloc(total);
+    char *dst = peer_malloc(total);
+    peer_fill(src, 'a', total);
+    peer_fill(dst, 'b', total);
+    peer_psync_init();
+    peer_skip_comment(&o, width_ok, "OpenSHMEM 1.4 moves 32- or 64-bit elements");
+    peer_header("Size", "Latency (us)", o.full);
+    PEER_FOR_SIZES(&o, size) {
+        int width = peer_elem_bytes(size);
+        if (width == 0)
+            continue;
+        long iters = peer_scale(o.iters, size), warm = peer_scale(o.warm, size);
+        for (int j = 0; j < peer_npes; j++)
+            peer_fill(src + (size_t)j * size, tag(peer_me, j), size);
+        shmem_barrier_all();
+        for (long i = 0; i < warm; i++)
+            call(dst, src, size, width);
+        double t0 = peer_now_us();
+        for (long i = 0; i < iters; i++)
+            call(dst, src, size, width);
+        double lat = (peer_now_us() - t0) / (double)iters;
+        for (int j = 0; j < peer_npes; j++) {
+            char want = tag(j, peer_me);
+            peer_check(dst[(size_t)j * size] == want && dst[(size_t)(j + 1) * size - 1] == want,
+                       "a block of dst does not hold its PE's data", size);
+        }
+        struct peer_res r = peer_finish(lat, 1, o.full);
+        peer_row_size(size, &r, o.full, iters);
+    }
+    shmem_free(dst);
+    shmem_free(src);
+    shmem_finalize();
+    return 0;
+}
