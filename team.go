@@ -360,14 +360,39 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	if err != nil {
 		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: %w", err)
 	}
-	if x, err = t.create("TeamSplit2D", xm, xcfg); err != nil {
-		return nil, nil, err
-	}
-	if y, err = t.create("TeamSplit2D", ym, ycfg); err != nil {
+	// Every parent PE takes part in both creations, and then in an
+	// agreement on whether any failed, so that all of them return the
+	// same outcome and none waits for a PE that gave up.
+	x, errx := t.create("TeamSplit2D", xm, xcfg)
+	y, erry := t.create("TeamSplit2D", ym, ycfg)
+	err = errors.Join(errx, erry)
+	if t.anyFailed("TeamSplit2D", err != nil) {
 		x.Destroy()
+		y.Destroy()
+		if err == nil {
+			err = fmt.Errorf("goshmem.TeamSplit2D: another PE of the parent team could not create its team: %w", errNoSlot)
+		}
 		return nil, nil, err
 	}
 	return x, y, nil
+}
+
+// anyFailed tells every member of t whether any member passed true.
+func (t *Team) anyFailed(routine string, failed bool) bool {
+	v := uint32(0)
+	if failed {
+		v = 1
+	}
+	t.pe.TeamSet(t.pe.MyPE(), t.slot, postWord, v)
+	t.sync(routine)
+	any := false
+	for m, q := range t.worlds {
+		if t.pe.TeamLoad(q, int(t.slots[m]), postWord) != 0 {
+			any = true
+		}
+	}
+	t.sync(routine)
+	return any
 }
 
 // errNoSlot is returned when a PE of the new team has no free slot.
