@@ -496,20 +496,31 @@ func collect(t *Team, routine string, m, off, n int, e uint32) []byte {
 	return box[8 : 8+n]
 }
 
-// broadcastDropbox is Broadcast through the root's dropbox, for at
-// most dropboxData bytes inside a shared-memory domain: the root waits
-// until every member has read its previous broadcast (a counter the
-// readers add to), publishes the data, and returns; the others wait for
-// the publication, copy, and count themselves done.
+// broadcastDropbox is Broadcast through the root's dropboxes, for at
+// most dropboxData bytes inside a shared-memory domain. The root
+// publishes the data with the call's sequence number and returns; the
+// others wait for the publication, copy, and count themselves done in
+// the root's slot. Each member has two broadcast dropboxes and uses them
+// alternately over the broadcasts it roots (every member counts how
+// often each member was root, so readers know which one); before
+// reusing one, the root waits until every reader is done with the
+// broadcast that used it last, two of its broadcasts ago. Back-to-back
+// broadcasts thus overlap: the root does not wait for the latest reads.
 func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	bytes := len(src) * int(mem.SizeOf[T]())
 	members := t.NPEs()
+	if t.rootCount == nil {
+		t.rootCount = make([]uint32, members)
+	}
 	t.bbox++
 	e := t.bbox
-	off := bcastBoxes + int(e&1)*dropboxBytes
+	k := t.rootCount[root]
+	t.rootCount[root]++
+	off := bcastBoxes + int(k&1)*dropboxBytes
 	if t.me == root {
-		t.pe.TeamWait(routine, t.slot, doneWord, t.rooted*uint32(members-1))
-		t.rooted++
+		if k >= 2 {
+			t.pe.TeamWait(routine, t.slot, doneWord, (k-1)*uint32(members-1))
+		}
 		publish(t, off, mem.Bytes(src), e)
 		copy(dst, src)
 		return

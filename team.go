@@ -31,13 +31,14 @@ type Team struct {
 	worlds  []int     // members' world PE numbers (for team contexts)
 	scratch [2][]byte // this PE's reduction buffers, reused
 
-	alg    algorithms
-	multi  bool       // the members span several shared-memory domains
-	hier   *hierarchy // made at the first hierarchical collective
-	ring   uint32     // FCollect ring steps taken so far (same on every member)
-	rbox   uint32     // dropbox reductions so far (same on every member)
-	bbox   uint32     // dropbox broadcasts so far (same on every member)
-	rooted uint32     // dropbox broadcasts this PE was the root of
+	alg   algorithms
+	multi bool       // the members span several shared-memory domains
+	hier  *hierarchy // made at the first hierarchical collective
+	ring  uint32     // FCollect ring steps taken so far (same on every member)
+	rbox  uint32     // dropbox reductions so far (same on every member)
+	bbox  uint32     // dropbox broadcasts so far (same on every member)
+	// rootCount[m] is how many dropbox broadcasts member m has rooted.
+	rootCount []uint32
 }
 
 // algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
