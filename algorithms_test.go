@@ -132,3 +132,29 @@ func TestDropboxBackToBack(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastRootRunsAhead: the same root broadcasts small vectors
+// many times in a row while readers lag; every reader must get each
+// broadcast's own data (a dropbox reused too early shows up here).
+func TestBroadcastRootRunsAhead(t *testing.T) {
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, 3, func(pe *goshmem.PE) {
+		w := goshmem.TeamWorld(pe)
+		src, _ := goshmem.Malloc[int64](pe, 15)
+		dst, _ := goshmem.Malloc[int64](pe, 15)
+		for it := 0; it < 2000; it++ {
+			root := it / 25 % 3
+			for i := range src {
+				src[i] = int64(it*1000 + pe.MyPE()*100 + i)
+			}
+			n := []int{1, 15}[it%2]
+			goshmem.Broadcast(w, dst[:n], src[:n], root)
+			if want := int64(it*1000 + root*100); dst[0] != want {
+				t.Errorf("it %d PE %d root %d: got %d want %d", it, pe.MyPE(), root, dst[0], want)
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

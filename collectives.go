@@ -500,11 +500,12 @@ func collect(t *Team, routine string, m, off, n int, e uint32) []byte {
 // most dropboxData bytes inside a shared-memory domain. The root
 // publishes the data with the call's sequence number and returns; the
 // others wait for the publication, copy, and count themselves done in
-// the root's slot. Each member has two broadcast dropboxes and uses them
-// alternately over the broadcasts it roots (every member counts how
-// often each member was root, so readers know which one); before
-// reusing one, the root waits until every reader is done with the
-// broadcast that used it last, two of its broadcasts ago. Back-to-back
+// the root's slot, in a counter per dropbox. Each member has two
+// broadcast dropboxes and uses them alternately over the broadcasts it
+// roots (every member counts how often each member was root, so readers
+// know which one); before reusing one, the root waits until every
+// reader is done with every broadcast that used it, the last two of its
+// broadcasts ago. Back-to-back
 // broadcasts thus overlap: the root does not wait for the latest reads.
 func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	bytes := len(src) * int(mem.SizeOf[T]())
@@ -518,8 +519,12 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	t.rootCount[root]++
 	off := bcastBoxes + int(k&1)*dropboxBytes
 	if t.me == root {
+		// Box k&1 served broadcasts k&1, k&1+2, ..., k-2 of this root:
+		// k/2 of them, each read by members-1 readers. (One counter per
+		// box: a fast reader's acknowledgement of a later broadcast must
+		// not stand in for a slow reader's of an earlier one.)
 		if k >= 2 {
-			t.pe.TeamWait(routine, t.slot, doneWord, (k-1)*uint32(members-1))
+			t.pe.TeamWait(routine, t.slot, doneWord+int(k&1), (k/2)*uint32(members-1))
 		}
 		publish(t, off, mem.Bytes(src), e)
 		copy(dst, src)
@@ -527,5 +532,5 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	}
 	b := collect(t, routine, root, off, bytes, e)
 	copy(mem.Bytes(dst), b)
-	t.pe.TeamAdd(t.worlds[root], int(t.slots[root]), doneWord, 1)
+	t.pe.TeamAdd(t.worlds[root], int(t.slots[root]), doneWord+int(k&1), 1)
 }

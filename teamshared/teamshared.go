@@ -19,6 +19,7 @@ package teamshared
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -104,6 +105,11 @@ func (m Members) SplitStrided(start, stride, size int) (Members, error) {
 		return Members{}, fmt.Errorf("%w: start %d outside the parent's PEs [0, %d)", ErrInvalidSplit, start, m.size)
 	case stride == 0 && size > 1:
 		return Members{}, fmt.Errorf("%w: stride 0 with size %d (only a one-PE team may have stride 0)", ErrInvalidSplit, size)
+	}
+	if as := max(stride, -stride); as != 0 && (as < 0 || size-1 > (math.MaxInt-start)/as) {
+		// (size-1)*stride would overflow: far outside the parent.
+		return Members{}, fmt.Errorf("%w: start %d, stride %d, size %d does not fit in a parent of %d PEs",
+			ErrInvalidSplit, start, stride, size, m.size)
 	}
 	last := start + (size-1)*stride
 	if last < 0 || last >= m.size {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"image/png"
 	"math"
 	"os"
@@ -349,7 +351,8 @@ func TestWriteReport(t *testing.T) {
 		"| put ping-pong one-way, 8 B, vs cache-line hand-off (separate lines) | 1.35 | <= 1.30 | **MISS** | goshmem 0.30 us, hand-off 0.223 us |",
 		"| get latency, 8 B, vs peer | - | <= 0.70 | n/a | get was not run (-only) |",
 		"- put ping-pong one-way, 8 B, vs peer: 0.97 (wanted <= 0.75). cause: " + causeUnknown,
-		"reduce and broadcast targets come with the teams issue",
+		"| reduce latency, 8 B, vs peer | - | <= 0.50 | n/a | reduce was not run (-only) |",
+		"| broadcast bandwidth, 1 MiB, vs memcpy (size / latency) | - | >= 0.90 | n/a | broadcast was not run (-only) |",
 		"### put: latency (us), lower is better\n",
 		"![put](2025-11-21/put.png)",
 		"| Size | goshmem (us) | peer (us) | goshmem/peer | goshmem range | peer range |",
@@ -365,6 +368,9 @@ func TestWriteReport(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	if strings.Contains(md, "Collectives (broadcast") {
+		t.Errorf("the report explains collectives that were not run")
 	}
 	if t.Failed() {
 		t.Logf("report:\n%s", md)
@@ -467,6 +473,24 @@ func TestFlags(t *testing.T) {
 	if got := bandwidthMax(specs, false); got != 16<<20 {
 		t.Errorf("bandwidthMax = %d", got)
 	}
+	// broadcast is judged against memcpy up to its largest size.
+	c, err = parseFlags([]string{"-only", "reduce,broadcast,team_create", "-x", "SHMEM_REDUCE_ALGORITHM=flat", "-x", "SHMEM_BCAST_ALGORITHM=tree"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := neededLimits(c.specs); !slices.Equal(got, []string{limMemcpy}) {
+		t.Errorf("limits for reduce,broadcast,team_create: %q", got)
+	}
+	if got := bandwidthMax(c.specs, false); got != 1<<20 {
+		t.Errorf("bandwidthMax(broadcast) = %d", got)
+	}
+	if !slices.Equal(c.GoshEnv, []string{"SHMEM_REDUCE_ALGORITHM=flat", "SHMEM_BCAST_ALGORITHM=tree"}) ||
+		xFlags(c.GoshEnv) != " -x SHMEM_REDUCE_ALGORITHM=flat -x SHMEM_BCAST_ALGORITHM=tree" {
+		t.Errorf("-x: %q", c.GoshEnv)
+	}
+	if _, err := parseFlags([]string{"-x", "NOVALUE"}, &errb); err == nil {
+		t.Errorf("-x NOVALUE accepted")
+	}
 }
 
 // TestEndToEnd runs the tool as a quick goshmem-only comparison of put
@@ -514,6 +538,143 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("report:\n%s", md)
+	}
+}
+
+// collResult builds a result of a collective benchmark from per-round
+// figures: rows[i] are the rows of round i of each side.
+func collResult(t *testing.T, name string, g, p [][]point) *result {
+	t.Helper()
+	s := specByName(t, name)
+	r := newResult(s, s.Full)
+	for i, sd := range []side{gosh, peer} {
+		for _, rows := range [][][]point{g, p}[i] {
+			feed(t, r, sd, output(sd == peer, s.Title, osu.Size, osu.LatencyUs, rows))
+		}
+	}
+	return r
+}
+
+func TestCollectiveTargets(t *testing.T) {
+	const mib = "1048576"
+	memcpy := &limitTable{Test: limMemcpy, Rows: []point{{"8", 500}, {"65536", 20000}, {mib, 10000}}}
+	lim := limits{limMemcpy: memcpy}
+	reduce := collResult(t, "reduce",
+		[][]point{{{"8", 0.30}, {mib, 100}}, {{"8", 0.35}, {mib, 110}}, {{"8", 0.32}, {mib, 90}}},
+		[][]point{{{"8", 0.80}, {mib, 200}}, {{"8", 0.70}, {mib, 210}}, {{"8", 0.75}, {mib, 190}}})
+	// Broadcast at 1 MiB: 110 us is 9533 MB/s, 0.95 of memcpy's 10000.
+	bcast := collResult(t, "broadcast",
+		[][]point{{{"8", 0.50}, {"65536", 7}, {mib, 110}}, {{"8", 0.50}, {"65536", 7}, {mib, 105}}, {{"8", 0.50}, {"65536", 7}, {mib, 140}}},
+		[][]point{{{"8", 0.20}, {"65536", 9}, {mib, 130}}, {{"8", 0.20}, {"65536", 9}, {mib, 130}}, {{"8", 0.20}, {"65536", 9}, {mib, 130}}})
+	ev := evaluation{Limits: lim, NP: 2, Peer: true, Results: map[string]*result{"reduce": reduce, "broadcast": bcast}}
+	ts := ev.targets()
+	for _, w := range []struct {
+		prefix string
+		status string
+		ratio  float64
+	}{
+		{"reduce latency, 8 B, vs peer", statusPass, 0.32 / 0.75},
+		{"reduce latency, 1 MiB, vs peer", statusMiss, 100.0 / 200},
+		{"broadcast latency, 8 B, vs peer", statusMiss, 0.50 / 0.20},
+		{"broadcast bandwidth, 1 MiB, vs memcpy", statusPass, (1048576 / 110.0) / 10000},
+	} {
+		x := findTarget(t, ts, w.prefix)
+		if x.Status != w.status || math.Abs(x.Ratio-w.ratio) > 1e-9 {
+			t.Errorf("%s: %s %v; want %s %v (%+v)", w.prefix, x.Status, x.Ratio, w.status, w.ratio, x)
+		}
+	}
+	if x := findTarget(t, ts, "broadcast bandwidth"); !strings.Contains(x.Figures, "goshmem 9533 MB/s, memcpy 10000 MB/s") ||
+		!strings.Contains(x.Figures, "broadcast latency 110.00 us, memcpy time 104.86 us") {
+		t.Errorf("broadcast vs memcpy figures %q", x.Figures)
+	}
+	// A slow median (130 us: 0.81) whose best round (110 us) meets the
+	// target is a miss put down to noise.
+	slow := collResult(t, "broadcast", [][]point{{{mib, 130}}, {{mib, 110}}, {{mib, 135}}}, nil)
+	ev.Results["broadcast"] = slow
+	if x := findTarget(t, ev.targets(), "broadcast bandwidth"); x.Status != statusMiss || !strings.Contains(x.Cause, "noise") {
+		t.Errorf("slow broadcast: %+v", x)
+	}
+	// The broadcast's limit column: memcpy time from 64 KiB up.
+	if v, what, ok := limitFor(bcast.Spec, mib, lim, 2); !ok || math.Abs(v-104.8576) > 1e-9 || what != "memcpy time" {
+		t.Errorf("limitFor(broadcast, 1 MiB) = %v, %q, %v", v, what, ok)
+	}
+	if _, _, ok := limitFor(bcast.Spec, "8", lim, 2); ok {
+		t.Errorf("broadcast of 8 B has a limit")
+	}
+	// A quick run stops at 64 KiB: the 1 MiB targets are n/a.
+	quick := collResult(t, "reduce", [][]point{{{"8", 0.3}, {"65536", 20}}}, [][]point{{{"8", 0.7}, {"65536", 30}}})
+	qb := collResult(t, "broadcast", [][]point{{{"8", 0.3}, {"65536", 20}}}, nil)
+	ev.Results = map[string]*result{"reduce": quick, "broadcast": qb}
+	ts = ev.targets()
+	if x := findTarget(t, ts, "reduce latency, 1 MiB"); x.Status != statusNA || x.Why != "no 1 MiB figure from goshmem and peer" {
+		t.Errorf("quick reduce 1 MiB: %+v", x)
+	}
+	if x := findTarget(t, ts, "broadcast bandwidth"); x.Status != statusNA || !strings.Contains(x.Why, "the largest size was 64 KiB") {
+		t.Errorf("quick broadcast 1 MiB: %+v", x)
+	}
+	ev.Limits = limits{}
+	ev.Results["broadcast"] = bcast
+	if x := findTarget(t, ev.targets(), "broadcast bandwidth"); x.Status != statusNA || !strings.Contains(x.Why, "no memcpy limit for 1 MiB (not run)") {
+		t.Errorf("broadcast without memcpy: %+v", x)
+	}
+}
+
+func TestUnsupported(t *testing.T) {
+	s := specByName(t, "team_create")
+	peerOut := "# OSU-style oshmem Team Create Test\n# PEs: 2  iterations: 100  warmup: 10\n" +
+		"# team_create: not supported by the peer (OpenSHMEM 1.4 has no teams; they are 1.5)\n"
+	_, err := s.parse(peerOut)
+	var u *unsupported
+	if !errors.As(err, &u) || !strings.HasPrefix(u.Msg, "team_create: not supported by the peer") {
+		t.Fatalf("parse(unsupported) = %v", err)
+	}
+	// A run without tables that does not say so is a failure.
+	if _, err := s.parse("# OSU-style oshmem Team Create Test\n# PEs: 2  iterations: 100  warmup: 10\n"); err == nil || errors.As(err, &u) {
+		t.Errorf("empty output: %v", err)
+	}
+	goshOut := output(false, "Team Create", osu.Teams, osu.LatencyUs, []point{{"64", 2.15}}, "destroy: 0.353 us per team")
+	pts, err := s.parse(goshOut)
+	if err != nil || !slices.Equal(pts, []point{{"64", 2.15}}) {
+		t.Fatalf("parse(goshmem) = %v, %v", pts, err)
+	}
+	r := newResult(s, s.Full)
+	r.add(gosh, pts)
+	r.Unsupported[peer] = u.Msg
+	var b bytes.Buffer
+	bw := bufio.NewWriter(&b)
+	writeBench(bw, &report{NP: 2, Limits: limits{}}, r)
+	bw.Flush()
+	for _, want := range []string{"| Teams | goshmem (us) | peer (us) |", "| 64 | 2.15 | - | - |", "peer: `team_create: not supported by the peer"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("team_create section lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestCollectivePlots(t *testing.T) {
+	dir := t.TempDir()
+	lim := limits{limMemcpy: {Rows: []point{{"65536", 20000}, {"131072", 15000}}}}
+	for _, name := range []string{"reduce", "broadcast"} {
+		r := collResult(t, name, [][]point{{{"8", 0.3}, {"65536", 7}, {"131072", 12}}}, [][]point{{{"8", 0.7}, {"65536", 9}, {"131072", 15}}})
+		c, ok := chartFor(r, lim, 2)
+		if !ok || !c.LogY {
+			t.Fatalf("%s: chart %+v, %v", name, c, ok)
+		}
+		wantLines := 2
+		if name == "broadcast" {
+			wantLines = 3 // and the memcpy time
+		}
+		if len(c.Lines) != wantLines {
+			t.Errorf("%s: %d lines", name, len(c.Lines))
+		}
+		if err := c.save(filepath.Join(dir, name+".png")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"collect", "fcollect", "alltoall", "team_create"} {
+		if _, ok := chartFor(newResult(specByName(t, name), nil), lim, 2); ok {
+			t.Errorf("%s has a chart", name)
+		}
 	}
 }
 

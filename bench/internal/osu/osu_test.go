@@ -216,6 +216,65 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestParseExtra(t *testing.T) {
+	// A default minimum: "max" and ":max" start there, "min:max" as given.
+	for _, tc := range []struct {
+		args     []string
+		min, max int
+	}{
+		{nil, 8, 4 << 20},
+		{[]string{"-m", "1024"}, 8, 1024},
+		{[]string{"-m", ":1024"}, 8, 1024},
+		{[]string{"-m", "1:1024"}, 1, 1024},
+		{[]string{"-m", "64:"}, 64, 4 << 20},
+	} {
+		c, err := Parse("reduce", tc.args, ReduceDefaults, io.Discard)
+		if err != nil || c.MinSize != tc.min || c.MaxSize != tc.max {
+			t.Errorf("reduce %q: %+v, %v; want %d:%d", tc.args, c, err, tc.min, tc.max)
+		}
+	}
+	var out bytes.Buffer
+	if _, err := Parse("reduce", []string{"-m", "4"}, ReduceDefaults, &out); err == nil || !strings.Contains(out.String(), "minimum is above maximum") {
+		t.Errorf("reduce -m 4: %v, %q", err, out.String())
+	}
+
+	// A program's own flag, checked after parsing.
+	typ := "int64"
+	x := Extra{
+		Usage:    "[-t int64|float64]",
+		Register: func(fs *flag.FlagSet) { fs.StringVar(&typ, "t", typ, "type") },
+		Check: func(c Config) error {
+			if typ != "int64" && typ != "float64" {
+				return fmt.Errorf("-t %q: bad type", typ)
+			}
+			return nil
+		},
+	}
+	c, err := ParseExtra("reduce", []string{"-t", "float64", "-i", "5"}, ReduceDefaults, x, io.Discard)
+	if err != nil || typ != "float64" || c.Iters != 5 {
+		t.Errorf("-t float64: %+v, %v, type %q", c, err, typ)
+	}
+	out.Reset()
+	if _, err := ParseExtra("reduce", []string{"-t", "int8"}, ReduceDefaults, x, &out); err == nil ||
+		!strings.Contains(out.String(), `-t "int8": bad type`) || !strings.Contains(out.String(), "./bench/reduce [-m [min:]max] [-i N] [-w N] [-f] [-t int64|float64]") {
+		t.Errorf("-t int8: %v, %q", err, out.String())
+	}
+	// Without Extra, -t is unknown.
+	if _, err := Parse("put", []string{"-t", "int64"}, LatencyDefaults, io.Discard); err == nil {
+		t.Errorf("put accepted -t")
+	}
+}
+
+func TestMultiples(t *testing.T) {
+	run, skipped := Multiples(Sizes(1, 64), 8)
+	if !slices.Equal(run, []int{8, 16, 32, 64}) || !slices.Equal(skipped, []int{1, 2, 4}) {
+		t.Errorf("Multiples(1..64, 8) = %v, %v", run, skipped)
+	}
+	if got := SkipComment(skipped, "not whole 8-byte elements"); got != "skipped sizes: 1 2 4 (not whole 8-byte elements)" {
+		t.Errorf("SkipComment = %q", got)
+	}
+}
+
 func TestFormat(t *testing.T) {
 	eq := func(got, want string) {
 		t.Helper()
@@ -230,6 +289,7 @@ func TestFormat(t *testing.T) {
 	eq(FormatHeader(Size, MessagesPS), "# Size          Messages/s")
 	eq(FormatHeader(Operation, LatencyUs), "# Operation     Latency (us)")
 	eq(FormatHeader(PEs, LatencyUs), "# PEs           Latency (us)")
+	eq(FormatHeader(Teams, LatencyUs), "# Teams         Latency (us)")
 	eq(FormatHeader(Size, FullColumns(LatencyUs, true)...),
 		"# Size          Latency (us)  Min Latency (us)  Max Latency (us)  Iterations")
 	eq(FormatHeader(Size, FullColumns(BandwidthMBs, true)...),
