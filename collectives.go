@@ -112,8 +112,8 @@ const flatMax = 1 << 10
 // each member folds its cache-line-aligned slice of the vector across
 // all members (partitioned, for large ones); the reducer writes the
 // result once into every member's dst, and a second sync completes it.
-// A slice is folded into a scratch buffer before it is written, so dst
-// may alias src anywhere.
+// The reducer folds into its own dst, starting from its own source, so
+// dst may alias src.
 func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
 	t.check(routine)
 	if len(dst) != len(src) {
@@ -155,18 +155,22 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 		lo, hi = min(l0*per, n), min(l1*per, n)
 	}
 	if hi > lo {
-		acc := scratch[T](t, 0, hi-lo)
-		buf := scratch[T](t, 1, hi-lo)
+		// Fold straight into this PE's own dst slice, starting from its
+		// own source (so that dst may alias src): nobody else reads or
+		// writes [lo, hi) of this PE's buffers until the closing sync.
+		// Then write the slice once into every other member's dst.
+		acc := dst[lo:hi]
+		copy(acc, src[lo:hi])
+		buf := scratch[T](t, 0, hi-lo)
 		for m := 0; m < members; m++ {
-			x := view(t, src[lo:hi], m, buf)
-			if m == 0 {
-				copy(acc, x)
-			} else {
-				fold(acc, x)
+			if m != t.me {
+				fold(acc, view(t, src[lo:hi], m, buf))
 			}
 		}
 		for m := 0; m < members; m++ {
-			write(t, dst[lo:hi], acc, m)
+			if m != t.me {
+				write(t, dst[lo:hi], acc, m)
+			}
 		}
 	}
 	t.sync(routine)
