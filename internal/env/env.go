@@ -208,8 +208,8 @@ func defs() []def {
 			Name:    VarWaitSpin,
 			Default: "0",
 			Help: "Iterations of busy polling before a waiting PE starts to yield its CPU. " +
-				"0 (or auto) picks for you: 4000 when the PEs on a node do not outnumber " +
-				"its CPUs, 20 when they do (oversubscribed), because then a spinning PE " +
+				"0 (or auto) picks for you: 32000 when the PEs on a node do not outnumber " +
+				"its CPUs, 160 when they do (oversubscribed), because then a spinning PE " +
 				"steals the CPU of the peer it waits for.",
 		}, func(c *Config) *int { return &c.WaitSpin }),
 		countKnob(Knob{

@@ -14,8 +14,8 @@ import (
 )
 
 func TestAuto(t *testing.T) {
-	dedicated := wait.Policy{Spin: 4000, Yield: 200, MaxSleep: 10 * time.Millisecond}
-	oversub := wait.Policy{Spin: 20, Yield: 4, MaxSleep: 10 * time.Millisecond}
+	dedicated := wait.Policy{Spin: 32000, Yield: 200, MaxSleep: 10 * time.Millisecond}
+	oversub := wait.Policy{Spin: 160, Yield: 4, MaxSleep: 10 * time.Millisecond}
 	cases := []struct {
 		npes, ncpus int
 		want        wait.Policy
