@@ -14,8 +14,10 @@ func TestAlgorithmsQuick(t *testing.T) {
 		{HeapSize: 1 << 20, SimDomains: 2},
 		{HeapSize: 1 << 20, SimDomains: 3, ReduceAlgorithm: "partitioned"},
 		{HeapSize: 1 << 20, Transport: "cma"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling", Transport: "cma"},
 	} {
-		for _, n := range []int{1, 2, 3, 5, 7} {
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7} {
 			name := fmt.Sprintf("%+v/n=%d", cfg, n)
 			err := goshmem.RunLocalConfig(cfg, n, func(pe *goshmem.PE) {
 				w := goshmem.TeamWorld(pe)

@@ -131,6 +131,12 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	}
 	n, members := len(src), t.NPEs()
 	size := mem.SizeOf[T]()
+	if t.alg.reduce == "recursive-doubling" || !t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") && uintptr(n)*size <= flatMax {
+		if n > 0 {
+			reduceRecursiveDoubling(t, routine, dst, src, fold)
+		}
+		return
+	}
 	if t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") {
 		if bytes := uintptr(n) * size; bytes > 0 && bytes <= dropboxData {
 			reduceDropbox(t, routine, dst, src, fold)

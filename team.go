@@ -37,6 +37,7 @@ type Team struct {
 	ring  uint32     // FCollect ring steps taken so far (same on every member)
 	rbox  uint32     // dropbox reductions so far (same on every member)
 	bbox  uint32     // dropbox broadcasts so far (same on every member)
+	rd    uint32     // recursive-doubling reductions so far (same on every member)
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
 }

@@ -177,11 +177,14 @@ func defs() []def {
 				"arrivals gathered up a binomial tree and released down it; auto: dissemination.",
 		}, func(c *Config, v string) { c.BarrierAlgorithm = v }),
 		enumKnob(Knob{
-			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned"},
+			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling"},
 			Help: "Reduction algorithm inside a team. flat: one PE folds every member's " +
 				"source (flat combining) and writes the result to every member; partitioned: " +
 				"every PE folds its cache-line-aligned slice across all members and writes it " +
-				"once to every member; auto: flat up to 4 KiB, partitioned above. Teams that " +
+				"once to every member; recursive-doubling: log2(n) pairwise exchanges of the " +
+				"whole vector, needing no shared memory; auto: inside a shared-memory " +
+				"domain, dropboxes up to 120 B, flat up to 1 KiB, partitioned above; across " +
+				"processes that cannot map each other, recursive doubling up to 1 KiB. Teams that " +
 				"span several shared-memory domains reduce hierarchically (inside each domain, " +
 				"among the domain leaders, back inside each domain).",
 		}, func(c *Config, v string) { c.ReduceAlgorithm = v }),
