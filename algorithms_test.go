@@ -24,41 +24,70 @@ func TestAlgorithmsQuick(t *testing.T) {
 				src, _ := goshmem.Malloc[int64](pe, 1000)
 				dst, _ := goshmem.Malloc[int64](pe, 1000)
 				all, _ := goshmem.Malloc[int64](pe, 1000*n)
-				for it := 0; it < 20; it++ {
-					for i := range src {
-						src[i] = int64(pe.MyPE()*1000 + i + it)
-					}
-					goshmem.SumReduce(w, dst, src)
-					for i := range dst {
-						want := int64(0)
-						for q := 0; q < n; q++ {
-							want += int64(q*1000 + i + it)
-						}
-						if dst[i] != want {
-							t.Errorf("%s it %d PE %d: sum[%d]=%d want %d", name, it, pe.MyPE(), i, dst[i], want)
-							return
-						}
-					}
-					root := it % n
-					goshmem.Broadcast(w, dst, src, root)
-					if dst[7] != int64(root*1000+7+it) {
-						t.Errorf("%s it %d PE %d: bcast %d", name, it, pe.MyPE(), dst[7])
-						return
-					}
-					goshmem.FCollect(w, all, src)
-					for q := 0; q < n; q++ {
-						if all[q*1000+5] != int64(q*1000+5+it) {
-							t.Errorf("%s it %d PE %d: fcollect block %d = %d", name, it, pe.MyPE(), q, all[q*1000+5])
-							return
-						}
-					}
-					w.Sync()
+				// The world, the world backwards (negative stride), and
+				// this PE's row and column of a 2-D split.
+				back, err := w.SplitStrided(n-1, -1, n, nil)
+				if err != nil {
+					panic(err)
 				}
+				x, y, err := w.Split2D(2, nil, nil)
+				if err != nil {
+					panic(err)
+				}
+				for _, tm := range []*goshmem.Team{w, back, x, y} {
+					checkAlgorithms(t, name, pe, tm, src, dst, all)
+				}
+				back.Destroy()
+				x.Destroy()
+				y.Destroy()
 			})
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
+	}
+}
+
+// checkAlgorithms runs reductions (small and large), broadcasts from
+// every root and fcollects on team tm, back to back, against the values
+// every member contributes. Member j of tm contributes
+// world(j)*1000+i+it at index i of round it.
+func checkAlgorithms(t *testing.T, name string, pe *goshmem.PE, tm *goshmem.Team, src, dst, all []int64) {
+	n := tm.NPEs()
+	world := make([]int, n)
+	for j := range world {
+		world[j] = tm.WorldPE(j)
+	}
+	for it := 0; it < 12; it++ {
+		size := []int{1, 13, 1000}[it%3]
+		for i := range src {
+			src[i] = int64(pe.MyPE()*1000 + i + it)
+		}
+		goshmem.SumReduce(tm, dst[:size], src[:size])
+		for i := 0; i < size; i++ {
+			want := int64(0)
+			for _, q := range world {
+				want += int64(q*1000 + i + it)
+			}
+			if dst[i] != want {
+				t.Errorf("%s team %v it %d PE %d: sum[%d]=%d want %d", name, world, it, pe.MyPE(), i, dst[i], want)
+				return
+			}
+		}
+		root := it % n
+		goshmem.Broadcast(tm, dst[:size], src[:size], root)
+		if want := int64(world[root]*1000 + it + size - 1); dst[size-1] != want {
+			t.Errorf("%s team %v it %d PE %d: bcast from %d: %d want %d", name, world, it, pe.MyPE(), root, dst[size-1], want)
+			return
+		}
+		goshmem.FCollect(tm, all[:size*n], src[:size])
+		for j, q := range world {
+			if got, want := all[j*size+size-1], int64(q*1000+size-1+it); got != want {
+				t.Errorf("%s team %v it %d PE %d: fcollect block %d = %d want %d", name, world, it, pe.MyPE(), j, got, want)
+				return
+			}
+		}
+		tm.Sync()
 	}
 }
 
