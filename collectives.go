@@ -131,10 +131,17 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	}
 	n, members := len(src), t.NPEs()
 	size := mem.SizeOf[T]()
-	if t.alg.reduce == "recursive-doubling" || !t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") && uintptr(n)*size <= flatMax {
-		if n > 0 {
-			reduceRecursiveDoubling(t, routine, dst, src, fold)
-		}
+	auto := t.alg.reduce == "" || t.alg.reduce == "auto"
+	switch {
+	case n == 0:
+		t.sync(routine)
+		t.sync(routine)
+		return
+	case t.alg.reduce == "recursive-doubling" || auto && !t.shared && uintptr(n)*size <= flatMax:
+		reduceRecursiveDoubling(t, routine, dst, src, fold)
+		return
+	case t.alg.reduce == "ring" || auto && !t.shared:
+		reduceRing(t, routine, dst, src, fold)
 		return
 	}
 	if t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") {

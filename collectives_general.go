@@ -70,3 +70,62 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 		wait(rdDone)
 	}
 }
+
+// Words of the ring all-reduce (line 22 of a slot): ringProd counts the
+// left neighbour's productions (chunks ready for this PE to read),
+// ringAck the right neighbour's reads of this PE's chunks. Both only
+// grow, by 2n-1 and 2n-2 per call.
+const (
+	ringProd = 22 * wordsPerLine
+	ringAck  = ringProd + 1
+)
+
+// reduceRing is the ring all-reduce, for large vectors on teams that
+// cannot share memory: the vector is cut into one chunk per member; in
+// n-1 reduce-scatter steps each member folds its left neighbour's
+// partial of one chunk into its own, after which it holds one chunk
+// fully reduced; in n-1 allgather steps the reduced chunks travel around
+// the ring. Each member moves 2(n-1)/n of the vector, whatever n. Reads
+// are pulls from the left neighbour's dst; a member overwrites a chunk
+// only after its right neighbour has acknowledged reading the old
+// value, and returns only when the right neighbour has read everything.
+func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+	n, me, size := t.NPEs(), t.me, len(src)
+	copy(dst, src)
+	if n == 1 {
+		return
+	}
+	left, right := (me+n-1)%n, (me+1)%n
+	prodBase := t.ringR * uint32(2*n-1)
+	ackBase := t.ringR * uint32(2*n-2)
+	t.ringR++
+	chunk := func(c int) (int, int) {
+		c = (c%n + n) % n
+		return c * size / n, (c + 1) * size / n
+	}
+	produce := func(k int) {
+		t.pe.TeamSet(t.worlds[right], int(t.slots[right]), ringProd, prodBase+uint32(k))
+	}
+	ack := func(k int) {
+		t.pe.TeamSet(t.worlds[left], int(t.slots[left]), ringAck, ackBase+uint32(k))
+	}
+	buf := scratch[T](t, 1, size/n+1)
+	produce(1)
+	for s := 0; s < n-1; s++ { // reduce-scatter
+		t.pe.TeamWait(routine, t.slot, ringProd, prodBase+uint32(s+1))
+		lo, hi := chunk(me - 1 - s)
+		fold(dst[lo:hi], view(t, dst[lo:hi], left, buf[:hi-lo]))
+		ack(s + 1)
+		produce(s + 2)
+	}
+	for s := 0; s < n-1; s++ { // allgather
+		t.pe.TeamWait(routine, t.slot, ringProd, prodBase+uint32(n+s))
+		// The right neighbour read this chunk's partial in its step s.
+		t.pe.TeamWait(routine, t.slot, ringAck, ackBase+uint32(s+1))
+		lo, hi := chunk(me - s)
+		copy(dst[lo:hi], view(t, dst[lo:hi], left, buf[:hi-lo]))
+		ack(n + s)
+		produce(n + 1 + s)
+	}
+	t.pe.TeamWait(routine, t.slot, ringAck, ackBase+uint32(2*n-2))
+}

@@ -177,14 +177,16 @@ func defs() []def {
 				"arrivals gathered up a binomial tree and released down it; auto: dissemination.",
 		}, func(c *Config, v string) { c.BarrierAlgorithm = v }),
 		enumKnob(Knob{
-			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling"},
+			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling", "ring"},
 			Help: "Reduction algorithm inside a team. flat: one PE folds every member's " +
 				"source (flat combining) and writes the result to every member; partitioned: " +
 				"every PE folds its cache-line-aligned slice across all members and writes it " +
 				"once to every member; recursive-doubling: log2(n) pairwise exchanges of the " +
-				"whole vector, needing no shared memory; auto: inside a shared-memory " +
-				"domain, dropboxes up to 120 B, flat up to 1 KiB, partitioned above; across " +
-				"processes that cannot map each other, recursive doubling up to 1 KiB. Teams that " +
+				"whole vector, needing no shared memory; ring: reduce-scatter then allgather " +
+				"around a ring, each PE moving 2(n-1)/n of the vector; auto: inside a " +
+				"shared-memory domain, dropboxes up to 120 B, flat up to 1 KiB, partitioned " +
+				"above; across processes that cannot map each other, recursive doubling up to " +
+				"1 KiB, ring above. Teams that " +
 				"span several shared-memory domains reduce hierarchically (inside each domain, " +
 				"among the domain leaders, back inside each domain).",
 		}, func(c *Config, v string) { c.ReduceAlgorithm = v }),
