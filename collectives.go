@@ -316,8 +316,14 @@ func FCollect[T any](t *Team, dst, src []T) {
 	if len(dst) != n*t.NPEs() {
 		panicf("%s: dest has %d elements, want %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
 	}
-	if t.alg.fcollect == "ring" || t.alg.fcollect != "direct" && !t.shared {
-		fcollectRing(t, dst, src)
+	pow2 := t.NPEs()&(t.NPEs()-1) == 0
+	auto := t.alg.fcollect == "" || t.alg.fcollect == "auto"
+	switch {
+	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
+		fcollectRecursiveDoubling(t, dst, src)
+		return
+	case n > 0 && (t.alg.fcollect == "ring" || t.alg.fcollect == "recursive-doubling" || auto && !t.shared):
+		fcollectRing(t, dst, src) // (recursive doubling needs a power of two)
 		return
 	}
 	t.sync(routine)

@@ -129,3 +129,41 @@ func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x [
 	}
 	t.pe.TeamWait(routine, t.slot, ringAck, ackBase+uint32(2*n-2))
 }
+
+// Words of the recursive-doubling fcollect, in the barrier's per-round
+// lines (see rdReady).
+const (
+	fcReady = 7
+	fcAck   = 8
+)
+
+// fcollectRecursiveDoubling is the recursive-doubling allgather, for
+// teams of a power-of-two size: in round r each member and its partner
+// me^2^r swap the blocks their halves hold so far, doubling them. A
+// member only ever writes blocks it did not have, which nobody reads
+// from it yet, so the one hazard is returning while a partner still
+// reads: the member waits for every partner's acknowledgement at the
+// end.
+func fcollectRecursiveDoubling[T any](t *Team, dst, src []T) {
+	const routine = "FCollect"
+	n, me, nb := t.NPEs(), t.me, len(src)
+	t.rdfc++
+	e := t.rdfc
+	copy(dst[me*nb:(me+1)*nb], src)
+	rounds := 0
+	for d := 1; d < n; d <<= 1 {
+		r := rounds
+		partner := me ^ d
+		w := r * wordsPerLine
+		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), fcReady+w, e)
+		t.pe.TeamWait(routine, t.slot, fcReady+w, e)
+		base := partner &^ (d - 1)
+		blk := dst[base*nb : (base+d)*nb]
+		copy(blk, view(t, blk, partner, blk))
+		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), fcAck+w, e)
+		rounds++
+	}
+	for r := 0; r < rounds; r++ {
+		t.pe.TeamWait(routine, t.slot, fcAck+r*wordsPerLine, e)
+	}
+}

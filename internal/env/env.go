@@ -198,10 +198,13 @@ func defs() []def {
 				"tree otherwise.",
 		}, func(c *Config, v string) { c.BcastAlgorithm = v }),
 		enumKnob(Knob{
-			Name: VarFCollectAlg, Default: "auto", Values: []string{"auto", "direct", "ring"},
+			Name: VarFCollectAlg, Default: "auto", Values: []string{"auto", "direct", "ring", "recursive-doubling"},
 			Help: "FCollect algorithm. direct: each member writes its block into every " +
 				"member's destination; ring: n-1 steps, each member passing on the block it " +
-				"received last; auto: direct inside a shared-memory domain, ring otherwise.",
+				"received last; recursive-doubling: log2(n) swaps of doubling halves (teams of " +
+				"a power-of-two size; ring otherwise); auto: direct inside a shared-memory " +
+				"domain, otherwise recursive doubling up to 1 KiB per PE on power-of-two " +
+				"teams and ring above.",
 		}, func(c *Config, v string) { c.FCollectAlgorithm = v }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",

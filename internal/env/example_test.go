@@ -73,7 +73,7 @@ func ExampleKnobs() {
 	// SHMEM_BARRIER_ALGORITHM enum auto [auto dissemination tree]
 	// SHMEM_REDUCE_ALGORITHM enum auto [auto flat partitioned recursive-doubling ring]
 	// SHMEM_BCAST_ALGORITHM enum auto [auto direct tree]
-	// SHMEM_FCOLLECT_ALGORITHM enum auto [auto direct ring]
+	// SHMEM_FCOLLECT_ALGORITHM enum auto [auto direct ring recursive-doubling]
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []
