@@ -18,6 +18,8 @@ func TestAlgorithmsQuick(t *testing.T) {
 		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling", Transport: "cma"},
 		{HeapSize: 1 << 20, ReduceAlgorithm: "ring"},
 		{HeapSize: 1 << 20, ReduceAlgorithm: "ring", Transport: "cma"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "rabenseifner"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "rabenseifner", Transport: "cma"},
 		{HeapSize: 1 << 20, FCollectAlgorithm: "recursive-doubling"},
 		{HeapSize: 1 << 20, FCollectAlgorithm: "recursive-doubling", Transport: "cma"},
 	} {

@@ -140,8 +140,11 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	case t.alg.reduce == "recursive-doubling" || auto && !t.shared && uintptr(n)*size <= flatMax:
 		reduceRecursiveDoubling(t, routine, dst, src, fold)
 		return
-	case t.alg.reduce == "ring" || auto && !t.shared:
-		reduceRing(t, routine, dst, src, fold)
+	case t.alg.reduce == "rabenseifner" && members&(members-1) == 0:
+		reduceRabenseifner(t, routine, dst, src, fold)
+		return
+	case t.alg.reduce == "ring" || t.alg.reduce == "rabenseifner" || auto && !t.shared:
+		reduceRing(t, routine, dst, src, fold) // (Rabenseifner needs a power of two)
 		return
 	}
 	if t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") {

@@ -167,3 +167,62 @@ func fcollectRecursiveDoubling[T any](t *Team, dst, src []T) {
 		t.pe.TeamWait(routine, t.slot, fcAck+r*wordsPerLine, e)
 	}
 }
+
+// Words of Rabenseifner's reduction, in the barrier's per-round lines.
+const (
+	rsReady = 9
+	rsAck   = 10
+	agReady = 11
+	agAck   = 12
+)
+
+// reduceRabenseifner is Rabenseifner's all-reduce for large vectors on
+// power-of-two teams that cannot share memory: a reduce-scatter by
+// recursive halving (in round r a member keeps one half of its current
+// range, folds its partner's partial of that half into it, and leaves
+// the other half to the partner), then an allgather by recursive
+// doubling in the reverse order. Each member moves about twice the
+// vector in all, in log2(n) rounds. A member overwrites a half it gave
+// away only after the partner acknowledged reading its partial of it,
+// and returns only after its allgather partners have read its halves.
+func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+	n, me := t.NPEs(), t.me
+	copy(dst, src)
+	t.rab++
+	e := t.rab
+	type round struct{ partner, keepLo, keepHi, giveLo, giveHi int }
+	var rounds []round
+	lo, hi := 0, len(src)
+	for d := n / 2; d >= 1; d /= 2 {
+		mid := (lo + hi) / 2
+		r := round{partner: me ^ d, keepLo: lo, keepHi: mid, giveLo: mid, giveHi: hi}
+		if me&d != 0 {
+			r.keepLo, r.keepHi, r.giveLo, r.giveHi = mid, hi, lo, mid
+		}
+		rounds = append(rounds, r)
+		lo, hi = r.keepLo, r.keepHi
+	}
+	signal := func(m, w int) { t.pe.TeamSet(t.worlds[m], int(t.slots[m]), w, e) }
+	wait := func(w int) { t.pe.TeamWait(routine, t.slot, w, e) }
+	buf := scratch[T](t, 1, len(src)/2+1)
+	for i, r := range rounds { // reduce-scatter
+		w := i * wordsPerLine
+		signal(r.partner, rsReady+w)
+		wait(rsReady + w)
+		keep := dst[r.keepLo:r.keepHi]
+		fold(keep, view(t, keep, r.partner, buf[:len(keep)]))
+		signal(r.partner, rsAck+w)
+	}
+	for i := len(rounds) - 1; i >= 0; i-- { // allgather
+		r, w := rounds[i], i*wordsPerLine
+		signal(r.partner, agReady+w)
+		wait(agReady + w)
+		wait(rsAck + w) // the partner has read my partial of the half I give
+		give := dst[r.giveLo:r.giveHi]
+		copy(give, view(t, give, r.partner, buf[:len(give)]))
+		signal(r.partner, agAck+w)
+	}
+	for i := range rounds {
+		wait(agAck + i*wordsPerLine)
+	}
+}

@@ -40,6 +40,7 @@ type Team struct {
 	rd    uint32     // recursive-doubling reductions so far (same on every member)
 	ringR uint32     // ring reductions so far (same on every member)
 	rdfc  uint32     // recursive-doubling fcollects so far (same on every member)
+	rab   uint32     // Rabenseifner reductions so far (same on every member)
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
 }

@@ -177,13 +177,15 @@ func defs() []def {
 				"arrivals gathered up a binomial tree and released down it; auto: dissemination.",
 		}, func(c *Config, v string) { c.BarrierAlgorithm = v }),
 		enumKnob(Knob{
-			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling", "ring"},
+			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling", "ring", "rabenseifner"},
 			Help: "Reduction algorithm inside a team. flat: one PE folds every member's " +
 				"source (flat combining) and writes the result to every member; partitioned: " +
 				"every PE folds its cache-line-aligned slice across all members and writes it " +
 				"once to every member; recursive-doubling: log2(n) pairwise exchanges of the " +
 				"whole vector, needing no shared memory; ring: reduce-scatter then allgather " +
-				"around a ring, each PE moving 2(n-1)/n of the vector; auto: inside a " +
+				"around a ring, each PE moving 2(n-1)/n of the vector; rabenseifner: " +
+				"reduce-scatter by recursive halving, allgather by recursive doubling " +
+				"(power-of-two teams; ring otherwise); auto: inside a " +
 				"shared-memory domain, dropboxes up to 120 B, flat up to 1 KiB, partitioned " +
 				"above; across processes that cannot map each other, recursive doubling up to " +
 				"1 KiB, ring above. Teams that " +
