@@ -101,6 +101,14 @@ func OrReduce[T Bitwise](t *Team, dst, src []T) { reduce(t, "OrReduce", dst, src
 // XorReduce is the element-wise bitwise xor (shmem_xor_reduce).
 func XorReduce[T Bitwise](t *Team, dst, src []T) { reduce(t, "XorReduce", dst, src, xorK[T]) }
 
+// rdMax is the largest reduction, in bytes, done by recursive doubling
+// on a team that cannot share memory; above it, Rabenseifner's
+// algorithm (power-of-two teams) or the ring. Measured with
+// BenchmarkReduceCMA (2 and 4 PEs, every peer through CMA): recursive
+// doubling is fastest at 64 B and, with 4 PEs, still at 16 KiB; ring and
+// Rabenseifner win from 16 KiB with 2 PEs and at 256 KiB with both.
+const rdMax = 16 << 10
+
 // flatMax is the largest reduction, in bytes, done by one PE (flat
 // combining); larger ones are partitioned across the members. Measured
 // with BenchmarkReduce (2 PEs, 2 cores): flat is faster up to 1 KiB,
@@ -137,10 +145,10 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 		t.sync(routine)
 		t.sync(routine)
 		return
-	case t.alg.reduce == "recursive-doubling" || auto && !t.shared && uintptr(n)*size <= flatMax:
+	case t.alg.reduce == "recursive-doubling" || auto && !t.shared && uintptr(n)*size <= rdMax:
 		reduceRecursiveDoubling(t, routine, dst, src, fold)
 		return
-	case t.alg.reduce == "rabenseifner" && members&(members-1) == 0:
+	case (t.alg.reduce == "rabenseifner" || auto && !t.shared) && members&(members-1) == 0:
 		reduceRabenseifner(t, routine, dst, src, fold)
 		return
 	case t.alg.reduce == "ring" || t.alg.reduce == "rabenseifner" || auto && !t.shared:

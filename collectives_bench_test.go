@@ -40,3 +40,37 @@ func BenchmarkReduce(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReduceCMA measures the reductions for teams that cannot
+// share memory (every peer through CMA), to place the crossover between
+// recursive doubling and ring or Rabenseifner.
+func BenchmarkReduceCMA(b *testing.B) {
+	for _, pes := range []int{2, 4} {
+		for _, size := range []int{64, 1 << 10, 16 << 10, 256 << 10} {
+			for _, alg := range []string{"recursive-doubling", "ring", "rabenseifner"} {
+				b.Run(fmt.Sprintf("pes=%d/%dB/%s", pes, size, alg), func(b *testing.B) {
+					cfg := node.Config{HeapSize: 8 << 20, ReduceAlgorithm: alg, Transport: "cma"}
+					err := goshmem.RunLocalConfig(cfg, pes, func(pe *goshmem.PE) {
+						w := goshmem.TeamWorld(pe)
+						src, _ := goshmem.Malloc[int64](pe, size/8)
+						dst, _ := goshmem.Malloc[int64](pe, size/8)
+						w.Sync()
+						if pe.MyPE() == 0 {
+							b.ResetTimer()
+						}
+						for i := 0; i < b.N; i++ {
+							goshmem.SumReduce(w, dst, src)
+						}
+						if pe.MyPE() == 0 {
+							b.StopTimer()
+							b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e3, "us/reduce")
+						}
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}

@@ -188,7 +188,7 @@ func defs() []def {
 				"(power-of-two teams; ring otherwise); auto: inside a " +
 				"shared-memory domain, dropboxes up to 120 B, flat up to 1 KiB, partitioned " +
 				"above; across processes that cannot map each other, recursive doubling up to " +
-				"1 KiB, ring above. Teams that " +
+				"16 KiB, then Rabenseifner on power-of-two teams and the ring otherwise. Teams that " +
 				"span several shared-memory domains reduce hierarchically (inside each domain, " +
 				"among the domain leaders, back inside each domain).",
 		}, func(c *Config, v string) { c.ReduceAlgorithm = v }),
