@@ -248,6 +248,11 @@ func TestMultiProcessTeams(t *testing.T) {
 		{"4x1-cma", 4, 1, []string{"SHMEM_TRANSPORT=cma"}},
 		{"4x2-cma", 4, 2, []string{"SHMEM_TRANSPORT=cma"}},
 		{"3x2", 3, 2, nil},
+		// The general algorithms across processes, chosen explicitly.
+		{"4x1-cma-rabenseifner-rd", 4, 1, []string{"SHMEM_TRANSPORT=cma", "SHMEM_REDUCE_ALGORITHM=rabenseifner", "SHMEM_FCOLLECT_ALGORITHM=recursive-doubling", "SHMEM_BCAST_ALGORITHM=tree", "SHMEM_BARRIER_ALGORITHM=tree"}},
+		{"3x1-cma-ring", 3, 1, []string{"SHMEM_TRANSPORT=cma", "SHMEM_REDUCE_ALGORITHM=ring", "SHMEM_FCOLLECT_ALGORITHM=ring"}},
+		{"4x1-rd", 4, 1, []string{"SHMEM_REDUCE_ALGORITHM=recursive-doubling"}},
+		{"4x2-hierarchical", 4, 2, []string{"GOSHMEM_SIM_DOMAINS=2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, "teams", tc.npes, tc.ppp, false, tc.env...)
