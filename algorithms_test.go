@@ -13,6 +13,7 @@ func TestAlgorithmsQuick(t *testing.T) {
 		{HeapSize: 1 << 20, BarrierAlgorithm: "tree", BcastAlgorithm: "tree", FCollectAlgorithm: "ring"},
 		{HeapSize: 1 << 20, SimDomains: 2},
 		{HeapSize: 1 << 20, SimDomains: 3, ReduceAlgorithm: "partitioned"},
+		{HeapSize: 1 << 20, SimDomains: 2, Transport: "cma"},
 		{HeapSize: 1 << 20, Transport: "cma"},
 		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling"},
 		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling", Transport: "cma"},

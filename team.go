@@ -142,12 +142,6 @@ func newTeams(pe *PE) *teams {
 // finish derives what a team's collectives need from its membership.
 func (t *Team) finish() {
 	t.worlds = t.members.PEs()
-	t.shared = true
-	for _, q := range t.worlds {
-		if !t.pe.PtrAccessible(q) {
-			t.shared = false
-		}
-	}
 	cfg := t.pe.Config()
 	t.alg = algorithms{cfg.BarrierAlgorithm, cfg.ReduceAlgorithm, cfg.BcastAlgorithm, cfg.FCollectAlgorithm}
 	d0 := t.domainOf(t.worlds[0])
@@ -156,23 +150,30 @@ func (t *Team) finish() {
 			t.multi = true
 		}
 	}
+	// Every member decides the same: the algorithms of a collective
+	// depend on this, so it must not depend on what one PE happens to
+	// map. Inside one domain every heap is mapped by construction.
+	t.shared = !t.multi
 }
 
 // domainOf returns the shared-memory domain of world PE q, the same on
-// every PE: a run of GOSHMEM_SIM_DOMAINS consecutive PEs when that is
-// set, the whole job when every process maps every heap, q's process
-// otherwise.
+// every PE: q alone under SHMEM_TRANSPORT=cma; the whole job when every
+// process maps every heap, q's process otherwise; either cut into runs
+// of GOSHMEM_SIM_DOMAINS consecutive PEs when that is set.
 func (t *Team) domainOf(q int) int {
 	cfg := t.pe.Config()
+	sim := 0
+	if cfg.SimDomains > 0 {
+		sim = q / cfg.SimDomains
+	}
 	switch {
-	case cfg.SimDomains > 0:
-		return q / cfg.SimDomains
 	case cfg.Transport == "cma":
 		return q // every PE its own domain: no heap is mapped by another
 	case t.pe.PtrAll():
-		return 0
+		return sim
 	}
-	return t.pe.ProcessOf(q)
+	// Only the PEs of one process surely map each other.
+	return t.pe.ProcessOf(q)<<24 | sim
 }
 
 // hierarchy returns the team's split into domains, making it (a
