@@ -67,10 +67,22 @@ type TeamConfig struct {
 	NumContexts int
 }
 
-// Words of a team slot (32-bit words; each group on its own 64-byte
-// line): the dissemination barrier's flag of round r at r*16 (rounds
-// < 16, teams of up to 65536 PEs), and a word for exchanges at creation
-// and in collectives that publish a count.
+// Words of a team slot (32-bit words, 16 to a 64-byte line; every word
+// has a single writer and, except the post and count words, holds a
+// number that only grows):
+//
+//	lines 0-15  round r of the dissemination barrier (word 0), and in
+//	            the same line the round's words of the pairwise
+//	            algorithms: recursive-doubling reduction (2-6),
+//	            recursive-doubling fcollect (7-8), Rabenseifner (9-12)
+//	line 16     post word: slot numbers at team creation, failure votes
+//	line 17     Collect's published length
+//	line 18-19  tree barrier: release from the parent, one word per child
+//	line 20     tree broadcast: the parent has the data
+//	line 21     ring fcollect: the left neighbour's progress
+//	line 22     ring reduction: left neighbour's productions, right's reads
+//	line 23     dropbox broadcast: reads of this root's two dropboxes
+//	lines 24-27 two reduction dropboxes; lines 28-31 two broadcast dropboxes
 const (
 	wordsPerLine = 16
 	maxRounds    = 16
