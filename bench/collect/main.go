@@ -28,31 +28,12 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
 func main() {
 	osu.Main("collect", "Collect", 1, osu.CollectiveDefaults, func(b *osu.Bench) {
-		team := goshmem.TeamWorld(b.PE)
-		src, dst := b.Buffers(b.N * b.MaxSize)
-		osu.Fill(src, byte('A'+b.Me%26)) // block j of dst must hold PE j's letter
-		b.Out.Columns(osu.Size, osu.LatencyUs)
-		b.Sweep(true, func(size, iters, warm int) float64 {
-			d, s := dst[:b.N*size], src[:size]
-			lat := osu.Time(warm, iters, func(n int) {
-				for range n {
-					goshmem.Collect(team, d, s)
-				}
-			}) / float64(iters)
-			for j := range b.N {
-				if want := byte('A' + j%26); d[j*size] != want || d[(j+1)*size-1] != want {
-					panic(fmt.Sprintf("collect: PE %d: block %d of dst (%d bytes each) does not hold PE %d's data", b.Me, j, size, j))
-				}
-			}
-			return lat
-		})
+		osu.Gather("collect", b, goshmem.Collect[uint8])
 	})
 }

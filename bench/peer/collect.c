@@ -1,6 +1,7 @@
 /*
- * collect: latency of shmem_collect{64,32} over every PE (the peer of
- * bench/collect). Each PE contributes size bytes (multiples of 8 use the
+ * collect (and, compiled from fcollect.c with PEER_FCOLLECT defined,
+ * fcollect): latency of shmem_collect{64,32} (shmem_fcollect{64,32})
+ * over every PE (the peer of bench/collect and bench/fcollect). Each PE contributes size bytes (multiples of 8 use the
  * 64-bit routine, other multiples of 4 the 32-bit one, the rest are
  * skipped, see coll.h); dst holds npes x size. For each size every PE
  * runs the warm-up calls, then times iterations of
@@ -11,17 +12,27 @@
  */
 #include "coll.h"
 
+#ifdef PEER_FCOLLECT
+#define COLLECT64 shmem_fcollect64
+#define COLLECT32 shmem_fcollect32
+#define TITLE "FCollect"
+#else
+#define COLLECT64 shmem_collect64
+#define COLLECT32 shmem_collect32
+#define TITLE "Collect"
+#endif
+
 static int width_ok(size_t size) { return peer_elem_bytes(size) != 0; }
 
 static inline void call(char *dst, const char *src, size_t size, int width) {
     if (width == 8)
-        shmem_collect64(dst, src, size / 8, 0, 0, peer_npes, peer_next_psync());
+        COLLECT64(dst, src, size / 8, 0, 0, peer_npes, peer_next_psync());
     else
-        shmem_collect32(dst, src, size / 4, 0, 0, peer_npes, peer_next_psync());
+        COLLECT32(dst, src, size / 4, 0, 0, peer_npes, peer_next_psync());
 }
 
 int main(int argc, char **argv) {
-    struct peer_opts o = peer_init(argc, argv, "Collect", 1, &PEER_LATENCY);
+    struct peer_opts o = peer_init(argc, argv, TITLE, 1, &PEER_LATENCY);
     char *src = peer_malloc(o.max_size);
     char *dst = peer_malloc((size_t)peer_npes * o.max_size);
     peer_fill(src, 'A' + peer_me % 26, o.max_size); /* block j of dst: PE j's letter */
