@@ -209,12 +209,22 @@ func TestDoorbellWakesSleeper(t *testing.T) {
 	}
 	res := make(chan result)
 	go func() {
-		ok := b.Sleep(&d, func() bool { return flag.Load() == 1 })
+		// A futex wait may return early (a signal, such as the Go
+		// runtime's preemption signal); a waiter then sleeps again, as
+		// every caller of Sleep does.
+		cond := func() bool { return flag.Load() == 1 }
+		ok := b.Sleep(&d, cond)
+		for !ok {
+			ok = b.Sleep(&d, cond)
+		}
 		res <- result{ok, time.Now()}
 	}()
 	// Wait until the waiter has registered, then give it time to reach
 	// futex_wait.
-	for d.Sleepers.Load() == 0 {
+	for deadline := time.Now().Add(5 * time.Second); d.Sleepers.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never registered on the doorbell")
+		}
 		time.Sleep(50 * time.Microsecond)
 	}
 	time.Sleep(5 * time.Millisecond)
