@@ -37,7 +37,6 @@ type Job struct {
 	atts     []*xpmem.Attachment // per PE; nil where not mapped
 	bases    []mem.Base          // per PE; nil where not mapped
 	policy   wait.Policy
-	launched bool // started by a launcher
 
 	transport Transport
 	amoLocked bool
@@ -61,9 +60,9 @@ type procTable struct {
 }
 
 // openJob maps the segments and prepares the slots of the local PEs.
-func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, launched bool) (*Job, error) {
+func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
-		heapSize: uintptr(segs.HeapSize), launched: launched}
+		heapSize: uintptr(segs.HeapSize)}
 	m, err := segs.Ctl.Map(0, 0)
 	if err != nil {
 		return nil, err
@@ -232,9 +231,6 @@ func (j *Job) fail(kind uint32, pe, pid, code int) {
 		wait.WakeAll(&j.ctl.Slot(q).Door)
 	}
 }
-
-// Transport reports how this process reaches its peers.
-func (j *Job) Transport() Transport { return j.transport }
 
 func (j *Job) close() {
 	j.closeOnce.Do(func() {
