@@ -23,6 +23,12 @@ type Config struct {
 	// SimDomains > 0 splits the job into simulated shared-memory domains
 	// of that many consecutive PEs (GOSHMEM_SIM_DOMAINS).
 	SimDomains int
+	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
+	// node of every PE of the job, by world PE number; it overrides what
+	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would
+	// discover from its CPU affinity. The nodes need not exist on this
+	// machine: tests use it to run fake topologies.
+	NUMANodes []int
 
 	// mapFault, set only by tests, makes mapping a peer's heap fail, to
 	// exercise the automatic CMA fallback.

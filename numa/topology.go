@@ -17,12 +17,30 @@ type Topology struct {
 	// Nodes are the online NUMA nodes, by ascending ID. A machine
 	// without NUMA support has one node, 0, holding every online CPU.
 	// Every online CPU is in exactly one node; a node may have no CPUs
-	// (memory-only nodes).
+	// (memory-only nodes) or no memory (MemTotal 0: CPU-only nodes).
 	Nodes []Node
 	// CPUs are the online CPUs, by ascending ID.
 	CPUs []CPU
 	// Online is the IDs of the online CPUs, ascending.
 	Online []int
+	// Offline is the IDs of CPUs that are present but offline,
+	// ascending (nil when none).
+	Offline []int
+	// Sockets are the physical packages holding online CPUs, by
+	// ascending ID.
+	Sockets []Socket
+	// Caches are the CPU caches, each listed once (a cache shared by
+	// several CPUs appears once), by level, then type, then first CPU.
+	// nil when sysfs does not describe them.
+	Caches []Cache
+	// Cpuset is the CPUs the process's cgroup cpuset allows (cgroup v2
+	// cpuset.cpus.effective, or v1 cpuset.effective_cpus or
+	// cpuset.cpus), intersected with Online; nil when no cpuset
+	// restricts the process (no cpuset controller, or the root cgroup).
+	Cpuset []int
+	// CpusetMems is the NUMA nodes the cgroup cpuset lets the process
+	// allocate from; nil when unrestricted.
+	CpusetMems []int
 }
 
 // Node is a NUMA node.
@@ -30,8 +48,12 @@ type Node struct {
 	ID int
 	// CPUs are the node's online CPUs, ascending.
 	CPUs []int
-	// MemTotal is the node's memory in bytes; 0 when unknown.
+	// MemTotal is the node's memory in bytes; 0 when unknown or when
+	// the node has no memory.
 	MemTotal int64
+	// MemFree is the node's free memory in bytes when Discover ran; 0
+	// when unknown.
+	MemFree int64
 	// Distances are the kernel's relative access costs from this node
 	// to each online node, in the order of Topology.Nodes (10 is local;
 	// the file node<N>/distance). nil when unknown.
@@ -48,6 +70,32 @@ type CPU struct {
 	Socket int
 	// Node is the NUMA node the CPU belongs to.
 	Node int
+	// Siblings are the online hardware threads of this CPU's core,
+	// this one included, ascending (thread_siblings_list); [ID] when
+	// sysfs does not say.
+	Siblings []int
+}
+
+// Socket is a physical package.
+type Socket struct {
+	ID int
+	// CPUs are the socket's online CPUs, ascending.
+	CPUs []int
+	// Nodes are the NUMA nodes holding the socket's CPUs, ascending.
+	Nodes []int
+	// Cores is how many distinct cores the socket's online CPUs have.
+	Cores int
+}
+
+// Cache is one CPU cache (cpu<N>/cache/index<K>).
+type Cache struct {
+	Level int    // 1, 2, 3, ...
+	Type  string // "Data", "Instruction" or "Unified"
+	Size  int64  // bytes; 0 when unknown
+	// LineSize is the coherency line size in bytes; 0 when unknown.
+	LineSize int
+	// CPUs are the online CPUs sharing the cache, ascending.
+	CPUs []int
 }
 
 // NodeOf returns the node of an online CPU, or -1 if cpu is not online.
