@@ -1,6 +1,7 @@
 package goshmem
 
 import (
+	"slices"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/mem"
@@ -127,18 +128,25 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	if len(dst) != len(src) {
 		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
 	}
-	if t.multi {
-		// Inside each domain, among the domain leaders, back inside.
-		h := t.hierarchy(routine)
-		reduce(h.domain, routine, dst, src, fold)
-		if h.leaders != nil {
-			reduce(h.leaders, routine, dst, dst, fold)
-		}
-		Broadcast(h.domain, dst, dst, 0)
-		return
-	}
 	n, members := len(src), t.NPEs()
 	size := mem.SizeOf[T]()
+	if t.hierarchical(uintptr(n) * size) {
+		// Up the levels (NUMA node, node leaders, domain leaders), each
+		// level's leaders reducing the results of the level below; the
+		// top level ends with the result everywhere in it; then back down
+		// from each group's leader.
+		h := t.hierarchy(routine)
+		top := 0
+		reduce(h.levels[0], routine, dst, src, fold)
+		for i := 1; i < len(h.levels) && h.levels[i] != nil; i++ {
+			reduce(h.levels[i], routine, dst, dst, fold)
+			top = i
+		}
+		for i := min(top, len(h.levels)-2); i >= 0; i-- {
+			Broadcast(h.levels[i], dst, dst, 0)
+		}
+		return
+	}
 	auto := t.alg.reduce == "" || t.alg.reduce == "auto"
 	switch {
 	case n == 0:
@@ -247,7 +255,7 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
 	}
 	switch {
-	case t.multi:
+	case t.hierarchical(uintptr(len(src)) * mem.SizeOf[T]()):
 		broadcastHier(t, dst, src, root)
 	case t.shared && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 &&
 		len(src)*int(mem.SizeOf[T]()) <= dropboxData:
@@ -293,27 +301,32 @@ func broadcastTree[T any](t *Team, dst, src []T, root int) {
 	t.sync(routine)
 }
 
-// broadcastHier broadcasts across domains: inside the root's domain,
-// then among the domain leaders from the root domain's leader, then
-// inside every other domain from its leader.
+// broadcastHier broadcasts level by level: up the chain of groups that
+// hold the root (the root's bottom group, then the group of that
+// group's leader one level up, ...), each broadcasting from the member
+// that has the data; then down, each other group from its leader, which
+// got the data one level up.
 func broadcastHier[T any](t *Team, dst, src []T, root int) {
 	h := t.hierarchy("Broadcast")
-	rootDomain := t.domainOf(t.worlds[root])
-	inRootDomain := t.domainOf(t.pe.MyPE()) == rootDomain
-	if inRootDomain {
-		Broadcast(h.domain, dst, src, h.domain.members.Index(t.worlds[root]))
-	}
-	if h.leaders != nil {
-		lroot := 0
-		for i, q := range h.leaders.worlds {
-			if t.domainOf(q) == rootDomain {
-				lroot = i
+	carrier := root // team index of the member holding the data at level i
+	carriers := make([]int, len(h.levels))
+	for i, lt := range h.levels {
+		carriers[i] = carrier
+		if lt != nil && h.keys[i][t.me] == h.keys[i][carrier] {
+			from := src // the symmetric source: the same on every member
+			if i > 0 {
+				from = dst
 			}
+			Broadcast(lt, dst, from, lt.members.Index(t.worlds[carrier]))
 		}
-		Broadcast(h.leaders, dst, dst, lroot)
+		// One level up, the data is with the leader (first member) of
+		// the carrier's group.
+		carrier = slices.Index(h.keys[i], h.keys[i][carrier])
 	}
-	if !inRootDomain {
-		Broadcast(h.domain, dst, dst, 0)
+	for i := len(h.levels) - 2; i >= 0; i-- {
+		if lt := h.levels[i]; lt != nil && h.keys[i][t.me] != h.keys[i][carriers[i]] {
+			Broadcast(lt, dst, dst, 0)
+		}
 	}
 }
 

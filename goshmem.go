@@ -124,6 +124,7 @@ func LoadConfig() (node.Config, error) {
 		BcastAlgorithm:    c.BcastAlgorithm,
 		FCollectAlgorithm: c.FCollectAlgorithm,
 		SimDomains:        c.SimDomains,
+		HeapPolicy:        c.HeapPolicy,
 	}, nil
 }
 
@@ -139,6 +140,7 @@ func banner(cfg node.Config, pe *PE) {
 		env.Print(os.Stderr, os.Getenv)
 		t := pe.Transport()
 		fmt.Fprintf(os.Stderr, "on-node transport: %s (%s)\n", t.Name, t.Reason)
+		fmt.Fprintf(os.Stderr, "heap policy: %s\n", pe.HeapPlacement())
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/teamshared"
@@ -32,15 +33,18 @@ type Team struct {
 	scratch [2][]byte // this PE's reduction buffers, reused
 
 	alg   algorithms
-	multi bool       // the members span several shared-memory domains
-	hier  *hierarchy // made at the first hierarchical collective
-	ring  uint32     // FCollect ring steps taken so far (same on every member)
-	rbox  uint32     // dropbox reductions so far (same on every member)
-	bbox  uint32     // dropbox broadcasts so far (same on every member)
-	rd    uint32     // recursive-doubling reductions so far (same on every member)
-	ringR uint32     // ring reductions so far (same on every member)
-	rdfc  uint32     // recursive-doubling fcollects so far (same on every member)
-	rab   uint32     // Rabenseifner reductions so far (same on every member)
+	multi bool // the members span several shared-memory domains
+	// numaSpan: some domain of the team holds members of several NUMA
+	// nodes, so collectives may run level by level (see hierarchical).
+	numaSpan bool
+	hier     *hierarchy // made at the first hierarchical collective
+	ring     uint32     // FCollect ring steps taken so far (same on every member)
+	rbox     uint32     // dropbox reductions so far (same on every member)
+	bbox     uint32     // dropbox broadcasts so far (same on every member)
+	rd       uint32     // recursive-doubling reductions so far (same on every member)
+	ringR    uint32     // ring reductions so far (same on every member)
+	rdfc     uint32     // recursive-doubling fcollects so far (same on every member)
+	rab      uint32     // Rabenseifner reductions so far (same on every member)
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
 }
@@ -51,13 +55,25 @@ type algorithms struct {
 	barrier, reduce, bcast, fcollect string
 }
 
-// hierarchy is a team's split into its shared-memory domains: the
-// members of this PE's domain, and (on the first member of each domain)
-// the team of those first members, the leaders.
+// hierarchy is a team's split into nested groups, bottom up: the
+// members of this PE's NUMA node inside its shared-memory domain, the
+// node leaders of its domain, the domain leaders of the team (levels
+// whose grouping does not split the team are left out). A group's
+// leader is its first member in team order, and it is a member of the
+// next level's group.
 type hierarchy struct {
-	domain  *Team
-	leaders *Team // nil on members that do not lead their domain
+	// levels[0] is this PE's bottom group; levels[i] (i > 0) is this
+	// PE's group at level i when it leads its group at level i-1, nil
+	// otherwise (and then so are the levels above).
+	levels []*Team
+	// keys[i][j] is the group of team member j at level i: members
+	// with equal keys share a level-i group.
+	keys [][]groupKey
 }
+
+// groupKey names a group of one level: its domain and NUMA node, with
+// the parts that level does not split by left zero.
+type groupKey struct{ domain, node int }
 
 // TeamConfig is the configuration of a team (shmem_team_config_t).
 type TeamConfig struct {
@@ -147,7 +163,14 @@ func newTeams(pe *PE) *teams {
 	ts.shared = mk("TeamShared", shared, slotShared)
 	ts.host = mk("TeamHost", world, slotHost) // one host: every PE of the job
 	ts.leaders = mk("TeamLeaders", teamshared.Strided(0, 1, 1), slotLeaders)
-	ts.numa = mk("TeamNUMA", shared, slotNUMA) // one NUMA domain per shared domain here
+	// TeamNUMA: the PEs of TeamShared with this PE's home node.
+	var local []int
+	for _, q := range shared.PEs() {
+		if pe.NUMANode(q) == pe.NUMANode(pe.MyPE()) {
+			local = append(local, q)
+		}
+	}
+	ts.numa = mk("TeamNUMA", teamshared.List(local), slotNUMA)
 	return ts
 }
 
@@ -166,6 +189,23 @@ func (t *Team) finish() {
 	// depend on this, so it must not depend on what one PE happens to
 	// map. Inside one domain every heap is mapped by construction.
 	t.shared = !t.multi
+	t.numaSpan = t.spansNodes()
+}
+
+// spansNodes reports whether some domain of the team holds members of
+// several NUMA nodes (the same on every member: home nodes are
+// published at start-up).
+func (t *Team) spansNodes() bool {
+	first := map[int]int{} // domain -> node of its first member
+	for _, q := range t.worlds {
+		d, n := t.domainOf(q), t.pe.NUMANode(q)
+		if n0, ok := first[d]; !ok {
+			first[d] = n
+		} else if n0 != n {
+			return true
+		}
+	}
+	return false
 }
 
 // domainOf returns the shared-memory domain of world PE q, the same on
@@ -188,42 +228,83 @@ func (t *Team) domainOf(q int) int {
 	return t.pe.ProcessOf(q)<<24 | sim
 }
 
-// hierarchy returns the team's split into domains, making it (a
-// collective over the team) at the first call.
+// hierarchical reports whether a collective of the given size in bytes
+// runs level by level: always across domains (it must), and over a
+// team spanning NUMA nodes per SHMEM_NUMA_COLLECTIVES: "auto" above
+// flatMax bytes, where moving each node's data across the interconnect
+// once beats every member reading every other member's; "always";
+// "never".
+func (t *Team) hierarchical(bytes uintptr) bool {
+	if t.multi {
+		return true
+	}
+	if !t.numaSpan {
+		return false
+	}
+	switch t.pe.Config().NUMACollectives {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return bytes > flatMax
+}
+
+// hierarchy returns the team's levels, making them (a collective over
+// the team) at the first call. Every member calls it at the same
+// collective, so every member makes the same levels.
 func (t *Team) hierarchy(routine string) *hierarchy {
 	if t.hier != nil {
 		return t.hier
 	}
-	mine := t.domainOf(t.pe.MyPE())
-	var dom []int
-	firsts := map[int]bool{}
-	var leaders []int
-	for _, q := range t.worlds {
-		d := t.domainOf(q)
-		if d == mine {
-			dom = append(dom, q)
-		}
-		if !firsts[d] {
-			firsts[d] = true
-			leaders = append(leaders, q)
-		}
+	// The groupings, bottom up; the top one (everybody) is implied.
+	var groupings []func(q int) groupKey
+	if t.numaSpan {
+		groupings = append(groupings, func(q int) groupKey { return groupKey{t.domainOf(q), t.pe.NUMANode(q)} })
 	}
+	if t.multi {
+		groupings = append(groupings, func(q int) groupKey { return groupKey{domain: t.domainOf(q)} })
+	}
+	groupings = append(groupings, func(int) groupKey { return groupKey{} })
+
 	h := &hierarchy{}
-	var err error
-	if h.domain, err = t.create(routine, teamshared.List(dom), nil); err != nil {
-		panicf("%s: building the team's domain teams: %v", routine, err)
-	}
-	lm := teamshared.Members{}
-	if dom[0] == t.pe.MyPE() {
-		lm = teamshared.List(leaders)
-	}
-	if h.leaders, err = t.create(routine, lm, nil); err != nil {
-		panicf("%s: building the team of domain leaders: %v", routine, err)
-	}
-	// The leaders span domains by construction: their collectives run
-	// flat (over RMA where they cannot map each other).
-	if h.leaders != nil {
-		h.leaders.multi = false
+	leads := true                   // this PE leads its group at the level below
+	cands := slices.Clone(t.worlds) // the members of the current level: leaders of the level below
+	for _, key := range groupings {
+		keys := make([]groupKey, len(t.worlds))
+		for j, q := range t.worlds {
+			keys[j] = key(q)
+		}
+		h.keys = append(h.keys, keys)
+		var mine, next []int
+		seen := map[groupKey]bool{}
+		myKey := key(t.pe.MyPE())
+		for _, q := range cands {
+			k := key(q)
+			if leads && k == myKey {
+				mine = append(mine, q)
+			}
+			if !seen[k] {
+				seen[k] = true
+				next = append(next, q)
+			}
+		}
+		m := teamshared.Members{}
+		if leads {
+			m = teamshared.List(mine)
+		}
+		lt, err := t.create(routine, m, nil)
+		if err != nil {
+			panicf("%s: building the team's level %d: %v", routine, len(h.levels), err)
+		}
+		if lt != nil {
+			// A level's collectives run flat: over shared memory inside
+			// a domain, over RMA across domains.
+			lt.multi, lt.numaSpan = false, false
+		}
+		h.levels = append(h.levels, lt)
+		leads = leads && len(mine) > 0 && mine[0] == t.pe.MyPE()
+		cands = next
 	}
 	t.hier = h
 	return h
@@ -245,9 +326,12 @@ func TeamHost(pe *PE) *Team { return teamsOf(pe).host }
 // (nil on the other PEs).
 func TeamLeaders(pe *PE) *Team { return teamsOf(pe).leaders }
 
-// TeamNUMA returns the team of the PEs in this PE's NUMA domain (an
-// extension). On a machine with one NUMA node it is TeamShared's
-// membership.
+// TeamNUMA returns the team of the PEs of TeamShared whose home NUMA
+// node is this PE's (an extension; see PE.NUMANode): the PEs whose
+// heaps sit in the same memory and who share a socket's caches. On a
+// machine with one NUMA node it has TeamShared's members; a PE not
+// bound inside one node (home node -1) shares it with the other such
+// PEs.
 func TeamNUMA(pe *PE) *Team { return teamsOf(pe).numa }
 
 // MyPE returns this PE's number in the team (shmem_team_my_pe), -1 for
@@ -481,9 +565,8 @@ func (t *Team) Destroy() {
 	}
 	t.pe.Ctx().Quiet()
 	if h := t.hier; h != nil {
-		h.domain.Destroy()
-		if h.leaders != nil {
-			h.leaders.Destroy()
+		for _, lt := range h.levels {
+			lt.Destroy() // nil on the levels this PE is not in
 		}
 	}
 	t.sync("TeamDestroy")

@@ -17,12 +17,20 @@ type Config struct {
 	WaitYield int           // SHMEM_WAIT_YIELD (0: auto)
 	WaitSleep time.Duration // SHMEM_WAIT_SLEEP (0: default)
 
+	// HeapPolicy is SHMEM_HEAP_POLICY, where each PE's heap pages live:
+	// "local" (also ""), "interleave" or "none" (see PE.HeapPlacement).
+	HeapPolicy string
+
 	// Collective algorithms: "", "auto", or a name from internal/env's
 	// SHMEM_*_ALGORITHM knobs.
 	BarrierAlgorithm, ReduceAlgorithm, BcastAlgorithm, FCollectAlgorithm string
 	// SimDomains > 0 splits the job into simulated shared-memory domains
 	// of that many consecutive PEs (GOSHMEM_SIM_DOMAINS).
 	SimDomains int
+	// NUMACollectives is SHMEM_NUMA_COLLECTIVES: when collectives on a
+	// team spanning NUMA nodes run level by level ("", "auto", "always",
+	// "never").
+	NUMACollectives string
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would

@@ -40,6 +40,7 @@ type Job struct {
 
 	transport Transport
 	amoLocked bool
+	placement []HeapPlacement // per local PE: SHMEM_HEAP_POLICY's outcome
 
 	peersOnce sync.Once
 	// procs is published once, after the start-up barrier; live() may
@@ -59,8 +60,10 @@ type procTable struct {
 	ownFds []int // the distinct pidfds, to close
 }
 
-// openJob maps the segments and prepares the slots of the local PEs.
-func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int) (*Job, error) {
+// openJob maps the segments, sets the memory policy of the local PEs'
+// heaps and prepares their slots. envNodes is GOSHMEM_NUMA_NODES ("" if
+// unset or not applicable).
+func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
 		heapSize: uintptr(segs.HeapSize)}
 	m, err := segs.Ctl.Map(0, 0)
@@ -116,10 +119,22 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int) (*Job, error
 	if cfg.Transport == "cma" || len(failed) > 0 {
 		mapped = 2
 	}
+	// Home nodes and heap policy: before the slots are published (and so
+	// before the start-up barrier), while nothing has touched the heaps.
+	topo := lazyTopology()
+	home, err := homeNodes(cfg, j.npes, firstPE, localPEs, envNodes, topo)
+	if err == nil {
+		err = j.placeHeaps(home, topo)
+	}
+	if err != nil {
+		j.close()
+		return nil, err
+	}
 	pid := os.Getpid()
 	for pe := firstPE; pe < firstPE+localPEs; pe++ {
 		s := j.ctl.Slot(pe)
 		s.Pid.Store(int32(pid))
+		s.Node.Store(int32(home[pe-firstPE] + 1))
 		s.HeapAddr.Store(uint64(uintptr(j.bases[pe])))
 		s.Mapped.Store(mapped)
 		s.State.Store(job.StateRunning)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/numa"
 	"github.com/goshmem/goshmem/shm"
 	"github.com/goshmem/goshmem/xpmem"
 )
@@ -23,6 +24,9 @@ func Probe(cfg Config) (Transport, []string) {
 	defer seg.Close()
 	notes = append(notes, fmt.Sprintf("segments: %s (nothing is named in any file system; nothing can be left behind)", seg.Kind()))
 	att, mapErr := attach(seg, seg.Size(), 0)
+	if att != nil {
+		notes = append(notes, probeHeapPolicy(cfg, att.Bytes()))
+	}
 	cmaErr := probeCMA(att)
 	if att != nil {
 		att.Detach()
@@ -62,3 +66,37 @@ func probeCMA(att *xpmem.Attachment) error {
 }
 
 func uintptrOf(b []byte) uintptr { return mem.Addr(b) }
+
+// probeHeapPolicy says what SHMEM_HEAP_POLICY would do for a PE of this
+// process, by setting it on the probe segment b as start-up would.
+func probeHeapPolicy(cfg Config, b []byte) string {
+	name := cfg.HeapPolicy
+	if name == "" {
+		name = "local"
+	}
+	policy, err := numa.ParseMemPolicy(name)
+	if err != nil {
+		return "heap policy: " + err.Error()
+	}
+	topo := lazyTopology()
+	home := -1
+	if t, err := topo(); err == nil {
+		home = processNode(t)
+	}
+	h := placeHeap(b, policy, home, topo, cfg.Huge)
+	var s string
+	switch {
+	case policy == numa.MemDefault:
+		s = "heap policy: none (first touch: a page lives on the node of the CPU that first touches it)"
+	case h.Nodes == nil:
+		return fmt.Sprintf("heap policy: %s, but not for a PE of this process: %s", h.Policy, h.Note)
+	case policy == numa.MemLocal:
+		s = fmt.Sprintf("heap policy: local (each PE's heap on its home NUMA node, MPOL_PREFERRED; a PE of this process: node %d)", h.Nodes[0])
+	default:
+		s = fmt.Sprintf("heap policy: interleave (each PE's heap page by page across nodes %s)", numa.FormatCPUList(h.Nodes))
+	}
+	if h.Note != "" {
+		s += "; " + h.Note
+	}
+	return s
+}

@@ -46,7 +46,7 @@ func startProcess(cfg Config) (*Job, error) {
 		return nil, err
 	}
 	defer segs.Close() // the mappings keep the memory
-	return openJob(cfg, segs, spec.FirstPE, spec.LocalPEs)
+	return openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes))
 }
 
 // localJob creates an in-process job of n PEs.
@@ -59,7 +59,7 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 		return nil, err
 	}
 	defer segs.Close()
-	return openJob(cfg, segs, 0, n)
+	return openJob(cfg, segs, 0, n, "")
 }
 
 // start is each PE's start-up: wait for every PE of the job to have

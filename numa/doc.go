@@ -3,14 +3,34 @@
 // runtime decisions such as how long to spin.
 //
 // This is the basic layer: Linux CPU lists (ParseCPUList,
-// FormatCPUList), the topology read from sysfs (Discover: nodes with
-// their CPUs, memory and distances; CPUs with core, socket and node),
-// the process's allowed CPUs and thread binding (Allowed, Bind), CPU
-// counts and the cache line size, and one placement policy
-// (PlaceCores). Topology-aware placement and memory policy build on
-// Topology without changing these.
+// FormatCPUList), the topology, the process's allowed CPUs and thread
+// binding (Allowed, Bind), CPU counts, the cache line size and CPU
+// features, and one placement policy (PlaceCores). Topology-aware
+// placement and memory policy build on Topology without changing these.
+//
+// Discover reads the topology into a Topology:
+//
+//   - CPUs: the online ones, each with its core, socket (physical
+//     package), node and SMT siblings, and the present CPUs that are
+//     offline;
+//   - sockets: their CPUs, nodes and number of cores;
+//   - NUMA nodes: their CPUs, total and free memory and distances,
+//     including nodes with CPUs but no memory and nodes with memory but
+//     no CPUs (CXL memory, for example);
+//   - caches: level, type, size, line size and the CPUs sharing each,
+//     every cache listed once;
+//   - the cgroup cpuset (v1 or v2) confining the process, as CPUs and
+//     memory nodes, when it restricts them.
+//
+// Topology.Usable combines the online CPUs, the cpuset and an affinity
+// (what Allowed returns) into the CPUs a job may use; Topology.CPU,
+// Topology.Node and Topology.NodeOf look up CPUs and nodes.
+//
+// CPUModel and CPUFeatures describe the processor from the CPUID
+// instruction (amd64 only), for reports and benchmark records.
 //
 // System calls go through internal/sys; everything else is read from
-// sysfs, so Discover can be tested on copies of sysfs trees (see
-// testdata).
+// sysfs, procfs and the cgroup file system under a root directory, so
+// Discover can be tested on copies of those trees (see testdata, where
+// mktrees.sh rebuilds the generated ones).
 package numa

@@ -38,6 +38,7 @@ const (
 	VarInfo          = "SHMEM_INFO"
 	VarVersion       = "SHMEM_VERSION"
 	VarHugePages     = "SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"
+	VarHeapPolicy    = "SHMEM_HEAP_POLICY"
 	VarTransport     = "SHMEM_TRANSPORT"
 	VarWaitSpin      = "SHMEM_WAIT_SPIN"
 	VarWaitYield     = "SHMEM_WAIT_YIELD"
@@ -101,6 +102,8 @@ type Config struct {
 	Version bool
 	// HugePages is SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.
 	HugePages bool
+	// HeapPolicy is SHMEM_HEAP_POLICY: "local", "interleave" or "none".
+	HeapPolicy string
 	// Transport is SHMEM_TRANSPORT.
 	Transport Transport
 	// WaitSpin is SHMEM_WAIT_SPIN; 0 means auto.
@@ -159,6 +162,12 @@ func defs() []def {
 				"Needs huge pages reserved beforehand: sysctl vm.nr_hugepages=N, " +
 				"see HugePages_Free in /proc/meminfo.",
 		}, func(c *Config) *bool { return &c.HugePages }),
+		enumKnob(Knob{
+			Name: VarHeapPolicy, Default: "local", Values: []string{"local", "interleave", "none"},
+			Help: "where each PE's heap pages live: local (on the owner PE's NUMA node, " +
+				"MPOL_PREFERRED), interleave (across the job's NUMA nodes with memory), " +
+				"none (first touch)",
+		}, func(c *Config, v string) { c.HeapPolicy = v }),
 		enumKnob(Knob{
 			Name:    VarTransport,
 			Default: string(TransportAuto),

@@ -22,6 +22,7 @@ func wantDefaults() Config {
 		ReduceAlgorithm:   "auto",
 		BcastAlgorithm:    "auto",
 		FCollectAlgorithm: "auto",
+		HeapPolicy:        "local",
 	}
 }
 
@@ -74,7 +75,7 @@ func TestKnobs(t *testing.T) {
 		}
 	}
 	for _, name := range []string{VarSymmetricSize, VarDebug, VarInfo, VarVersion, VarHugePages,
-		VarTransport, VarWaitSpin, VarWaitYield, VarWaitSleep} {
+		VarHeapPolicy, VarTransport, VarWaitSpin, VarWaitYield, VarWaitSleep} {
 		if !seen[name] {
 			t.Errorf("knob %s is not declared", name)
 		}
@@ -116,6 +117,8 @@ func TestLoad(t *testing.T) {
 		{"info", map[string]string{VarInfo: "yes"}, func(c *Config) { c.Info = true }},
 		{"version", map[string]string{VarVersion: "ON"}, func(c *Config) { c.Version = true }},
 		{"huge", map[string]string{VarHugePages: "true"}, func(c *Config) { c.HugePages = true }},
+		{"heap policy", map[string]string{VarHeapPolicy: "Interleave"}, func(c *Config) { c.HeapPolicy = "interleave" }},
+		{"heap policy none", map[string]string{VarHeapPolicy: " none"}, func(c *Config) { c.HeapPolicy = "none" }},
 		{"xpmem", map[string]string{VarTransport: "xpmem"}, func(c *Config) { c.Transport = TransportXPMEM }},
 		{"CMA", map[string]string{VarTransport: "CMA"}, func(c *Config) { c.Transport = TransportCMA }},
 		{"auto", map[string]string{VarTransport: "Auto"}, func(c *Config) {}},
@@ -157,6 +160,7 @@ func TestLoadErrors(t *testing.T) {
 		{VarDebug, "maybe", []string{`SHMEM_DEBUG="maybe"`, "not a boolean", "yes/no", "default, off"}},
 		{VarHugePages, "2", []string{"SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"}},
 		{VarTransport, "shm", []string{`unknown value in SHMEM_TRANSPORT="shm"; use one of auto, xpmem, cma`, "default, auto"}},
+		{VarHeapPolicy, "bind", []string{`unknown value in SHMEM_HEAP_POLICY="bind"; use one of local, interleave, none`, "default, local"}},
 		{VarWaitSpin, "-5", []string{"negative number", "SHMEM_WAIT_SPIN", "auto"}},
 		{VarWaitSpin, "lots", []string{"not a whole number"}},
 		{VarWaitSpin, "1.5", []string{"not a whole number"}},
@@ -320,6 +324,11 @@ func FuzzLoad(f *testing.F) {
 		case TransportAuto, TransportXPMEM, TransportCMA:
 		default:
 			t.Fatalf("Load(%s=%q): transport %q", k.Name, v, c.Transport)
+		}
+		switch c.HeapPolicy {
+		case "local", "interleave", "none":
+		default:
+			t.Fatalf("Load(%s=%q): heap policy %q", k.Name, v, c.HeapPolicy)
 		}
 		var b strings.Builder
 		Print(&b, mapenv(map[string]string{k.Name: v}))

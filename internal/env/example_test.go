@@ -69,6 +69,7 @@ func ExampleKnobs() {
 	// SHMEM_INFO bool off []
 	// SHMEM_VERSION bool off []
 	// SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES bool off []
+	// SHMEM_HEAP_POLICY enum local [local interleave none]
 	// SHMEM_TRANSPORT enum auto [auto xpmem cma]
 	// SHMEM_BARRIER_ALGORITHM enum auto [auto dissemination tree]
 	// SHMEM_REDUCE_ALGORITHM enum auto [auto flat partitioned recursive-doubling ring rabenseifner]

@@ -17,6 +17,8 @@
 //	GOSHMEM_LOCAL_PES   number of PEs hosted by this process (consecutive)
 //	GOSHMEM_FD          descriptor of the control segment; the heap of PE i
 //	                    is descriptor GOSHMEM_FD+1+i
+//	GOSHMEM_NUMA_NODES  (optional) home NUMA node of each PE hosted by this
+//	                    process, comma-separated, in PE order; -1 for none
 //
 // and the segments as inherited descriptors in that order (os/exec
 // ExtraFiles: control at 3, heaps from 4). A process without
@@ -48,6 +50,7 @@ const (
 	EnvLocalPEs  = "GOSHMEM_LOCAL_PES"
 	EnvFD        = "GOSHMEM_FD"
 	EnvLauncher  = "GOSHMEM_LAUNCHER_PID"
+	EnvNUMANodes = "GOSHMEM_NUMA_NODES"
 	FirstFD      = 3                   // descriptor of the control segment under os/exec ExtraFiles
 	magic        = 0x01_6d656d68736f67 // "goshmem\x01" little-endian
 	layoutVer    = 1
@@ -183,7 +186,11 @@ type Slot struct {
 	// Mapped is 1 once the process hosting this PE has mapped every
 	// peer's heap, 2 if it could not map some of them.
 	Mapped atomic.Uint32
-	_      [shm.CacheLine - 20]byte
+	// Node is the PE's home NUMA node plus one, published by the
+	// process hosting the PE before the start-up barrier; 0 (not yet
+	// published, or no home node) reads as node -1.
+	Node atomic.Int32
+	_    [shm.CacheLine - 24]byte
 
 	// Line 1: the doorbell. A PE about to sleep in a wait increments
 	// Sleepers, re-checks its condition, and futex-waits on Seq; anyone

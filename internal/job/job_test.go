@@ -63,6 +63,7 @@ func TestFieldLines(t *testing.T) {
 		{"Slot.Pid", unsafe.Offsetof(s.Pid), 0},
 		{"Slot.HeapAddr", unsafe.Offsetof(s.HeapAddr), 8},
 		{"Slot.Mapped", unsafe.Offsetof(s.Mapped), 16},
+		{"Slot.Node", unsafe.Offsetof(s.Node), 20},
 		{"Slot.Door", unsafe.Offsetof(s.Door), 1 * line},
 		{"Slot.AllocSeq", unsafe.Offsetof(s.AllocSeq), 2 * line},
 		{"Slot.AllocHash", unsafe.Offsetof(s.AllocHash), 2*line + 16},
