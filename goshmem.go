@@ -124,6 +124,7 @@ func LoadConfig() (node.Config, error) {
 		BcastAlgorithm:    c.BcastAlgorithm,
 		FCollectAlgorithm: c.FCollectAlgorithm,
 		SimDomains:        c.SimDomains,
+		NUMACollectives:   c.NUMACollectives,
 		HeapPolicy:        c.HeapPolicy,
 	}, nil
 }

@@ -65,3 +65,47 @@ func ExampleCacheLineSize() {
 	fmt.Println(numa.CacheLineSize() >= 16)
 	// Output: true
 }
+
+func ExamplePlace() {
+	// A machine of 2 sockets, each a NUMA node of 2 cores with 2
+	// hardware threads: core 0 of socket 0 holds CPUs 0 and 4.
+	topo := &numa.Topology{
+		CPUs: []numa.CPU{
+			{ID: 0, Core: 0, Socket: 0, Node: 0, Siblings: []int{0, 4}},
+			{ID: 1, Core: 1, Socket: 0, Node: 0, Siblings: []int{1, 5}},
+			{ID: 2, Core: 0, Socket: 1, Node: 1, Siblings: []int{2, 6}},
+			{ID: 3, Core: 1, Socket: 1, Node: 1, Siblings: []int{3, 7}},
+			{ID: 4, Core: 0, Socket: 0, Node: 0, Siblings: []int{0, 4}},
+			{ID: 5, Core: 1, Socket: 0, Node: 0, Siblings: []int{1, 5}},
+			{ID: 6, Core: 0, Socket: 1, Node: 1, Siblings: []int{2, 6}},
+			{ID: 7, Core: 1, Socket: 1, Node: 1, Siblings: []int{3, 7}},
+		},
+		Online: []int{0, 1, 2, 3, 4, 5, 6, 7},
+		Nodes: []numa.Node{
+			{ID: 0, CPUs: []int{0, 1, 4, 5}, Distances: []int{10, 21}},
+			{ID: 1, CPUs: []int{2, 3, 6, 7}, Distances: []int{21, 10}},
+		},
+		Sockets: []numa.Socket{
+			{ID: 0, CPUs: []int{0, 1, 4, 5}, Nodes: []int{0}, Cores: 2},
+			{ID: 1, CPUs: []int{2, 3, 6, 7}, Nodes: []int{1}, Cores: 2},
+		},
+	}
+	usable := topo.Online
+	fmt.Println("default binding for 4 PEs:", numa.DefaultBinding(topo, usable, 4))
+
+	// mpirun --map-by socket --bind-to core --report-bindings
+	places, err := numa.Place(topo, usable, 4, numa.MapSocket, numa.BindCore)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for pe, p := range places {
+		fmt.Printf("PE %d: %s %s\n", pe, topo.BindingMap(p.Bind, usable), topo.Describe(p, numa.BindCore, usable))
+	}
+	// Output:
+	// default binding for 4 PEs: numa
+	// PE 0: [BB/..][../..] bound to core 0 (CPUs 0,4) of socket 0, NUMA node 0
+	// PE 1: [../..][BB/..] bound to core 0 (CPUs 2,6) of socket 1, NUMA node 1
+	// PE 2: [../BB][../..] bound to core 1 (CPUs 1,5) of socket 0, NUMA node 0
+	// PE 3: [../..][../BB] bound to core 1 (CPUs 3,7) of socket 1, NUMA node 1
+}

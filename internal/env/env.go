@@ -48,6 +48,7 @@ const (
 	VarBcastAlg      = "SHMEM_BCAST_ALGORITHM"
 	VarFCollectAlg   = "SHMEM_FCOLLECT_ALGORITHM"
 	VarSimDomains    = "GOSHMEM_SIM_DOMAINS"
+	VarNUMAColl      = "SHMEM_NUMA_COLLECTIVES"
 )
 
 // Knob types, the values of Knob.Type.
@@ -117,6 +118,9 @@ type Config struct {
 	// SimDomains is GOSHMEM_SIM_DOMAINS: 0, or the number of consecutive
 	// PEs per simulated shared-memory domain.
 	SimDomains int
+	// NUMACollectives is SHMEM_NUMA_COLLECTIVES: "auto", "always" or
+	// "never".
+	NUMACollectives string
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -217,6 +221,15 @@ func defs() []def {
 				"domain, otherwise recursive doubling up to 1 KiB per PE on power-of-two " +
 				"teams and ring above.",
 		}, func(c *Config, v string) { c.FCollectAlgorithm = v }),
+		enumKnob(Knob{
+			Name: VarNUMAColl, Default: "auto", Values: []string{"auto", "always", "never"},
+			Help: "Whether reductions and broadcasts on a team whose members sit on several " +
+				"NUMA nodes run level by level (inside each node, then among one leader per " +
+				"node, then back down). auto: above 1 KiB, where moving each node's data " +
+				"across the interconnect once beats every member reading every other " +
+				"member's; always; never. Teams spanning shared-memory domains always run " +
+				"level by level.",
+		}, func(c *Config, v string) { c.NUMACollectives = v }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",
 			Help: "For tests and experiments: treat every run of this many consecutive PEs " +

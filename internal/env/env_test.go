@@ -22,6 +22,7 @@ func wantDefaults() Config {
 		ReduceAlgorithm:   "auto",
 		BcastAlgorithm:    "auto",
 		FCollectAlgorithm: "auto",
+		NUMACollectives:   "auto",
 		HeapPolicy:        "local",
 	}
 }

@@ -75,6 +75,7 @@ func ExampleKnobs() {
 	// SHMEM_REDUCE_ALGORITHM enum auto [auto flat partitioned recursive-doubling ring rabenseifner]
 	// SHMEM_BCAST_ALGORITHM enum auto [auto direct tree]
 	// SHMEM_FCOLLECT_ALGORITHM enum auto [auto direct ring recursive-doubling]
+	// SHMEM_NUMA_COLLECTIVES enum auto [auto always never]
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []

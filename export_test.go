@@ -1,0 +1,15 @@
+package goshmem
+
+// HierarchyLevels makes t's hierarchy (a collective over t) and returns
+// the world PE numbers of this PE's team at each level, nil for the
+// levels it is not in. For tests of the hierarchy's shape.
+func HierarchyLevels(t *Team) [][]int {
+	h := t.hierarchy("HierarchyLevels")
+	out := make([][]int, len(h.levels))
+	for i, lt := range h.levels {
+		if lt != nil {
+			out[i] = lt.worlds
+		}
+	}
+	return out
+}
