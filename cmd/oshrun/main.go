@@ -25,6 +25,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,9 +46,18 @@ Options:
   -n N, -np N             number of PEs (default 1)
   --pes-per-proc K        PEs hosted by each process (default 1); process
                           k runs PEs k*K .. k*K+K-1
-  --bind-to none|core     bind each PE process to its own core(s)
-                          (default none)
-  --report-bindings       print where each PE process is bound
+  --map-by core|numa|socket
+                          spread PEs over cores in order (core, the
+                          default), or round robin across NUMA nodes or
+                          sockets; a PE's heap lives on the NUMA node it
+                          is mapped to
+  --bind-to none|core|numa|socket
+                          bind each PE to the core, NUMA node or socket
+                          it is mapped to (default: core for up to 2 PEs,
+                          numa above, none when PEs outnumber cores);
+                          PEs start bound, and GOMAXPROCS follows
+  --report-bindings       print where each PE runs, with a map of the
+                          cores ([B./..]: B bound, . free, - unusable)
   --tag-output            prefix every output line with "[PE n] "
   --timeout D             stop the job after D (e.g. 90s, 5m; a plain
                           number is seconds); exit code 124
@@ -68,7 +78,8 @@ code, 128+signal for a death by signal, or the GlobalExit code.
 Examples:
   oshrun -np 4 ./hello
   oshrun -n 8 --tag-output ./examples/hello
-  oshrun -np 16 --pes-per-proc 4 --bind-to core --report-bindings ./bench -size 1M
+  oshrun -np 16 --map-by numa --bind-to core --report-bindings ./bench
+  oshrun -np 16 --pes-per-proc 4 --bind-to socket ./hybrid
   oshrun -n 2 -x SHMEM_SYMMETRIC_SIZE=2G -x GOMAXPROCS --timeout 5m ./solver input.dat
 `
 
@@ -121,7 +132,8 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Con
 	fs.IntVar(&cfg.NPEs, "n", 1, "number of PEs")
 	fs.IntVar(&cfg.NPEs, "np", 1, "number of PEs")
 	fs.IntVar(&cfg.PEsPerProc, "pes-per-proc", 1, "PEs per process")
-	fs.StringVar(&cfg.BindTo, "bind-to", "none", "none or core")
+	fs.StringVar(&cfg.MapBy, "map-by", "core", "core, numa or socket")
+	fs.StringVar(&cfg.BindTo, "bind-to", "", "none, core, numa or socket")
 	fs.BoolVar(&cfg.ReportBindings, "report-bindings", false, "print bindings")
 	fs.BoolVar(&cfg.TagOutput, "tag-output", false, "tag output lines")
 	fs.Func("timeout", "job time limit", func(s string) error {
@@ -152,8 +164,10 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Con
 		return cfg, fmt.Errorf("the number of PEs (-n/-np) must be at least 1, got %d", cfg.NPEs)
 	case cfg.PEsPerProc < 1:
 		return cfg, fmt.Errorf("--pes-per-proc must be at least 1, got %d", cfg.PEsPerProc)
-	case cfg.BindTo != "none" && cfg.BindTo != "core":
-		return cfg, fmt.Errorf("--bind-to must be none or core, got %q", cfg.BindTo)
+	case !slices.Contains([]string{"core", "numa", "socket"}, cfg.MapBy):
+		return cfg, fmt.Errorf("--map-by must be core, numa or socket, got %q", cfg.MapBy)
+	case !slices.Contains([]string{"", "none", "core", "numa", "socket"}, cfg.BindTo):
+		return cfg, fmt.Errorf("--bind-to must be none, core, numa or socket, got %q", cfg.BindTo)
 	}
 	cfg.Program, cfg.Args = rest[0], rest[1:]
 	return cfg, nil

@@ -42,6 +42,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -73,12 +74,25 @@ type Config struct {
 	// own reading of SHMEM_SYMMETRIC_SIZE and
 	// SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.
 	Env []string
-	// BindTo is "none" (or "") or "core": bind each PE process to the
-	// cores numa.PlaceCores picks for its PEs.
+	// MapBy is how PEs are spread over the machine (numa.Place): "core"
+	// (or "": packed, consecutive PEs on consecutive cores), "numa" or
+	// "socket" (round robin across NUMA nodes or sockets). A PE's home
+	// NUMA node, where its heap lives, is the node it is mapped to.
+	MapBy string
+	// BindTo is what each PE process is bound to: "none", "core",
+	// "numa" or "socket" (the core, node or socket it is mapped to; a
+	// process hosting several PEs gets the union). "" is Open MPI's
+	// rule, numa.DefaultBinding: core for up to 2 PEs, numa above, none
+	// when the PEs outnumber the cores. Processes are bound before they
+	// start, so the Go runtime sizes GOMAXPROCS to the binding.
 	BindTo string
-	// ReportBindings prints one line per process to Stderr saying where
-	// it is bound.
+	// ReportBindings prints one line per PE to Stderr saying where it
+	// runs, with a map of the machine's cores (numa.BindingMap).
 	ReportBindings bool
+	// Topology, when set, is used instead of this machine's topology,
+	// with all of its online CPUs usable (tests: with a binding other
+	// than none its CPUs must exist here).
+	Topology *numa.Topology
 	// TagOutput prefixes every line a PE process writes with "[PE n] "
 	// (or "[PE a-b] " for a process hosting several PEs).
 	TagOutput bool
@@ -135,8 +149,9 @@ type failure struct {
 
 // proc is one PE process.
 type proc struct {
-	first, n int   // hosted PEs [first, first+n)
-	cpus     []int // binding; nil when not bound
+	first, n int              // hosted PEs [first, first+n)
+	cpus     []int            // binding; nil when not bound
+	places   []numa.Placement // of the hosted PEs
 	cmd      *exec.Cmd
 	pid      int
 	started  bool
@@ -173,6 +188,9 @@ type launcher struct {
 	ctl      *job.Control
 	procs    []*proc
 	exited   chan *proc
+	topo     *numa.Topology // where the PEs are placed
+	usable   []int          // the CPUs the job may use
+	bindTo   string         // the binding in force
 	running  int
 	stopping bool
 	killT    *time.Timer
@@ -225,10 +243,8 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		first := k * l.ppp
 		l.procs = append(l.procs, &proc{first: first, n: min(l.ppp, cfg.NPEs-first)})
 	}
-	if cfg.BindTo == "core" {
-		if err := l.placeCores(); err != nil {
-			return ExitFailure, err
-		}
+	if err := l.place(); err != nil {
+		return ExitFailure, err
 	}
 
 	segs, err := job.Create(cfg.NPEs, heap.SymmetricSize, job.CreateOptions{Huge: heap.HugePages})
@@ -283,10 +299,15 @@ func (cfg *Config) check() error {
 	if cfg.Program == "" {
 		return errors.New("no program to run")
 	}
-	switch cfg.BindTo {
-	case "", "none", "core":
+	switch cfg.MapBy {
+	case "", numa.MapCore, numa.MapNUMA, numa.MapSocket:
 	default:
-		return fmt.Errorf("unknown binding %q; use none or core", cfg.BindTo)
+		return fmt.Errorf("unknown mapping %q; use core, numa or socket", cfg.MapBy)
+	}
+	switch cfg.BindTo {
+	case "", numa.BindNone, numa.BindCore, numa.BindNUMA, numa.BindSocket:
+	default:
+		return fmt.Errorf("unknown binding %q; use none, core, numa or socket", cfg.BindTo)
 	}
 	if cfg.Timeout < 0 {
 		return fmt.Errorf("negative timeout %v", cfg.Timeout)
@@ -312,32 +333,81 @@ func lookup(extra []string) func(string) string {
 	}
 }
 
-// placeCores fills in each process's CPUs: the union of those
-// numa.PlaceCores picks for the PEs it hosts.
-func (l *launcher) placeCores() error {
-	allowed, err := numa.Allowed()
+// place maps the PEs onto the CPUs this job may use (numa.Place) and
+// fills in each process's placements and binding: the union of its PEs'
+// (nil when not bound).
+func (l *launcher) place() error {
+	topo, usable := l.cfg.Topology, []int(nil)
+	if topo == nil {
+		var err error
+		if topo, err = numa.Discover(""); err != nil {
+			return fmt.Errorf("placing the PEs: %w", err)
+		}
+		allowed, err := numa.Allowed()
+		if err != nil {
+			return fmt.Errorf("placing the PEs: %w", err)
+		}
+		usable = topo.Usable(allowed)
+	} else {
+		usable = topo.Usable(nil)
+	}
+	if len(usable) == 0 {
+		return errors.New("placing the PEs: this process may run on no online CPU; check taskset -p and the cgroup's cpuset.cpus")
+	}
+	mapBy, bindTo := l.cfg.MapBy, l.cfg.BindTo
+	if mapBy == "" {
+		mapBy = numa.MapCore
+	}
+	if bindTo == "" {
+		bindTo = numa.DefaultBinding(topo, usable, l.cfg.NPEs)
+	}
+	places, err := numa.Place(topo, usable, l.cfg.NPEs, mapBy, bindTo)
 	if err != nil {
-		return fmt.Errorf("--bind-to core: %w", err)
+		return fmt.Errorf("placing %d PEs (--map-by %s --bind-to %s): %w", l.cfg.NPEs, mapBy, bindTo, err)
 	}
-	if len(allowed) == 0 {
-		return errors.New("--bind-to core: this process may run on no CPU")
-	}
-	place := numa.PlaceCores(l.cfg.NPEs, allowed)
-	if len(place) < l.cfg.NPEs {
-		return fmt.Errorf("--bind-to core: no placement for %d PEs on CPUs %s", l.cfg.NPEs, numa.FormatCPUList(allowed))
-	}
+	l.topo, l.usable, l.bindTo = topo, usable, bindTo
 	for _, p := range l.procs {
+		p.places = places[p.first : p.first+p.n]
+		if bindTo == numa.BindNone {
+			continue
+		}
 		var cpus []int
-		for pe := p.first; pe < p.first+p.n; pe++ {
-			cpus = append(cpus, place[pe]...)
+		for _, pl := range p.places {
+			cpus = append(cpus, pl.Bind...)
 		}
 		slices.Sort(cpus)
 		p.cpus = slices.Compact(cpus)
-		if len(p.cpus) == 0 {
-			return fmt.Errorf("--bind-to core: no CPU for %s", p.name())
-		}
 	}
 	return nil
+}
+
+// homes returns the GOSHMEM_NUMA_NODES entry for p: its PEs' home nodes.
+func (p *proc) homes() string {
+	var b strings.Builder
+	b.WriteString(job.EnvNUMANodes + "=")
+	for i, pl := range p.places {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(pl.Node))
+	}
+	return b.String()
+}
+
+// reportBindings prints where each PE of p runs: the map of the cores
+// the process is bound to, and in words where the PE is mapped.
+func (l *launcher) reportBindings(p *proc) {
+	l.outMu.Lock()
+	defer l.outMu.Unlock()
+	for i, pl := range p.places {
+		pe := p.first + i
+		where := l.topo.Describe(pl, l.bindTo, l.usable)
+		if p.n > 1 && p.cpus != nil {
+			where = fmt.Sprintf("bound with PEs %d-%d of its process to CPUs %s; mapped to CPU %d, NUMA node %d",
+				p.first, p.first+p.n-1, numa.FormatCPUList(p.cpus), pl.CPU, pl.Node)
+		}
+		fmt.Fprintf(l.stderr, "oshrun: PE %d (pid %d): %s %s\n", pe, p.pid, l.topo.BindingMap(p.cpus, l.usable), where)
+	}
 }
 
 // startError is a failure to start process pe.
@@ -368,6 +438,7 @@ func (l *launcher) startAll() *startError {
 func (l *launcher) start(p *proc) error {
 	env := append(os.Environ(), l.cfg.Env...)
 	env = append(env, l.segs.Env(p.first, p.n)...)
+	env = append(env, p.homes())
 	p.cmd = &exec.Cmd{
 		Path:        l.prog,
 		Args:        append([]string{l.cfg.Program}, l.cfg.Args...),
@@ -412,13 +483,7 @@ func (l *launcher) start(p *proc) error {
 		l.exited <- p
 	}()
 	if l.cfg.ReportBindings {
-		where := "not bound"
-		if p.cpus != nil {
-			where = "bound to CPUs " + numa.FormatCPUList(p.cpus)
-		}
-		l.outMu.Lock()
-		fmt.Fprintf(l.stderr, "oshrun: %s (pid %d) %s\n", p.name(), p.pid, where)
-		l.outMu.Unlock()
+		l.reportBindings(p)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package launch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,7 +203,8 @@ func fakePE() int {
 			fmt.Println(err)
 			return 1
 		}
-		fmt.Printf("PE %d cpus %s\n", spec.FirstPE, numa.FormatCPUList(cpus))
+		fmt.Printf("PE %d cpus %s gomaxprocs %d homes %s\n", spec.FirstPE, numa.FormatCPUList(cpus),
+			runtime.GOMAXPROCS(0), os.Getenv(job.EnvNUMANodes))
 		return finalize()
 	}
 	fmt.Fprintf(os.Stderr, "fake PE: unknown mode %q\n", mode)
@@ -610,7 +613,8 @@ func TestConfigErrors(t *testing.T) {
 		{Config{NPEs: 0, Program: "true"}, "at least 1"},
 		{Config{NPEs: 1, PEsPerProc: -1, Program: "true"}, "at least 1"},
 		{Config{NPEs: 1}, "no program"},
-		{Config{NPEs: 1, Program: "true", BindTo: "socket"}, "none or core"},
+		{Config{NPEs: 1, Program: "true", BindTo: "hwthread"}, "use none, core, numa or socket"},
+		{Config{NPEs: 1, Program: "true", MapBy: "board"}, "use core, numa or socket"},
 		{Config{NPEs: 1, Program: "true", Env: []string{"NOEQUALS"}}, "VAR=value"},
 	} {
 		code, err := Run(context.Background(), tc.cfg)
@@ -680,31 +684,121 @@ func TestBuildPackage(t *testing.T) {
 }
 
 func TestBindings(t *testing.T) {
+	topo, err := numa.Discover("")
+	if err != nil {
+		t.Fatal(err)
+	}
 	allowed, err := numa.Allowed()
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
-	place := numa.PlaceCores(2, allowed)
-	r := runJob(t, context.Background(), Config{NPEs: 2, BindTo: "core", ReportBindings: true}, "affinity")
-	if r.err != nil || r.code != 0 {
-		t.Fatalf("Run = %d, %v", r.code, r.err)
+	usable := topo.Usable(allowed)
+	// GOMAXPROCS follows the binding unless the environment sets it.
+	_, fixedProcs := os.LookupEnv("GOMAXPROCS")
+	for _, tc := range []struct {
+		npes, ppp     int
+		mapBy, bindTo string
+	}{
+		{2, 1, "", ""}, // the default binding
+		{2, 1, "core", "core"},
+		{3, 1, "numa", "numa"},
+		{2, 1, "socket", "socket"},
+		{2, 2, "core", "core"}, // one process, the union of its PEs' cores
+		{4, 1, "core", "none"},
+		{5, 1, "", ""}, // oversubscribed here: the default is none
+	} {
+		name := fmt.Sprintf("n=%d/ppp=%d/map=%s/bind=%s", tc.npes, tc.ppp, tc.mapBy, tc.bindTo)
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{NPEs: tc.npes, PEsPerProc: tc.ppp, MapBy: tc.mapBy, BindTo: tc.bindTo, ReportBindings: true}
+			mapBy, bindTo := cmp.Or(tc.mapBy, "core"), cmp.Or(tc.bindTo, numa.DefaultBinding(topo, usable, tc.npes))
+			places, err := numa.Place(topo, usable, tc.npes, mapBy, bindTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runJob(t, context.Background(), cfg, "affinity")
+			if r.err != nil || r.code != 0 {
+				t.Fatalf("Run = %d, %v", r.code, r.err)
+			}
+			ppp := max(tc.ppp, 1)
+			for first := 0; first < tc.npes; first += ppp {
+				n := min(ppp, tc.npes-first)
+				var cpus []int
+				var homes []string
+				for _, p := range places[first : first+n] {
+					cpus = append(cpus, p.Bind...)
+					homes = append(homes, strconv.Itoa(p.Node))
+				}
+				slices.Sort(cpus)
+				cpus = slices.Compact(cpus)
+				bound := cpus
+				if bindTo == "none" {
+					bound, cpus = nil, allowed
+				}
+				procs := len(cpus)
+				if fixedProcs {
+					procs = runtime.GOMAXPROCS(0) // unchecked: the user fixed it
+				}
+				want := fmt.Sprintf("PE %d cpus %s gomaxprocs %d homes %s\n", first, numa.FormatCPUList(cpus), procs, strings.Join(homes, ","))
+				if fixedProcs {
+					want = fmt.Sprintf("PE %d cpus %s gomaxprocs ", first, numa.FormatCPUList(cpus))
+				}
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+				}
+				line := fmt.Sprintf("oshrun: PE %d (pid %d): %s ", first, r.pids[first], topo.BindingMap(bound, usable))
+				if !strings.Contains(r.stderr, line) {
+					t.Errorf("stderr lacks %q:\n%s", line, r.stderr)
+				}
+				if n == 1 && !strings.Contains(r.stderr, line+topo.Describe(places[first], bindTo, usable)+"\n") {
+					t.Errorf("stderr lacks the description of PE %d (%s):\n%s", first, topo.Describe(places[first], bindTo, usable), r.stderr)
+				}
+			}
+			if got := strings.Count(r.stderr, "oshrun: PE "); got != tc.npes {
+				t.Errorf("%d binding lines, want one per PE (%d):\n%s", got, tc.npes, r.stderr)
+			}
+			// The launcher's own threads keep their affinity.
+			if now, err := sys.Affinity(0); err != nil || !slices.Equal(now, allowed) {
+				t.Errorf("launcher affinity %v after binding, was %v", now, allowed)
+			}
+		})
 	}
-	for pe := range 2 {
-		cpus := numa.FormatCPUList(place[pe])
-		if want := fmt.Sprintf("oshrun: PE %d (pid %d) bound to CPUs %s\n", pe, r.pids[pe], cpus); !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr lacks %q", want)
-		}
-		if want := fmt.Sprintf("PE %d cpus %s\n", pe, cpus); !strings.Contains(r.stdout, want) {
-			t.Errorf("stdout lacks %q: %q", want, r.stdout)
-		}
-	}
-	// The launcher's own threads keep their affinity.
-	if now, err := sys.Affinity(0); err != nil || !slices.Equal(now, allowed) {
-		t.Errorf("launcher affinity %v after binding, was %v", now, allowed)
-	}
+}
 
-	r = runJob(t, context.Background(), Config{NPEs: 2, PEsPerProc: 2, ReportBindings: true}, "ok")
-	if want := fmt.Sprintf("oshrun: PE 0-1 (pid %d) not bound\n", r.pids[0]); r.stderr != want {
-		t.Errorf("stderr = %q, want %q", r.stderr, want)
+// TestPlacementFakeTopology places PEs on a fake 2-socket machine
+// (numa/testdata) without binding: the PEs learn their home nodes, and
+// the report draws the fake machine.
+func TestPlacementFakeTopology(t *testing.T) {
+	topo, err := numa.Discover("../../numa/testdata/2socket-smt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mapBy string
+		ppp   int
+		homes []string // per process
+		maps  []string // per PE
+	}{
+		{"numa", 1, []string{"0", "1", "0", "1"}, []string{"[../../../..][../../../..]"}},
+		{"core", 2, []string{"0,0", "0,0"}, nil},
+		{"socket", 2, []string{"0,1", "0,1"}, nil},
+	} {
+		cfg := Config{NPEs: 4, PEsPerProc: tc.ppp, MapBy: tc.mapBy, BindTo: "none", Topology: topo, ReportBindings: true}
+		r := runJob(t, context.Background(), cfg, "affinity")
+		if r.err != nil || r.code != 0 {
+			t.Fatalf("map-by %s: Run = %d, %v", tc.mapBy, r.code, r.err)
+		}
+		for k, h := range tc.homes {
+			if want := fmt.Sprintf("PE %d cpus ", k*tc.ppp); !strings.Contains(r.stdout, want) {
+				t.Errorf("map-by %s: stdout lacks %q", tc.mapBy, want)
+			}
+			if want := " homes " + h + "\n"; !strings.Contains(strings.Split(r.stdout[strings.Index(r.stdout, fmt.Sprintf("PE %d cpus ", k*tc.ppp)):], "\n")[0]+"\n", want) {
+				t.Errorf("map-by %s: process %d lacks %q:\n%s", tc.mapBy, k, want, r.stdout)
+			}
+		}
+		for _, m := range tc.maps {
+			if !strings.Contains(r.stderr, m+" not bound") {
+				t.Errorf("map-by %s: stderr lacks %q:\n%s", tc.mapBy, m+" not bound", r.stderr)
+			}
+		}
 	}
 }
