@@ -61,3 +61,18 @@ func BenchmarkReduceCMA(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReduceNUMALevel measures SumReduce on 4 PEs whose home nodes
+// say they sit on 2 NUMA nodes, run level by level (always) and flat
+// (never). On a machine with one real node it measures what the extra
+// level costs, not what it saves (see docs/performance.md).
+func BenchmarkReduceNUMALevel(b *testing.B) {
+	for _, size := range []int{8, 1 << 10, 64 << 10, 1 << 20} {
+		for _, mode := range []string{"never", "always"} {
+			b.Run(fmt.Sprintf("pes=4/%dB/%s", size, mode), func(b *testing.B) {
+				cfg := node.Config{HeapSize: 8 << 20, NUMANodes: []int{0, 0, 1, 1}, NUMACollectives: mode, HeapPolicy: "none"}
+				benchReduce(b, cfg, 4, size)
+			})
+		}
+	}
+}

@@ -36,15 +36,16 @@ type Team struct {
 	multi bool // the members span several shared-memory domains
 	// numaSpan: some domain of the team holds members of several NUMA
 	// nodes, so collectives may run level by level (see hierarchical).
-	numaSpan bool
-	hier     *hierarchy // made at the first hierarchical collective
-	ring     uint32     // FCollect ring steps taken so far (same on every member)
-	rbox     uint32     // dropbox reductions so far (same on every member)
-	bbox     uint32     // dropbox broadcasts so far (same on every member)
-	rd       uint32     // recursive-doubling reductions so far (same on every member)
-	ringR    uint32     // ring reductions so far (same on every member)
-	rdfc     uint32     // recursive-doubling fcollects so far (same on every member)
-	rab      uint32     // Rabenseifner reductions so far (same on every member)
+	numaSpan   bool
+	numaGroups int        // (domain, NUMA node) groups the members form
+	hier       *hierarchy // made at the first hierarchical collective
+	ring       uint32     // FCollect ring steps taken so far (same on every member)
+	rbox       uint32     // dropbox reductions so far (same on every member)
+	bbox       uint32     // dropbox broadcasts so far (same on every member)
+	rd         uint32     // recursive-doubling reductions so far (same on every member)
+	ringR      uint32     // ring reductions so far (same on every member)
+	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
+	rab        uint32     // Rabenseifner reductions so far (same on every member)
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
 }
@@ -189,23 +190,27 @@ func (t *Team) finish() {
 	// depend on this, so it must not depend on what one PE happens to
 	// map. Inside one domain every heap is mapped by construction.
 	t.shared = !t.multi
-	t.numaSpan = t.spansNodes()
+	t.numaSpan, t.numaGroups = t.spansNodes()
 }
 
 // spansNodes reports whether some domain of the team holds members of
-// several NUMA nodes (the same on every member: home nodes are
-// published at start-up).
-func (t *Team) spansNodes() bool {
+// several NUMA nodes, and how many (domain, node) groups the members
+// form (the same on every member: home nodes are published at
+// start-up).
+func (t *Team) spansNodes() (bool, int) {
 	first := map[int]int{} // domain -> node of its first member
+	groups := map[groupKey]bool{}
+	span := false
 	for _, q := range t.worlds {
 		d, n := t.domainOf(q), t.pe.NUMANode(q)
+		groups[groupKey{d, n}] = true
 		if n0, ok := first[d]; !ok {
 			first[d] = n
 		} else if n0 != n {
-			return true
+			span = true
 		}
 	}
-	return false
+	return span, len(groups)
 }
 
 // domainOf returns the shared-memory domain of world PE q, the same on
@@ -228,12 +233,27 @@ func (t *Team) domainOf(q int) int {
 	return t.pe.ProcessOf(q)<<24 | sim
 }
 
+// numaMinPerNode is the fewest members per NUMA node, on average, for
+// which SHMEM_NUMA_COLLECTIVES=auto runs a team level by level.
+//
+// This is a model, not a measurement (the machines goshmem is measured
+// on have one node; BenchmarkReduceNUMALevel shows what the extra level
+// costs there: about 2x at 1 MiB on 4 PEs). A flat partitioned
+// reduction of S bytes over P members on N nodes has each member read
+// and write P-1 slices of S/P bytes, about P-P/N of them on other
+// nodes: some 2*S*P*(N-1)/N bytes cross nodes in all, growing with P.
+// Level by level only the N node leaders exchange across nodes, about
+// 2*S*(N-1)/N bytes, at the price of two more passes over the data
+// inside each node. With a few members per node the passes dominate;
+// from about 4 per node the interconnect does.
+const numaMinPerNode = 4
+
 // hierarchical reports whether a collective of the given size in bytes
 // runs level by level: always across domains (it must), and over a
 // team spanning NUMA nodes per SHMEM_NUMA_COLLECTIVES: "auto" above
-// flatMax bytes, where moving each node's data across the interconnect
-// once beats every member reading every other member's; "always";
-// "never".
+// flatMax bytes with at least numaMinPerNode members per node on
+// average, where moving each node's data across the interconnect once
+// beats every member reading every other member's; "always"; "never".
 func (t *Team) hierarchical(bytes uintptr) bool {
 	if t.multi {
 		return true
@@ -247,7 +267,7 @@ func (t *Team) hierarchical(bytes uintptr) bool {
 	case "never":
 		return false
 	}
-	return bytes > flatMax
+	return bytes > flatMax && len(t.worlds) >= numaMinPerNode*t.numaGroups
 }
 
 // hierarchy returns the team's levels, making them (a collective over
