@@ -129,16 +129,31 @@ func LoadConfig() (node.Config, error) {
 	}, nil
 }
 
-// banner prints what SHMEM_VERSION and SHMEM_INFO ask for, once per job.
+// banner prints what SHMEM_VERSION and SHMEM_INFO ask for, once per job
+// (PE 0): the version line, and for SHMEM_INFO the knob table, the
+// unknown SHMEM_* names and the transport lines, worded as cmd/oshinfo
+// words its Environment and On-node transport sections (where they are
+// indented by two blanks), with the transport and heap policy this job
+// actually got.
 func banner(cfg node.Config, pe *PE) {
 	if pe.MyPE() != 0 {
 		return
 	}
 	if cfg.Version || cfg.Info {
-		fmt.Fprintf(os.Stderr, "goshmem %s (OpenSHMEM %s)\n", Version, SpecVersion)
+		fmt.Fprintf(os.Stderr, "goshmem %s (OpenSHMEM %s API)\n", Version, SpecVersion)
 	}
 	if cfg.Info {
 		env.Print(os.Stderr, os.Getenv)
+		if extra := env.Unrecognized(os.Environ()); len(extra) > 0 {
+			line := "unknown SHMEM_* variables (typos?): "
+			for i, name := range extra {
+				if i > 0 {
+					line += ", "
+				}
+				line += name
+			}
+			fmt.Fprintln(os.Stderr, line)
+		}
 		t := pe.Transport()
 		fmt.Fprintf(os.Stderr, "on-node transport: %s (%s)\n", t.Name, t.Reason)
 		fmt.Fprintf(os.Stderr, "heap policy: %s\n", pe.HeapPlacement())

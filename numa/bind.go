@@ -54,21 +54,3 @@ func NumCPUs() (online, possible int, err error) {
 	}
 	return online, possible, nil
 }
-
-// PlaceCores returns the CPUs of each of npes PEs for --bind-to core:
-// PE i gets the single CPU allowed[i % len(allowed)], so PEs share CPUs
-// round robin when they outnumber them. It uses allowed in the order
-// given and returns nil when npes <= 0 or allowed is empty.
-//
-// This is the basic policy; a topology-aware one (one hardware thread
-// per core first, spread over sockets) can take a *Topology later.
-func PlaceCores(npes int, allowed []int) [][]int {
-	if npes <= 0 || len(allowed) == 0 {
-		return nil
-	}
-	out := make([][]int, npes)
-	for i := range out {
-		out[i] = []int{allowed[i%len(allowed)]}
-	}
-	return out
-}

@@ -128,33 +128,3 @@ func TestSysfsCacheLine(t *testing.T) {
 		}
 	}
 }
-
-func TestPlaceCores(t *testing.T) {
-	tests := []struct {
-		npes    int
-		allowed []int
-		want    [][]int
-	}{
-		{0, []int{0, 1}, nil},
-		{-1, []int{0, 1}, nil},
-		{4, nil, nil},
-		{1, []int{3}, [][]int{{3}}},
-		{2, []int{0, 1, 2, 3}, [][]int{{0}, {1}}},
-		{4, []int{0, 1, 2, 3}, [][]int{{0}, {1}, {2}, {3}}},
-		{3, []int{4, 6}, [][]int{{4}, {6}, {4}}},
-		{5, []int{0, 1}, [][]int{{0}, {1}, {0}, {1}, {0}}},
-		{3, []int{7, 2, 5}, [][]int{{7}, {2}, {5}}}, // order as given
-	}
-	for _, tt := range tests {
-		got := PlaceCores(tt.npes, tt.allowed)
-		if !slices.EqualFunc(got, tt.want, slices.Equal) || (got == nil) != (tt.want == nil) {
-			t.Errorf("PlaceCores(%d, %v) = %v; want %v", tt.npes, tt.allowed, got, tt.want)
-		}
-	}
-	// Each PE's slice is its own.
-	p := PlaceCores(3, []int{0})
-	p[0][0] = 9
-	if p[1][0] != 0 || p[2][0] != 0 {
-		t.Errorf("PlaceCores results share storage: %v", p)
-	}
-}

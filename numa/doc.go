@@ -5,8 +5,10 @@
 // This is the basic layer: Linux CPU lists (ParseCPUList,
 // FormatCPUList), the topology, the process's allowed CPUs and thread
 // binding (Allowed, Bind), CPU counts, the cache line size and CPU
-// features, and one placement policy (PlaceCores). Topology-aware
-// placement and memory policy build on Topology without changing these.
+// features. On top of Topology: placement of PEs (Place, DefaultBinding)
+// with readable binding maps (BindingMap, Describe), text renderings of
+// the machine (WriteHardware, WriteTree), and memory policy for heap
+// pages (SetMemPolicy, MemPolicyOf, PageNodes).
 //
 // Discover reads the topology into a Topology:
 //

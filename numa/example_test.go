@@ -47,20 +47,6 @@ func ExampleDiscover() {
 	// cpu 1: core 1 socket 0 node 0
 }
 
-func ExamplePlaceCores() {
-	// --bind-to core with 5 PEs on the CPUs 2,3 and 6: oversubscribed,
-	// so the PEs share CPUs round robin.
-	for pe, cpus := range numa.PlaceCores(5, []int{2, 3, 6}) {
-		fmt.Println("PE", pe, "CPU", cpus)
-	}
-	// Output:
-	// PE 0 CPU [2]
-	// PE 1 CPU [3]
-	// PE 2 CPU [6]
-	// PE 3 CPU [2]
-	// PE 4 CPU [3]
-}
-
 func ExampleCacheLineSize() {
 	fmt.Println(numa.CacheLineSize() >= 16)
 	// Output: true

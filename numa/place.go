@@ -129,14 +129,7 @@ func Place(t *Topology, usable []int, npes int, mapBy, bindTo string) ([]Placeme
 // A core is usable when one of its hardware threads is in usable; usable
 // CPUs t does not know are ignored here (Place reports them).
 func DefaultBinding(t *Topology, usable []int, npes int) string {
-	n := 0
-	if t != nil {
-		set := make(map[int]bool, len(usable))
-		for _, c := range usable {
-			set[c] = true
-		}
-		n = len(t.placeCores(set))
-	}
+	n := t.UsableCores(usable)
 	switch {
 	case npes > n:
 		return BindNone
@@ -145,6 +138,19 @@ func DefaultBinding(t *Topology, usable []int, npes int) string {
 	default:
 		return BindNUMA
 	}
+}
+
+// UsableCores returns how many cores of t have a hardware thread in
+// usable: the cores Place maps PEs onto (0 for a nil t).
+func (t *Topology) UsableCores(usable []int) int {
+	if t == nil {
+		return 0
+	}
+	set := make(map[int]bool, len(usable))
+	for _, c := range usable {
+		set[c] = true
+	}
+	return len(t.placeCores(set))
 }
 
 // BindingMap draws the CPUs of t as Open MPI's --report-bindings does:

@@ -1,17 +1,46 @@
 // Command oshinfo reports how goshmem is configured on this machine:
-// the version, the CPU and NUMA topology, where oshrun would place each
-// PE, every SHMEM_* environment variable with its value, default and
-// meaning, and the on-node transport a job would use and why.
+// the version, the CPU, the CPU and NUMA topology (as numactl
+// --hardware and lstopo show it), the CPUs this process may use, where
+// oshrun would place each of N PEs, every SHMEM_* environment variable
+// with its value, default and meaning, and the on-node transport a job
+// would use and why.
 //
 //	go run ./cmd/oshinfo
-//	go run ./cmd/oshinfo -n 8 --bind-to core
+//	go run ./cmd/oshinfo -n 8 --map-by numa --bind-to core
+//
+// Flags (one or two dashes):
+//
+//	-n N           show where each of N PEs would run
+//	--map-by P     core (default), numa or socket: oshrun's --map-by
+//	--bind-to B    none, core, numa, socket, or default (the default):
+//	               what oshrun does when --bind-to is not given, which
+//	               is core for up to 2 PEs, numa for more, and none
+//	               when the PEs outnumber the usable cores
+//	--sysfs-root DIR
+//	               read the topology from DIR/sys (and the cgroup
+//	               cpuset from DIR/proc/self/cgroup and DIR/sys/fs/cgroup)
+//	               instead of this machine's: a copy of another
+//	               machine's sysfs, or the fake machines of
+//	               numa/testdata. The CPUs the PEs may use are then the
+//	               online CPUs of DIR's cpuset, not this process's
+//	               affinity. The usage message does not list this flag.
+//
+// The CPU model, features and cache line size are always this
+// machine's. oshinfo exits with 2 on a bad flag, 1 when the report has
+// an error (a bad SHMEM_* value, a topology --sysfs-root cannot give,
+// PEs that cannot be placed), and 0 otherwise.
+//
+// SHMEM_INFO=1 makes PE 0 of a job print the version, the knob table
+// and the transport lines of this report at start-up.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 
 	"github.com/goshmem/goshmem"
@@ -20,87 +49,241 @@ import (
 	"github.com/goshmem/goshmem/numa"
 )
 
+// bindDefault is the --bind-to value for oshrun's default binding.
+const bindDefault = "default"
+
+const usage = `usage: oshinfo [-n N] [--map-by core|numa|socket] [--bind-to none|core|numa|socket|default]
+
+Prints the goshmem version and the CPU, the topology (as numactl
+--hardware and lstopo show it), the CPUs this process may use, where
+oshrun would place N PEs, every SHMEM_* variable and the on-node
+transport.
+
+  -n N                  show where each of N PEs would run
+  --map-by core|numa|socket
+                        how oshrun would map the PEs (default core)
+  --bind-to none|core|numa|socket|default
+                        how oshrun would bind them; default (the default)
+                        is what oshrun does without --bind-to: core for
+                        up to 2 PEs, numa for more, none when the PEs
+                        outnumber the usable cores
+`
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// options are the parsed flags.
+type options struct {
+	n         int
+	mapBy     string
+	bindTo    string
+	sysfsRoot string // "" for this machine
+}
+
+// parseFlags parses and checks args. It returns ok false with the exit
+// code when oshinfo should stop: 0 after -h, 2 after a usage error
+// (with the message written to stderr).
+func parseFlags(args []string, stderr io.Writer) (o options, ok bool, code int) {
 	fs := flag.NewFlagSet("oshinfo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	n := fs.Int("n", 0, "show where each of `N` PEs would run")
-	bind := fs.String("bind-to", "core", "binding to show with -n: none or core")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: oshinfo [-n N] [--bind-to none|core]\n\n"+
-			"Prints the goshmem version, the topology, the placement of N PEs,\n"+
-			"every SHMEM_* variable and the on-node transport.\n\n")
-		fs.PrintDefaults()
+	fs.IntVar(&o.n, "n", 0, "show where each of `N` PEs would run")
+	fs.StringVar(&o.mapBy, "map-by", numa.MapCore, "core, numa or socket")
+	fs.StringVar(&o.bindTo, "bind-to", bindDefault, "none, core, numa, socket or default")
+	fs.StringVar(&o.sysfsRoot, "sysfs-root", "", "read the topology from `DIR`/sys")
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return o, false, 0
+	} else if err != nil {
+		return o, false, 2
 	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+	bad := func(format string, a ...any) (options, bool, int) {
+		fmt.Fprintf(stderr, "oshinfo: "+format+"\n", a...)
+		return o, false, 2
 	}
-	if *bind != "none" && *bind != "core" {
-		fmt.Fprintf(stderr, "oshinfo: --bind-to %q: use none or core\n", *bind)
-		return 2
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q; oshinfo takes only flags (see -h)", fs.Arg(0))
 	}
-	w := stdout
-	fmt.Fprintf(w, "goshmem %s (OpenSHMEM %s API)\n\n", goshmem.Version, goshmem.SpecVersion)
+	switch o.mapBy {
+	case numa.MapCore, numa.MapNUMA, numa.MapSocket:
+	default:
+		return bad("--map-by %q: use core, numa or socket", o.mapBy)
+	}
+	switch o.bindTo {
+	case numa.BindNone, numa.BindCore, numa.BindNUMA, numa.BindSocket, bindDefault:
+	default:
+		return bad("--bind-to %q: use none, core, numa, socket or default", o.bindTo)
+	}
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == "sysfs-root" })
+	if set && o.sysfsRoot == "" {
+		return bad("--sysfs-root needs a directory holding a copy of sys (and proc/self/cgroup)")
+	}
+	return o, true, 0
+}
 
-	fmt.Fprintln(w, "== Topology")
-	topo, err := numa.Discover("")
-	if err != nil {
-		fmt.Fprintf(w, "  cannot read the topology: %v\n", err)
-	} else {
-		online, possible, _ := numa.NumCPUs()
-		fmt.Fprintf(w, "  CPUs: %d online of %d possible (%s); cache line %d bytes\n",
-			online, possible, numa.FormatCPUList(topo.Online), numa.CacheLineSize())
-		fmt.Fprintf(w, "  NUMA nodes: %d\n", len(topo.Nodes))
-		for _, nd := range topo.Nodes {
-			fmt.Fprintf(w, "    node %d cpus: %s  size: %d MiB  distances: %v\n",
-				nd.ID, numa.FormatCPUList(nd.CPUs), nd.MemTotal>>20, nd.Distances)
-		}
+func run(args []string, stdout, stderr io.Writer) int {
+	o, ok, code := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
-	allowed, err := numa.Allowed()
-	if err == nil {
-		fmt.Fprintf(w, "  this process may use CPUs %s\n", numa.FormatCPUList(allowed))
-	}
-	if *n > 0 && err == nil {
-		fmt.Fprintf(w, "\n== Placement of %d PEs (--bind-to %s)\n", *n, *bind)
-		places := numa.PlaceCores(*n, allowed)
-		for pe := 0; pe < *n; pe++ {
-			where := "not bound (any of " + numa.FormatCPUList(allowed) + ")"
-			if *bind == "core" {
-				where = "CPU " + numa.FormatCPUList(places[pe])
-			}
-			fmt.Fprintf(w, "  PE %d: %s\n", pe, where)
-		}
-		if *n > len(allowed) {
-			fmt.Fprintf(w, "  %d PEs share %d CPUs: waits spin briefly, then yield and sleep (SHMEM_WAIT_*)\n", *n, len(allowed))
-		}
-	}
-
-	fmt.Fprintln(w, "\n== Environment (SHMEM_*)")
 	var b strings.Builder
-	env.Print(&b, os.Getenv)
-	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
-		fmt.Fprintln(w, "  "+line)
+	code = report(&b, o)
+	io.WriteString(stdout, b.String())
+	return code
+}
+
+// report writes the whole report to w and returns the exit code.
+func report(w *strings.Builder, o options) int {
+	code := 0
+	section := func(title string) {
+		if w.Len() > 0 {
+			w.WriteString("\n")
+		}
+		w.WriteString("== " + title + "\n")
 	}
+	// indented writes text, every line indented by two blanks.
+	indented := func(text string) {
+		for line := range strings.Lines(text) {
+			w.WriteString("  " + line)
+		}
+	}
+
+	section("goshmem")
+	fmt.Fprintf(w, "  goshmem %s (OpenSHMEM %s API)\n", goshmem.Version, goshmem.SpecVersion)
+	fmt.Fprintf(w, "  Go: %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	model := numa.CPUModel()
+	if model == "" {
+		model = "unknown (read from CPUID, on amd64 only)"
+	}
+	fmt.Fprintf(w, "  CPU: %s\n", model)
+	features := "none known"
+	if f := numa.CPUFeatures(); len(f) > 0 {
+		features = strings.Join(f, " ")
+	}
+	fmt.Fprintf(w, "  CPU features: %s\n", features)
+	fmt.Fprintf(w, "  cache line: %d bytes\n", numa.CacheLineSize())
+	if o.sysfsRoot != "" {
+		fmt.Fprintf(w, "  (the CPU, its features and cache line are this machine's; the topology below is read from %s)\n", o.sysfsRoot)
+	}
+
+	topo, err := numa.Discover(o.sysfsRoot)
+	var usable []int
+	if err != nil {
+		section("Topology")
+		fmt.Fprintf(w, "  cannot read the topology: %v\n", err)
+		if o.sysfsRoot != "" {
+			code = 1
+		}
+	} else {
+		section("Topology (numactl --hardware)")
+		var hw strings.Builder
+		topo.WriteHardware(&hw)
+		indented(hw.String())
+		section("Topology (lstopo)")
+		var tree strings.Builder
+		topo.WriteTree(&tree)
+		indented(tree.String())
+		w.WriteString("\n")
+		usable = usableCPUs(w, topo, o.sysfsRoot)
+	}
+
+	if o.n > 0 {
+		if !placement(w, section, topo, usable, o) {
+			code = 1
+		}
+	}
+
+	section("Environment (SHMEM_*)")
+	var e strings.Builder
+	env.Print(&e, os.Getenv)
+	indented(e.String())
 	if extra := env.Unrecognized(os.Environ()); len(extra) > 0 {
 		fmt.Fprintf(w, "  unknown SHMEM_* variables (typos?): %s\n", strings.Join(extra, ", "))
 	}
 
-	fmt.Fprintln(w, "\n== On-node transport")
+	section("On-node transport")
 	cfg, cerr := goshmem.LoadConfig()
 	if cerr != nil {
 		fmt.Fprintf(w, "  configuration error: %v\n", cerr)
 		cfg = node.Config{}
+		code = 1
 	}
 	t, notes := node.Probe(cfg)
-	fmt.Fprintf(w, "  %s: %s\n", t.Name, t.Reason)
+	fmt.Fprintf(w, "  on-node transport: %s (%s)\n", t.Name, t.Reason)
 	for _, note := range notes {
 		fmt.Fprintf(w, "  %s\n", note)
 	}
-	if cerr != nil {
-		return 1
+	return code
+}
+
+// usableCPUs writes which CPUs the PEs may use, and the cgroup cpuset
+// when it restricts them, and returns those CPUs: this process's
+// affinity within the online CPUs and the cpuset, or, for a topology
+// read from sysfsRoot, the online CPUs of its cpuset.
+func usableCPUs(w *strings.Builder, topo *numa.Topology, sysfsRoot string) []int {
+	var usable []int
+	if sysfsRoot != "" {
+		usable = topo.Usable(nil)
+		fmt.Fprintf(w, "  this process may use CPUs %s (as read from %s: the online CPUs, within the cgroup cpuset if any)\n",
+			cpuList(usable), sysfsRoot)
+	} else if allowed, err := numa.Allowed(); err != nil {
+		usable = topo.Usable(nil)
+		fmt.Fprintf(w, "  cannot read this process's affinity (%v); assuming CPUs %s\n", err, cpuList(usable))
+	} else {
+		usable = topo.Usable(allowed)
+		fmt.Fprintf(w, "  this process may use CPUs %s\n", cpuList(usable))
 	}
-	return 0
+	if len(usable) > 0 {
+		fmt.Fprintf(w, "  (%d of the %d online CPUs, on %d cores)\n", len(usable), len(topo.Online), topo.UsableCores(usable))
+	}
+	if topo.Cpuset != nil {
+		mems := "all nodes"
+		if topo.CpusetMems != nil {
+			mems = "nodes " + numa.FormatCPUList(topo.CpusetMems)
+		}
+		fmt.Fprintf(w, "  the cgroup cpuset restricts it to CPUs %s, memory on %s\n", numa.FormatCPUList(topo.Cpuset), mems)
+	}
+	return usable
+}
+
+// placement writes the placement section; false when the PEs cannot be
+// placed.
+func placement(w *strings.Builder, section func(string), topo *numa.Topology, usable []int, o options) bool {
+	bind := o.bindTo
+	if bind == bindDefault && topo != nil {
+		bind = numa.DefaultBinding(topo, usable, o.n)
+	}
+	section(fmt.Sprintf("Placement of %d PEs (--map-by %s --bind-to %s)", o.n, o.mapBy, bind))
+	if topo == nil {
+		w.WriteString("  cannot place PEs without the topology\n")
+		return false
+	}
+	cores := topo.UsableCores(usable)
+	if o.bindTo == bindDefault {
+		fmt.Fprintf(w, "  --bind-to %s is oshrun's default for %d PEs on %d usable cores (core for up to 2 PEs, numa for more, none when the PEs outnumber the cores)\n",
+			bind, o.n, cores)
+	}
+	places, err := numa.Place(topo, usable, o.n, o.mapBy, bind)
+	if err != nil {
+		fmt.Fprintf(w, "  cannot place the PEs: %v\n", err)
+		return false
+	}
+	for pe, p := range places {
+		fmt.Fprintf(w, "  PE %d: %s %s\n", pe, topo.BindingMap(p.Bind, usable), topo.Describe(p, bind, usable))
+	}
+	if o.n > cores {
+		fmt.Fprintf(w, "  %d PEs outnumber the %d usable cores: PEs share cores\n", o.n, cores)
+	}
+	if o.n > len(usable) {
+		fmt.Fprintf(w, "  %d PEs share %d CPUs: waits spin briefly, then yield and sleep (SHMEM_WAIT_*)\n", o.n, len(usable))
+	}
+	return true
+}
+
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "none"
+	}
+	return numa.FormatCPUList(cpus)
 }
