@@ -168,9 +168,11 @@ func defs() []def {
 		}, func(c *Config) *bool { return &c.HugePages }),
 		enumKnob(Knob{
 			Name: VarHeapPolicy, Default: "local", Values: []string{"local", "interleave", "none"},
-			Help: "where each PE's heap pages live: local (on the owner PE's NUMA node, " +
-				"MPOL_PREFERRED), interleave (across the job's NUMA nodes with memory), " +
-				"none (first touch)",
+			Help: "Where each PE's heap pages live. local: on the NUMA node the PE is " +
+				"mapped to (its home node; mbind MPOL_PREFERRED, so a full node spills " +
+				"over instead of failing); interleave: page by page across the nodes with " +
+				"memory that the cgroup cpuset allows; none: where the CPU that first " +
+				"touches a page runs (first touch).",
 		}, func(c *Config, v string) { c.HeapPolicy = v }),
 		enumKnob(Knob{
 			Name:    VarTransport,
