@@ -155,12 +155,17 @@ type result struct {
 
 func runJob(t *testing.T, scenario string, npes, ppp int, noSupervise bool, env ...string) result {
 	t.Helper()
+	return runJobConfig(t, scenario, launch.Config{NPEs: npes, PEsPerProc: ppp, NoSupervise: noSupervise, Env: env})
+}
+
+// runJobConfig is runJob with the launcher's configuration spelled out
+// (program, output and time limit are filled in).
+func runJobConfig(t *testing.T, scenario string, cfg launch.Config) result {
+	t.Helper()
 	var out, errb bytes.Buffer
-	cfg := launch.Config{
-		NPEs: npes, PEsPerProc: ppp, Program: os.Args[0], Args: []string{"-test.run=^$"},
-		Env:    append([]string{scenarioVar + "=" + scenario, "SHMEM_SYMMETRIC_SIZE=8m"}, env...),
-		Stdout: &out, Stderr: &errb, Timeout: 60 * time.Second, NoSupervise: noSupervise,
-	}
+	cfg.Program, cfg.Args = os.Args[0], []string{"-test.run=^$"}
+	cfg.Env = append([]string{scenarioVar + "=" + scenario, "SHMEM_SYMMETRIC_SIZE=8m"}, cfg.Env...)
+	cfg.Stdout, cfg.Stderr, cfg.Timeout = &out, &errb, 60*time.Second
 	start := time.Now()
 	code, err := launch.Run(context.Background(), cfg)
 	return result{code, err, out.String(), errb.String(), time.Since(start)}

@@ -6,6 +6,7 @@ package node_test
 import (
 	"errors"
 	"fmt"
+	"github.com/goshmem/goshmem/internal/launch"
 	"os"
 	"slices"
 	"strconv"
@@ -295,41 +296,60 @@ func scenarioNUMA(pe *goshmem.PE) {
 			fail(pe, "heap of PE %d (home node %d): policy %v %v %v, want %v %v", q, pe.NUMANode(q), got, gotNodes, err, want, wantNodes)
 		}
 	}
+	// TeamNUMA, and a reduction over the world (level by level when
+	// the job runs with SHMEM_NUMA_COLLECTIVES=always and PEs on several
+	// nodes), checked against the sum of the inputs.
+	tn := goshmem.TeamNUMA(pe)
+	var members []int
+	for i := range tn.NPEs() {
+		members = append(members, tn.WorldPE(i))
+	}
+	src, _ := goshmem.Malloc[int64](pe, 5000)
+	dst, _ := goshmem.Malloc[int64](pe, 5000)
+	for i := range src {
+		src[i] = int64(me*7919 + i)
+	}
+	goshmem.SumReduce(goshmem.TeamWorld(pe), dst, src)
+	for i := range dst {
+		if want := int64(7919*n*(n-1)/2 + n*i); dst[i] != want {
+			fail(pe, "world sum[%d] = %d, want %d", i, dst[i], want)
+		}
+	}
 	pe.BarrierAll()
-	fmt.Printf("PE %d env %q nodes %s placement %s\n", me, os.Getenv(job.EnvNUMANodes), strings.Join(nodes, ","), pe.HeapPlacement())
+	fmt.Printf("PE %d env %q nodes %s teamnuma %v placement %s\n", me, os.Getenv(job.EnvNUMANodes), strings.Join(nodes, ","), members, pe.HeapPlacement())
 }
 
 // TestMultiProcessNUMA: every PE of a multi-process job agrees on every
-// PE's home node, whether the launcher's GOSHMEM_NUMA_NODES gives it
-// (set by hand here: the same value for every process, one entry per
-// PE of a process) or each process discovers it from its CPUs.
+// PE's home node, whether the launcher gives it (GOSHMEM_NUMA_NODES,
+// from its placement on a fake two-socket machine here) or each process
+// discovers it from its CPUs; TeamNUMA and reductions level by level
+// work across processes.
 func TestMultiProcessNUMA(t *testing.T) {
 	requireNUMAPolicy(t)
 	usable := usableNodes(t)
-	absent := 3
-	for slices.Contains(usable, absent) {
-		absent++
-	}
-	t.Run("GOSHMEM_NUMA_NODES", func(t *testing.T) {
-		val := fmt.Sprintf("%d,%d", usable[0], absent)
-		r := runJob(t, "numa", 4, 2, false, job.EnvNUMANodes+"="+val)
+	t.Run("launcher", func(t *testing.T) {
+		topo, err := numa.Discover("../numa/testdata/2socket-smt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// --map-by socket: PEs 0 and 2 on node 0, 1 and 3 on node 1; two
+		// PEs per process, so each process hosts PEs of both nodes.
+		r := runJobConfig(t, "numa", launch.Config{NPEs: 4, PEsPerProc: 2, MapBy: "socket", BindTo: "none", Topology: topo,
+			Env: []string{"SHMEM_NUMA_COLLECTIVES=always"}})
 		if r.err != nil || r.code != 0 {
 			t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
 		}
 		lines := numaLines(t, r.stdout, 4)
-		// Unless the launcher now sets the variable itself, the PEs of
-		// both processes got what the test set.
-		if strings.Count(r.stdout, fmt.Sprintf("env %q", val)) == 4 {
-			want := fmt.Sprintf("nodes %d,%d,%d,%d", usable[0], absent, usable[0], absent)
-			for pe, l := range lines {
-				if !strings.Contains(l, want) {
-					t.Errorf("PE %d: %q, want %q", pe, l, want)
-				}
+		for pe, l := range lines {
+			if !strings.Contains(l, `env "0,1" nodes 0,1,0,1 `) {
+				t.Errorf("PE %d: %q, want the launcher's home nodes 0,1,0,1", pe, l)
 			}
-			for pe := 1; pe < 4; pe += 2 {
-				if !strings.Contains(lines[pe], fmt.Sprintf("local, not applied to PE %d: its home node %d", pe, absent)) {
-					t.Errorf("PE %d: %q: want the policy skipped for node %d", pe, lines[pe], absent)
-				}
+			home := pe % 2
+			if !slices.Contains(usable, home) && !strings.Contains(l, fmt.Sprintf("local, not applied to PE %d: its home node %d", pe, home)) {
+				t.Errorf("PE %d: %q: want the policy skipped for node %d, absent here", pe, l, home)
+			}
+			if want := fmt.Sprintf("teamnuma %v", []int{pe % 2, pe%2 + 2}); !strings.Contains(l, want) {
+				t.Errorf("PE %d: %q, want %q", pe, l, want)
 			}
 		}
 	})
