@@ -6,6 +6,7 @@ package node_test
 import (
 	"errors"
 	"fmt"
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/launch"
 	"os"
 	"slices"
@@ -365,6 +366,16 @@ func TestMultiProcessNUMA(t *testing.T) {
 		if len(usable) == 1 && !strings.Contains(r.stderr, fmt.Sprintf("heap policy: local (PE 0 on node %d)\n", usable[0])) &&
 			!strings.Contains(r.stderr, "heap policy: local, not applied to PE 0: no home node") {
 			t.Errorf("SHMEM_INFO heap policy line is not the expected one:\n%s", r.stderr)
+		}
+		// SHMEM_INFO prints what oshinfo does: every knob with its help,
+		// the transport, once per job.
+		for _, k := range env.Knobs() {
+			if strings.Count(r.stderr, k.Name+" ") != 1 {
+				t.Errorf("SHMEM_INFO output names %s %d times, want once:\n%s", k.Name, strings.Count(r.stderr, k.Name+" "), r.stderr)
+			}
+		}
+		if !strings.Contains(r.stderr, "on-node transport: ") {
+			t.Errorf("SHMEM_INFO output lacks the transport:\n%s", r.stderr)
 		}
 	})
 }

@@ -163,8 +163,13 @@ func report(w *strings.Builder, o options) int {
 	}
 	fmt.Fprintf(w, "  CPU features: %s\n", features)
 	fmt.Fprintf(w, "  cache line: %d bytes\n", numa.CacheLineSize())
+	if online, possible, err := numa.NumCPUs(); err == nil {
+		fmt.Fprintf(w, "  logical CPUs: %d online, %d possible\n", online, possible)
+	} else {
+		fmt.Fprintf(w, "  logical CPUs: %v\n", err)
+	}
 	if o.sysfsRoot != "" {
-		fmt.Fprintf(w, "  (the CPU, its features and cache line are this machine's; the topology below is read from %s)\n", o.sysfsRoot)
+		fmt.Fprintf(w, "  (the CPU, its features, cache line and CPU counts are this machine's; the topology below is read from %s)\n", o.sysfsRoot)
 	}
 
 	topo, err := numa.Discover(o.sysfsRoot)

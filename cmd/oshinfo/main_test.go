@@ -82,6 +82,10 @@ func TestRunDefault(t *testing.T) {
 	}
 
 	g := section(t, out, "goshmem")
+	online, possible, err := numa.NumCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	features := "none known"
 	if f := numa.CPUFeatures(); len(f) > 0 {
 		features = strings.Join(f, " ")
@@ -92,6 +96,7 @@ func TestRunDefault(t *testing.T) {
 		"  CPU: ",
 		"  CPU features: " + features + "\n",
 		fmt.Sprintf("  cache line: %d bytes\n", numa.CacheLineSize()),
+		fmt.Sprintf("  logical CPUs: %d online, %d possible\n", online, possible),
 	} {
 		if !strings.Contains(g, want) {
 			t.Errorf("goshmem section lacks %q:\n%s", want, g)
@@ -347,7 +352,7 @@ func TestRunSysfsRootReport(t *testing.T) {
 	for _, want := range []string{
 		"  available: 2 nodes (0-1)\n",
 		"        L2 L#0 (1024KB) + L1d L#0 (32KB) + L1i L#0 (32KB) + Core L#0\n          PU L#0 (P#0)\n          PU L#1 (P#8)\n",
-		"  (the CPU, its features and cache line are this machine's; the topology below is read from " + smtRoot + ")\n",
+		"  (the CPU, its features, cache line and CPU counts are this machine's; the topology below is read from " + smtRoot + ")\n",
 		"== Placement of 4 PEs (--map-by socket --bind-to core)\n",
 		"== Environment (SHMEM_*)\n",
 		"== On-node transport\n",
