@@ -96,3 +96,28 @@ func ExampleTeam_SplitStrided() {
 	// PE 4: not a member
 	// PE 5: team PE 0, sum 9
 }
+
+// TeamNUMA groups the PEs by home NUMA node. oshrun gives each PE the
+// node it maps it to (--map-by); here an in-process job says where its
+// 4 PEs sit, as on a two-socket machine with --map-by socket.
+func ExampleTeamNUMA() {
+	cfg := node.Config{HeapSize: 1 << 20, NUMANodes: []int{0, 1, 0, 1}, HeapPolicy: "none"}
+	members := make([][]int, 4)
+	err := goshmem.RunLocalConfig(cfg, 4, func(pe *goshmem.PE) {
+		t := goshmem.TeamNUMA(pe)
+		for i := range t.NPEs() {
+			members[pe.MyPE()] = append(members[pe.MyPE()], t.WorldPE(i))
+		}
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	for pe, m := range members {
+		fmt.Printf("PE %d (node %d): TeamNUMA %v\n", pe, cfg.NUMANodes[pe], m)
+	}
+	// Output:
+	// PE 0 (node 0): TeamNUMA [0 2]
+	// PE 1 (node 1): TeamNUMA [1 3]
+	// PE 2 (node 0): TeamNUMA [0 2]
+	// PE 3 (node 1): TeamNUMA [1 3]
+}

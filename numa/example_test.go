@@ -2,6 +2,7 @@ package numa_test
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/goshmem/goshmem/numa"
 )
@@ -94,4 +95,26 @@ func ExamplePlace() {
 	// PE 1: [../..][BB/..] bound to core 0 (CPUs 2,6) of socket 1, NUMA node 1
 	// PE 2: [../BB][../..] bound to core 1 (CPUs 1,5) of socket 0, NUMA node 0
 	// PE 3: [../..][../BB] bound to core 1 (CPUs 3,7) of socket 1, NUMA node 1
+}
+
+func ExampleTopology_WriteHardware() {
+	// A copy of the sysfs tree of a two-socket machine (see testdata).
+	topo, err := numa.Discover("testdata/2socket-smt")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	topo.WriteHardware(os.Stdout)
+	// Output:
+	// available: 2 nodes (0-1)
+	// node 0 cpus: 0 1 2 3 8 9 10 11
+	// node 0 size: 64000 MB
+	// node 0 free: 58593 MB
+	// node 1 cpus: 4 5 6 7 12 13 14 15
+	// node 1 size: 64000 MB
+	// node 1 free: 48828 MB
+	// node distances:
+	// node   0   1
+	//   0:  10  21
+	//   1:  21  10
 }
