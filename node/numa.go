@@ -237,6 +237,9 @@ func placeHeap(heap []byte, policy numa.MemPolicy, home int, topo func() (*numa.
 	if huge {
 		h.Note = "huge pages are reserved when the heap is created and hugetlbfs keeps no shared policy, so the pages may stay where their reservation at creation put them"
 	}
+	if len(t.Nodes) == 1 {
+		h.Note = strings.TrimPrefix(h.Note+"; this machine has one NUMA node, so the policy places nothing differently", "; ")
+	}
 	return h
 }
 
