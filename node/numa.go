@@ -262,15 +262,17 @@ func memNodes(t *numa.Topology) []int {
 	return slices.DeleteFunc(withMem, func(n int) bool { return !slices.Contains(t.CpusetMems, n) })
 }
 
-// lazyTopology returns a function that discovers this machine's
-// topology on its first call and returns the same result afterwards.
+// lazyTopology returns a function that discovers this machine's NUMA
+// nodes (numa.DiscoverNodes: what placing memory needs, without the
+// per-CPU and cache files) on its first call and returns the same
+// result afterwards.
 func lazyTopology() func() (*numa.Topology, error) {
 	var t *numa.Topology
 	var err error
 	done := false
 	return func() (*numa.Topology, error) {
 		if !done {
-			t, err = numa.Discover("")
+			t, err = numa.DiscoverNodes("")
 			done = true
 		}
 		return t, err

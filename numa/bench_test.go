@@ -21,3 +21,13 @@ func BenchmarkDiscoverTwoSockets(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDiscoverNodes measures the partial discovery PE processes do
+// at start-up.
+func BenchmarkDiscoverNodes(b *testing.B) {
+	for b.Loop() {
+		if _, err := DiscoverNodes(""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -24,6 +24,9 @@
 //   - the cgroup cpuset (v1 or v2) confining the process, as CPUs and
 //     memory nodes, when it restricts them.
 //
+// DiscoverNodes reads only the nodes, the CPUs' nodes and the cpuset,
+// for start-up paths that place memory and need nothing else.
+//
 // Topology.Usable combines the online CPUs, the cpuset and an affinity
 // (what Allowed returns) into the CPUs a job may use; Topology.CPU,
 // Topology.Node and Topology.NodeOf look up CPUs and nodes.

@@ -200,7 +200,6 @@ func Discover(root string) (*Topology, error) {
 		root = "/"
 	}
 	cpuDir := filepath.Join(root, "sys/devices/system/cpu")
-	nodeDir := filepath.Join(root, "sys/devices/system/node")
 
 	online, err := onlineCPUs(cpuDir)
 	if err != nil {
@@ -222,16 +221,9 @@ func Discover(root string) (*Topology, error) {
 		return nil, err
 	}
 
-	nodes, err := readNodes(nodeDir)
+	nodes, err := readNodesOrOne(root)
 	if err != nil {
 		return nil, err
-	}
-	if len(nodes) == 0 {
-		n := Node{ID: 0, Distances: []int{10}}
-		if data, err := os.ReadFile(filepath.Join(root, "proc/meminfo")); err == nil {
-			n.MemTotal, n.MemFree = parseMeminfo(string(data))
-		}
-		nodes = []Node{n}
 	}
 	assignNodes(t, nodes)
 	t.Sockets = socketsOf(t.CPUs)
@@ -239,6 +231,50 @@ func Discover(root string) (*Topology, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// DiscoverNodes reads the part of the topology that placing memory
+// needs, much faster than Discover on large machines (it reads no
+// per-CPU or cache files): Nodes (with memory and distances), Online,
+// CPUs with only ID and Node set (Core is the ID, Socket 0, Siblings
+// the CPU itself), Cpuset and CpusetMems. Offline, Sockets and Caches
+// are left nil. Every PE process calls it at start-up.
+func DiscoverNodes(root string) (*Topology, error) {
+	if root == "" {
+		root = "/"
+	}
+	online, err := onlineCPUs(filepath.Join(root, "sys/devices/system/cpu"))
+	if err != nil {
+		return nil, err
+	}
+	t := &Topology{Online: online, CPUs: make([]CPU, len(online))}
+	for i, id := range online {
+		t.CPUs[i] = CPU{ID: id, Core: id, Siblings: []int{id}}
+	}
+	nodes, err := readNodesOrOne(root)
+	if err != nil {
+		return nil, err
+	}
+	assignNodes(t, nodes)
+	if err := readCpuset(root, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// readNodesOrOne reads the online nodes under root, or, without NUMA
+// support in the kernel, makes the one node 0 with the memory of
+// root/proc/meminfo.
+func readNodesOrOne(root string) ([]Node, error) {
+	nodes, err := readNodes(filepath.Join(root, "sys/devices/system/node"))
+	if err != nil || len(nodes) > 0 {
+		return nodes, err
+	}
+	n := Node{ID: 0, Distances: []int{10}}
+	if data, err := os.ReadFile(filepath.Join(root, "proc/meminfo")); err == nil {
+		n.MemTotal, n.MemFree = parseMeminfo(string(data))
+	}
+	return []Node{n}, nil
 }
 
 // onlineCPUs reads cpu/online, or, where it is missing, lists the cpu<N>
