@@ -238,7 +238,7 @@ func (t *Team) domainOf(q int) int {
 //
 // This is a model, not a measurement (the machines goshmem is measured
 // on have one node; BenchmarkReduceNUMALevel shows what the extra level
-// costs there: about 2x at 1 MiB on 4 PEs). A flat partitioned
+// costs there: about 1.8x at 1 MiB on 4 PEs). A flat partitioned
 // reduction of S bytes over P members on N nodes has each member read
 // and write P-1 slices of S/P bytes, about P-P/N of them on other
 // nodes: some 2*S*P*(N-1)/N bytes cross nodes in all, growing with P.
