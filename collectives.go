@@ -309,7 +309,7 @@ func broadcastTree[T any](t *Team, dst, src []T, root int) {
 func broadcastHier[T any](t *Team, dst, src []T, root int) {
 	h := t.hierarchy("Broadcast")
 	carrier := root // team index of the member holding the data at level i
-	carriers := make([]int, len(h.levels))
+	var carriers [maxLevels]int
 	for i, lt := range h.levels {
 		carriers[i] = carrier
 		if lt != nil && h.keys[i][t.me] == h.keys[i][carrier] {

@@ -40,6 +40,7 @@ package goshmem
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -145,14 +146,7 @@ func banner(cfg node.Config, pe *PE) {
 	if cfg.Info {
 		env.Print(os.Stderr, os.Getenv)
 		if extra := env.Unrecognized(os.Environ()); len(extra) > 0 {
-			line := "unknown SHMEM_* variables (typos?): "
-			for i, name := range extra {
-				if i > 0 {
-					line += ", "
-				}
-				line += name
-			}
-			fmt.Fprintln(os.Stderr, line)
+			fmt.Fprintln(os.Stderr, "unknown SHMEM_* variables (typos?): "+strings.Join(extra, ", "))
 		}
 		t := pe.Transport()
 		fmt.Fprintf(os.Stderr, "on-node transport: %s (%s)\n", t.Name, t.Reason)

@@ -54,6 +54,7 @@ type Team struct {
 // knobs ("" or "auto": chosen per call by team shape and size).
 type algorithms struct {
 	barrier, reduce, bcast, fcollect string
+	numa                             string // SHMEM_NUMA_COLLECTIVES
 }
 
 // hierarchy is a team's split into nested groups, bottom up: the
@@ -62,6 +63,10 @@ type algorithms struct {
 // whose grouping does not split the team are left out). A group's
 // leader is its first member in team order, and it is a member of the
 // next level's group.
+// maxLevels is the most levels a hierarchy has: NUMA node groups,
+// domain groups, the whole team.
+const maxLevels = 3
+
 type hierarchy struct {
 	// levels[0] is this PE's bottom group; levels[i] (i > 0) is this
 	// PE's group at level i when it leads its group at level i-1, nil
@@ -179,7 +184,7 @@ func newTeams(pe *PE) *teams {
 func (t *Team) finish() {
 	t.worlds = t.members.PEs()
 	cfg := t.pe.Config()
-	t.alg = algorithms{cfg.BarrierAlgorithm, cfg.ReduceAlgorithm, cfg.BcastAlgorithm, cfg.FCollectAlgorithm}
+	t.alg = algorithms{cfg.BarrierAlgorithm, cfg.ReduceAlgorithm, cfg.BcastAlgorithm, cfg.FCollectAlgorithm, cfg.NUMACollectives}
 	d0 := t.domainOf(t.worlds[0])
 	for _, q := range t.worlds {
 		if t.domainOf(q) != d0 {
@@ -261,7 +266,7 @@ func (t *Team) hierarchical(bytes uintptr) bool {
 	if !t.numaSpan {
 		return false
 	}
-	switch t.pe.Config().NUMACollectives {
+	switch t.alg.numa {
 	case "always":
 		return true
 	case "never":

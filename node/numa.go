@@ -175,11 +175,7 @@ func parseNUMANodes(s string, n int) ([]int, error) {
 // not fatal: the job runs with first-touch placement and the note says
 // why.
 func (j *Job) placeHeaps(home []int, topo func() (*numa.Topology, error)) error {
-	name := j.cfg.HeapPolicy
-	if name == "" {
-		name = "local"
-	}
-	policy, err := numa.ParseMemPolicy(name)
+	policy, err := heapPolicy(j.cfg)
 	if err != nil {
 		return fmt.Errorf("goshmem: unknown heap policy %q in Config.HeapPolicy; set SHMEM_HEAP_POLICY to local, interleave or none", j.cfg.HeapPolicy)
 	}
@@ -191,6 +187,14 @@ func (j *Job) placeHeaps(home []int, topo func() (*numa.Topology, error)) error 
 		j.placement[i] = h
 	}
 	return nil
+}
+
+// heapPolicy is cfg.HeapPolicy as a policy ("" is local).
+func heapPolicy(cfg Config) (numa.MemPolicy, error) {
+	if cfg.HeapPolicy == "" {
+		return numa.MemLocal, nil
+	}
+	return numa.ParseMemPolicy(cfg.HeapPolicy)
 }
 
 // placeHeap sets policy on heap, a heap segment whose owner's home node

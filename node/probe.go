@@ -70,11 +70,7 @@ func uintptrOf(b []byte) uintptr { return mem.Addr(b) }
 // probeHeapPolicy says what SHMEM_HEAP_POLICY would do for a PE of this
 // process, by setting it on the probe segment b as start-up would.
 func probeHeapPolicy(cfg Config, b []byte) string {
-	name := cfg.HeapPolicy
-	if name == "" {
-		name = "local"
-	}
-	policy, err := numa.ParseMemPolicy(name)
+	policy, err := heapPolicy(cfg)
 	if err != nil {
 		return "heap policy: " + err.Error()
 	}

@@ -29,6 +29,23 @@ const (
 	BindSocket = "socket"
 )
 
+// MapNames and BindNames list the mapping and binding policies, for
+// usage and error messages.
+const (
+	MapNames  = "core, numa or socket"
+	BindNames = "none, core, numa or socket"
+)
+
+// ValidMap reports whether mapBy names a mapping policy.
+func ValidMap(mapBy string) bool {
+	return mapBy == MapCore || mapBy == MapNUMA || mapBy == MapSocket
+}
+
+// ValidBind reports whether bindTo names a binding policy.
+func ValidBind(bindTo string) bool {
+	return bindTo == BindNone || bindTo == BindCore || bindTo == BindNUMA || bindTo == BindSocket
+}
+
 // Placement is where one PE runs.
 type Placement struct {
 	CPU    int   // the hardware thread the PE is mapped to (its home CPU)
@@ -73,14 +90,10 @@ type Placement struct {
 // Place is deterministic, returns only CPUs in usable, and gives each
 // PE its own Bind slice.
 func Place(t *Topology, usable []int, npes int, mapBy, bindTo string) ([]Placement, error) {
-	switch mapBy {
-	case MapCore, MapNUMA, MapSocket:
-	default:
+	if !ValidMap(mapBy) {
 		return nil, fmt.Errorf("numa: unknown mapping %q; map PEs by %q, %q or %q", mapBy, MapCore, MapNUMA, MapSocket)
 	}
-	switch bindTo {
-	case BindNone, BindCore, BindNUMA, BindSocket:
-	default:
+	if !ValidBind(bindTo) {
 		return nil, fmt.Errorf("numa: unknown binding %q; bind PEs to %q, %q, %q or %q", bindTo, BindNone, BindCore, BindNUMA, BindSocket)
 	}
 	if npes < 1 {

@@ -104,14 +104,10 @@ func parseFlags(args []string, stderr io.Writer) (o options, ok bool, code int) 
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q; oshinfo takes only flags (see -h)", fs.Arg(0))
 	}
-	switch o.mapBy {
-	case numa.MapCore, numa.MapNUMA, numa.MapSocket:
-	default:
-		return bad("--map-by %q: use core, numa or socket", o.mapBy)
+	if !numa.ValidMap(o.mapBy) {
+		return bad("--map-by %q: use %s", o.mapBy, numa.MapNames)
 	}
-	switch o.bindTo {
-	case numa.BindNone, numa.BindCore, numa.BindNUMA, numa.BindSocket, bindDefault:
-	default:
+	if o.bindTo != bindDefault && !numa.ValidBind(o.bindTo) {
 		return bad("--bind-to %q: use none, core, numa, socket or default", o.bindTo)
 	}
 	set := false

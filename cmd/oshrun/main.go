@@ -25,13 +25,13 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/launch"
 	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/numa"
 )
 
 const usage = `Usage: oshrun [options] PROGRAM [ARGS...]
@@ -164,10 +164,10 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Con
 		return cfg, fmt.Errorf("the number of PEs (-n/-np) must be at least 1, got %d", cfg.NPEs)
 	case cfg.PEsPerProc < 1:
 		return cfg, fmt.Errorf("--pes-per-proc must be at least 1, got %d", cfg.PEsPerProc)
-	case !slices.Contains([]string{"core", "numa", "socket"}, cfg.MapBy):
-		return cfg, fmt.Errorf("--map-by must be core, numa or socket, got %q", cfg.MapBy)
-	case !slices.Contains([]string{"", "none", "core", "numa", "socket"}, cfg.BindTo):
-		return cfg, fmt.Errorf("--bind-to must be none, core, numa or socket, got %q", cfg.BindTo)
+	case !numa.ValidMap(cfg.MapBy):
+		return cfg, fmt.Errorf("--map-by must be %s, got %q", numa.MapNames, cfg.MapBy)
+	case cfg.BindTo != "" && !numa.ValidBind(cfg.BindTo):
+		return cfg, fmt.Errorf("--bind-to must be %s, got %q", numa.BindNames, cfg.BindTo)
 	}
 	cfg.Program, cfg.Args = rest[0], rest[1:]
 	return cfg, nil

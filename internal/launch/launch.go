@@ -299,15 +299,11 @@ func (cfg *Config) check() error {
 	if cfg.Program == "" {
 		return errors.New("no program to run")
 	}
-	switch cfg.MapBy {
-	case "", numa.MapCore, numa.MapNUMA, numa.MapSocket:
-	default:
-		return fmt.Errorf("unknown mapping %q; use core, numa or socket", cfg.MapBy)
+	if cfg.MapBy != "" && !numa.ValidMap(cfg.MapBy) {
+		return fmt.Errorf("unknown mapping %q; use %s", cfg.MapBy, numa.MapNames)
 	}
-	switch cfg.BindTo {
-	case "", numa.BindNone, numa.BindCore, numa.BindNUMA, numa.BindSocket:
-	default:
-		return fmt.Errorf("unknown binding %q; use none, core, numa or socket", cfg.BindTo)
+	if cfg.BindTo != "" && !numa.ValidBind(cfg.BindTo) {
+		return fmt.Errorf("unknown binding %q; use %s", cfg.BindTo, numa.BindNames)
 	}
 	if cfg.Timeout < 0 {
 		return fmt.Errorf("negative timeout %v", cfg.Timeout)
