@@ -35,6 +35,9 @@
 // limits, bad SHMEM_* values) are returned as errors that say what to
 // do. A wait that cannot finish because a PE died panics with a
 // *JobError naming the dead PE; Main and RunLocal report it.
+// GlobalExit(code) ends every PE's process with status code (Main and
+// Run do not return); in RunLocal it ends the job, which returns a
+// *GlobalExitError.
 package goshmem
 
 import (
@@ -69,6 +72,8 @@ type (
 	JobError = node.JobError
 	// PanicError reports a PE that panicked.
 	PanicError = node.PanicError
+	// GlobalExitError is RunLocal's error when a PE called GlobalExit.
+	GlobalExitError = node.GlobalExitError
 	// Transport tells how a process reaches its peers' heaps.
 	Transport = node.Transport
 	// Integer is the set of element types of the integer AMOs and waits.
@@ -157,6 +162,11 @@ func banner(cfg node.Config, pe *PE) {
 // Run runs fn on every PE this process hosts (one, or several with
 // oshrun --pes-per-proc; a program started without oshrun is a one-PE
 // job), finalizes them, and returns the first failure.
+//
+// A job ended by GlobalExit is not a failure Run returns: as
+// shmem_global_exit requires, every PE's process exits with the
+// GlobalExit status, so Run does not return and no code after it runs
+// (see PE.GlobalExit).
 func Run(fn func(pe *PE)) error {
 	cfg, err := LoadConfig()
 	if err != nil {
@@ -192,7 +202,9 @@ func exit(err error) {
 
 // RunLocal runs an in-process job of n PEs, one goroutine each, every
 // PE with its own symmetric heap in a shared segment, and returns when
-// all have finished (the first failure as error).
+// all have finished (the first failure as error). A GlobalExit ends the
+// job, not the process: RunLocal returns a *GlobalExitError with its
+// status.
 func RunLocal(n int, fn func(pe *PE)) error {
 	cfg, err := LoadConfig()
 	if err != nil {

@@ -50,6 +50,10 @@ type Job struct {
 	liveMu   sync.Mutex
 	lastLive time.Time
 
+	// process is set when the job is this process's (Main, Init): a
+	// GlobalExit then ends the process. It is false for RunLocal.
+	process bool
+
 	closeOnce sync.Once
 }
 

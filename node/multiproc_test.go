@@ -46,6 +46,10 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(0)
 		}
+		if run := processScenarios[s]; run != nil {
+			run()
+			os.Exit(0)
+		}
 		goshmem.Main(scenarios[s])
 		os.Exit(0)
 	}

@@ -203,6 +203,7 @@ func (p *PE) checkAbort(routine string) {
 		wait.Relax() // the record is being written
 	}
 	if e := abortError(routine, p.me, p.job.ctl); e != nil {
+		p.job.globalExit(e)
 		panic(e)
 	}
 }

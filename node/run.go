@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -28,6 +29,19 @@ func (e *PanicError) Unwrap() error {
 	return err
 }
 
+// GlobalExitError is what RunLocal returns when a PE of the in-process
+// job called GlobalExit: the job ended with status Code. A job of
+// processes never returns it: there GlobalExit ends every PE's process
+// with the status (see PE.GlobalExit).
+type GlobalExitError struct {
+	PE   int // the PE that called GlobalExit
+	Code int // the status it gave
+}
+
+func (e *GlobalExitError) Error() string {
+	return fmt.Sprintf("goshmem: PE %d called GlobalExit(%d)", e.PE, e.Code)
+}
+
 // startProcess maps this process's share of the job: the launcher's
 // segments when started by oshrun, a new one-PE job otherwise.
 func startProcess(cfg Config) (*Job, error) {
@@ -46,7 +60,11 @@ func startProcess(cfg Config) (*Job, error) {
 		return nil, err
 	}
 	defer segs.Close() // the mappings keep the memory
-	return openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes))
+	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes))
+	if j != nil {
+		j.process = true
+	}
+	return j, err
 }
 
 // localJob creates an in-process job of n PEs.
@@ -82,16 +100,45 @@ func (p *PE) Finalize() {
 	p.job.ctl.Header.Finalized.Add(1)
 }
 
-// GlobalExit stops every PE of the job and exits the program with
-// status code (shmem_global_exit). It does not return.
+// GlobalExit ends the job with status code (shmem_global_exit). It
+// does not return, and no PE returns from Main, Run or RunLocal as if
+// the job had finished.
+//
+// In a job of processes (oshrun, or a program on its own) every PE's
+// process exits with status code: this one at once, every other one as
+// soon as its runtime notices - at its next wait, barrier, collective or
+// Finalize, which includes returning from the function given to Main or
+// Run - and the launcher stops a process that does not call into the
+// runtime again. Main and Run do not return there, so no user code runs
+// after them, and oshrun exits with code.
+//
+// In an in-process job (RunLocal) the process belongs to the caller of
+// RunLocal, so GlobalExit ends the job, not the process: the calling
+// goroutine stops (runtime.Goexit: its deferred calls run, it cannot be
+// recovered), the other PEs stop at their next wait, barrier, collective
+// or Finalize, and RunLocal returns a *GlobalExitError carrying code.
 func (p *PE) GlobalExit(code int) {
-	p.job.fail(job.AbortGlobalExit, p.me, os.Getpid(), code)
-	os.Exit(code)
+	j := p.job
+	j.fail(job.AbortGlobalExit, p.me, os.Getpid(), code)
+	if j.process {
+		os.Exit(code)
+	}
+	runtime.Goexit()
+}
+
+// globalExit ends this process with the job's GlobalExit status when
+// this process is the job's (and so the PE's) to end; a PE of an
+// in-process job gets the *JobError like any other failure.
+func (j *Job) globalExit(e *JobError) {
+	if j.process && e.Kind == job.AbortGlobalExit {
+		os.Exit(e.Code)
+	}
 }
 
 // runPEs runs fn on every PE hosted by j, one goroutine each, and
-// returns the root cause of a failure: the first panic of a PE rather
-// than the JobErrors it caused elsewhere.
+// returns the root cause of a failure: a GlobalExit (when it ended the
+// job) or the first panic of a PE rather than the JobErrors it caused
+// elsewhere.
 func runPEs(j *Job, fn func(*PE)) error {
 	pes := make([]*PE, j.localPEs)
 	for i := range pes {
@@ -107,7 +154,11 @@ func runPEs(j *Job, fn func(*PE)) error {
 		}()
 	}
 	wg.Wait()
+	kind, pe, _, code, failed := j.ctl.Header.Abort.Get()
 	j.close()
+	if failed && kind == job.AbortGlobalExit {
+		return &GlobalExitError{PE: pe, Code: code}
+	}
 	var first error
 	for _, err := range errs {
 		var pe *PanicError
@@ -127,6 +178,11 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 		r := recover()
 		if r == nil {
 			if done {
+				return
+			}
+			if kind, _, _, _, ok := j.ctl.Header.Abort.Get(); ok && kind == job.AbortGlobalExit {
+				// GlobalExit in an in-process job: runPEs reports it.
+				p.slot.State.Store(job.StateDead)
 				return
 			}
 			// runtime.Goexit (t.FailNow in a test): the PE is gone
@@ -152,7 +208,8 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 // own symmetric heap in a shared segment, and returns when all have
 // returned from fn (and implicitly finalized). If a PE panics, the
 // others are stopped at their next wait and RunLocal returns a
-// *PanicError.
+// *PanicError; if a PE calls GlobalExit, they are stopped the same way
+// and RunLocal returns a *GlobalExitError.
 func RunLocal(cfg Config, n int, fn func(*PE)) error {
 	if n < 1 {
 		return fmt.Errorf("goshmem.RunLocal: need at least 1 PE, got %d", n)
@@ -166,7 +223,8 @@ func RunLocal(cfg Config, n int, fn func(*PE)) error {
 
 // Main runs fn on every PE this process hosts: the PEs the launcher
 // assigned to it (several with oshrun --pes-per-proc), or one PE when
-// the program was started on its own.
+// the program was started on its own. When the job ends by GlobalExit,
+// Main does not return: the process exits with the GlobalExit status.
 func Main(cfg Config, fn func(*PE)) error {
 	j, err := startProcess(cfg)
 	if err != nil {
