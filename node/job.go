@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -34,8 +35,9 @@ type Job struct {
 	heapSize uintptr
 	ctl      *job.Control
 	ctlMap   *shm.Mapping
-	atts     []*xpmem.Attachment // per PE; nil where not mapped
-	bases    []mem.Base          // per PE; nil where not mapped
+	window   []byte     // the address space the heaps are mapped into
+	heaps    [][]byte   // per PE: its heap and team pool; nil where not mapped
+	bases    []mem.Base // per PE; nil where not mapped
 	policy   wait.Policy
 
 	transport Transport
@@ -80,36 +82,10 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		return nil, err
 	}
 	j.heapSize = uintptr(j.ctl.Header.HeapSize) // the user's heap; the team pool follows it
-	j.atts = make([]*xpmem.Attachment, j.npes)
-	j.bases = make([]mem.Base, j.npes)
-	var failed []string
-	for pe := 0; pe < j.npes; pe++ {
-		local := pe >= firstPE && pe < firstPE+localPEs
-		if !local && cfg.Transport == "cma" {
-			continue
-		}
-		var att *xpmem.Attachment
-		var err error
-		if cfg.mapFault != nil && !local {
-			err = cfg.mapFault(pe)
-		}
-		if err == nil {
-			att, err = attach(segs.Heaps[pe], segs.Heaps[pe].Size(), heapAlign(int64(j.heapSize)))
-		}
-		if err != nil {
-			if local {
-				j.close()
-				return nil, fmt.Errorf("goshmem: mapping the symmetric heap of PE %d: %w", pe, err)
-			}
-			if cfg.Transport == "xpmem" {
-				j.close()
-				return nil, fmt.Errorf("goshmem: SHMEM_TRANSPORT=xpmem but the heap of PE %d cannot be mapped: %w", pe, err)
-			}
-			failed = append(failed, fmt.Sprintf("PE %d: %v", pe, err))
-			continue
-		}
-		j.atts[pe] = att
-		j.bases[pe] = mem.RegionOf(att.Bytes()).Base
+	failed, err := j.mapHeaps(cfg, segs)
+	if err != nil {
+		j.close()
+		return nil, err
 	}
 	switch {
 	case cfg.Transport == "cma" && j.npes > 1:
@@ -158,6 +134,53 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		j.policy.MaxSleep = cfg.WaitSleep
 	}
 	return j, nil
+}
+
+// mapHeaps maps the heaps of the job into one reservation of address
+// space, PE pe's at pe*span, where span is the heap's stride in the
+// segment rounded up to heapAlign: one mapping per PE, from the one
+// heaps descriptor. It returns why the heaps of peers that could not be
+// mapped were not (they are reached with CMA), and an error when a
+// local heap cannot be mapped or SHMEM_TRANSPORT=xpmem cannot be met.
+func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err error) {
+	align := heapAlign(int64(j.heapSize))
+	span := (uintptr(segs.Stride) + align - 1) &^ (align - 1)
+	if span > uintptr(math.MaxInt)/uintptr(j.npes) {
+		return nil, fmt.Errorf("goshmem: %d heaps of %d bytes do not fit in the address space; lower SHMEM_SYMMETRIC_SIZE", j.npes, segs.Stride)
+	}
+	if j.window, err = sys.Reserve(int(span)*j.npes, align); err != nil {
+		return nil, fmt.Errorf("goshmem: reserving address space for %d symmetric heaps of %d bytes: %w", j.npes, segs.Stride, err)
+	}
+	j.heaps = make([][]byte, j.npes)
+	j.bases = make([]mem.Base, j.npes)
+	fd := segs.Heaps.Fd()
+	for pe := 0; pe < j.npes; pe++ {
+		local := pe >= j.firstPE && pe < j.firstPE+j.localPEs
+		if !local && cfg.Transport == "cma" {
+			continue
+		}
+		at := j.window[uintptr(pe)*span:][:segs.Stride:segs.Stride]
+		var err error
+		if cfg.mapFault != nil && !local {
+			err = cfg.mapFault(pe)
+		}
+		if err == nil {
+			err = sys.MapFixed(fd, segs.HeapOffset(pe), at)
+		}
+		if err != nil {
+			if local {
+				return nil, fmt.Errorf("goshmem: mapping the symmetric heap of PE %d: %w", pe, err)
+			}
+			if cfg.Transport == "xpmem" {
+				return nil, fmt.Errorf("goshmem: SHMEM_TRANSPORT=xpmem but the heap of PE %d cannot be mapped: %w", pe, err)
+			}
+			failed = append(failed, fmt.Sprintf("PE %d: %v", pe, err))
+			continue
+		}
+		j.heaps[pe] = at
+		j.bases[pe] = mem.RegionOf(at).Base
+	}
+	return failed, nil
 }
 
 // heapAlign is the alignment of the address at which every process
@@ -253,11 +276,7 @@ func (j *Job) fail(kind uint32, pe, pid, code int) {
 
 func (j *Job) close() {
 	j.closeOnce.Do(func() {
-		for _, a := range j.atts {
-			if a != nil {
-				a.Detach()
-			}
-		}
+		sys.Unreserve(j.window)
 		j.ctlMap.Close()
 		if t := j.procs.Load(); t != nil {
 			for _, fd := range t.ownFds {

@@ -182,7 +182,7 @@ func (j *Job) placeHeaps(home []int, topo func() (*numa.Topology, error)) error 
 	j.placement = make([]HeapPlacement, j.localPEs)
 	for i := range j.placement {
 		pe := j.firstPE + i
-		h := placeHeap(j.atts[pe].Bytes(), policy, home[i], topo, j.cfg.Huge)
+		h := placeHeap(j.heaps[pe], policy, home[i], topo, j.cfg.Huge)
 		h.PE = pe
 		j.placement[i] = h
 	}

@@ -8,20 +8,23 @@
 //
 // # Bootstrap protocol
 //
-// A launcher creates the control segment and one heap segment per PE
-// with Create, then starts each PE process with:
+// A launcher creates the control segment and the heaps segment (every
+// PE's heap, PE i's at offset i*Stride, Stride = the segment's size /
+// NPEs) with Create, then starts each PE process with:
 //
 //	GOSHMEM_JOB_ID      job id (hex), unique per launch
 //	GOSHMEM_NPES        number of PEs in the job
 //	GOSHMEM_PE          first PE hosted by this process
 //	GOSHMEM_LOCAL_PES   number of PEs hosted by this process (consecutive)
-//	GOSHMEM_FD          descriptor of the control segment; the heap of PE i
-//	                    is descriptor GOSHMEM_FD+1+i
+//	GOSHMEM_FD          descriptor of the control segment; the heaps
+//	                    segment is descriptor GOSHMEM_FD+1
 //	GOSHMEM_NUMA_NODES  (optional) home NUMA node of each PE hosted by this
 //	                    process, comma-separated, in PE order; -1 for none
 //
-// and the segments as inherited descriptors in that order (os/exec
-// ExtraFiles: control at 3, heaps from 4). A process without
+// and the two segments as inherited descriptors in that order (os/exec
+// ExtraFiles: control at 3, heaps at 4), whatever the number of PEs:
+// start-up work and descriptors per process do not grow with the job's
+// size beyond one mapping per PE. A process without
 // GOSHMEM_JOB_ID is a one-PE job that creates its own segments.
 //
 // # Control block

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,13 +14,28 @@ import (
 )
 
 // Segments are the shared segments of a job on this node: the control
-// block and one symmetric heap per PE.
+// block and one segment that holds every PE's symmetric heap, PE i's at
+// offset i*Stride. One segment rather than one per PE keeps what a PE
+// process inherits, and the descriptors it holds, independent of the
+// number of PEs.
 type Segments struct {
 	JobID    uint64
 	NPEs     int
-	HeapSize int64
-	Ctl      *shm.Segment
-	Heaps    []*shm.Segment
+	HeapSize int64 // the user's heap per PE (an upper bound after Adopt: the control block has the exact size)
+	// Stride is the distance between consecutive PEs' heaps in Heaps: the
+	// heap and the team pool that follows it, rounded up to whole pages
+	// (huge pages when the segment has them).
+	Stride int64
+	Ctl    *shm.Segment
+	Heaps  *shm.Segment
+}
+
+// StrideFor returns the distance between consecutive heaps of heapSize
+// bytes (plus the team pool) in the heaps segment, in whole pages of
+// pageSize bytes.
+func StrideFor(heapSize, pageSize int64) int64 {
+	n := heapSize + PoolBytes
+	return (n + pageSize - 1) / pageSize * pageSize
 }
 
 // CreateOptions tune Create.
@@ -29,9 +45,9 @@ type CreateOptions struct {
 	Kind []shm.Kind // restrict segment kinds (tests)
 }
 
-// Create makes the control segment (initialized) and npes heap segments
-// of heapSize bytes each. It fails, with a message that says what to
-// do, when the heaps cannot all be backed.
+// Create makes the control segment (initialized) and the heaps segment
+// for npes heaps of heapSize bytes each. It fails, with a message that
+// says what to do, when the heaps cannot all be backed.
 func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 	if npes < 1 {
 		return nil, fmt.Errorf("goshmem: a job needs at least one PE, got %d", npes)
@@ -57,8 +73,10 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 		s.Close()
 		return nil, err
 	}
+	page := int64(os.Getpagesize())
 	if opt.Huge {
-		heapSize = (heapSize + shm.HugePageSize - 1) &^ (shm.HugePageSize - 1)
+		page = shm.HugePageSize
+		heapSize = (heapSize + page - 1) &^ (page - 1)
 	}
 	_, err = OpenControl(m.Bytes(), npes, uint64(heapSize), s.JobID, true)
 	m.Close()
@@ -68,34 +86,34 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 	}
 	sopt.Huge = opt.Huge
 	s.HeapSize = heapSize
-	for pe := 0; pe < npes; pe++ {
-		// The team pool follows the user's heap in the same segment.
-		h, err := shm.Create(fmt.Sprintf("goshmem-heap-%x-%d", s.JobID, pe), heapSize+PoolBytes, sopt)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.Heaps = append(s.Heaps, h)
+	s.Stride = StrideFor(heapSize, page)
+	if s.Stride > math.MaxInt64/int64(npes) {
+		s.Close()
+		return nil, fmt.Errorf("goshmem: %d heaps of %d bytes overflow; lower SHMEM_SYMMETRIC_SIZE", npes, s.Stride)
 	}
+	// The team pools follow the users' heaps in the same segment.
+	h, err := shm.Create(fmt.Sprintf("goshmem-heaps-%x", s.JobID), int64(npes)*s.Stride, sopt)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Heaps = h
 	return s, nil
 }
 
 // Close releases every descriptor (mappings stay valid).
 func (s *Segments) Close() {
 	s.Ctl.Close()
-	for _, h := range s.Heaps {
-		h.Close()
-	}
+	s.Heaps.Close()
 }
 
+// HeapOffset returns where PE pe's heap starts in the heaps segment.
+func (s *Segments) HeapOffset(pe int) int64 { return int64(pe) * s.Stride }
+
 // Files returns the segments in the order a PE process inherits them
-// (os/exec ExtraFiles: control at FirstFD, heaps after it).
+// (os/exec ExtraFiles: control at FirstFD, the heaps after it).
 func (s *Segments) Files() []*os.File {
-	f := []*os.File{s.Ctl.File()}
-	for _, h := range s.Heaps {
-		f = append(f, h.File())
-	}
-	return f
+	return []*os.File{s.Ctl.File(), s.Heaps.File()}
 }
 
 // Env returns the environment entries for a process hosting PEs
@@ -161,18 +179,21 @@ func (spec Spec) Adopt() (*Segments, error) {
 		return nil, err
 	}
 	s := &Segments{JobID: spec.JobID, NPEs: spec.NPEs, Ctl: ctl}
-	for pe := 0; pe < spec.NPEs; pe++ {
-		h, err := shm.FromFD(spec.FD+1+pe, fmt.Sprintf("goshmem-heap-%d", pe))
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		s.Heaps = append(s.Heaps, h)
+	h, err := shm.FromFD(spec.FD+1, "goshmem-heaps")
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Heaps = h
+	if h.Size() <= 0 || h.Size()%int64(spec.NPEs) != 0 || h.Size()/int64(spec.NPEs) <= PoolBytes {
+		s.Close()
+		return nil, fmt.Errorf("goshmem: the inherited heaps segment (fd %d) has %d bytes, not a heap for each of %d PEs; start PEs with oshrun", spec.FD+1, h.Size(), spec.NPEs)
 	}
 	// The user's heap size is in the control block's header (the
-	// segment also holds the team pool, and may be rounded up for huge
+	// stride also holds the team pool, and is rounded up to whole
 	// pages); node reads it there.
-	s.HeapSize = s.Heaps[0].Size() - PoolBytes
+	s.Stride = h.Size() / int64(spec.NPEs)
+	s.HeapSize = s.Stride - PoolBytes
 	return s, nil
 }
 

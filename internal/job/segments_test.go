@@ -23,34 +23,29 @@ func TestCreateFilesEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.NPEs != npes || s.HeapSize != mib || len(s.Heaps) != npes || s.Ctl == nil {
-		t.Fatalf("Create(3, 1 MiB) = NPEs %d HeapSize %d, %d heaps, ctl %v", s.NPEs, s.HeapSize, len(s.Heaps), s.Ctl)
+	stride := int64(mib + job.PoolBytes) // page multiples: no rounding
+	if s.NPEs != npes || s.HeapSize != mib || s.Stride != stride || s.Heaps == nil || s.Ctl == nil {
+		t.Fatalf("Create(3, 1 MiB) = NPEs %d HeapSize %d stride %d, heaps %v, ctl %v", s.NPEs, s.HeapSize, s.Stride, s.Heaps, s.Ctl)
 	}
 	if s.Ctl.Size() != job.LayoutFor(npes).Size {
 		t.Errorf("control segment is %d bytes, want %d", s.Ctl.Size(), job.LayoutFor(npes).Size)
 	}
-	for pe, h := range s.Heaps {
-		if h.Size() != mib+job.PoolBytes || h.Kind() != shm.Memfd || h.Huge() { // the team pool follows the heap
-			t.Errorf("heap %d: size %d kind %v huge %v", pe, h.Size(), h.Kind(), h.Huge())
+	// One segment holds every heap, each followed by its team pool.
+	if h := s.Heaps; h.Size() != npes*stride || h.Kind() != shm.Memfd || h.Huge() {
+		t.Errorf("heaps segment: size %d (want %d) kind %v huge %v", h.Size(), npes*stride, h.Kind(), h.Huge())
+	}
+	for pe := range npes {
+		if got := s.HeapOffset(pe); got != int64(pe)*stride {
+			t.Errorf("HeapOffset(%d) = %d, want %d", pe, got, int64(pe)*stride)
 		}
 	}
 
 	files := s.Files()
-	if len(files) != 1+npes {
-		t.Fatalf("Files() has %d entries, want %d", len(files), 1+npes)
+	if len(files) != 2 || files[0] != s.Ctl.File() || files[1] != s.Heaps.File() {
+		t.Fatalf("Files() = %v, want the control and the heaps segment", files)
 	}
-	if files[0] != s.Ctl.File() {
-		t.Error("Files()[0] is not the control segment")
-	}
-	seen := map[int]bool{}
-	for i, f := range files {
-		if i > 0 && f != s.Heaps[i-1].File() {
-			t.Errorf("Files()[%d] is not heap %d", i, i-1)
-		}
-		if seen[int(f.Fd())] {
-			t.Errorf("Files()[%d] repeats fd %d", i, f.Fd())
-		}
-		seen[int(f.Fd())] = true
+	if files[0].Fd() == files[1].Fd() {
+		t.Errorf("Files() repeats fd %d", files[0].Fd())
 	}
 
 	// The control block is initialized for this job.
@@ -157,31 +152,29 @@ func TestCreateAdopt(t *testing.T) {
 		t.Fatalf("Adopt: %v", err)
 	}
 	defer a.Close()
-	if a.JobID != s.JobID || a.NPEs != npes || a.HeapSize != mib || len(a.Heaps) != npes {
-		t.Fatalf("Adopt = id %x npes %d heap %d (%d heaps); want id %x npes 3 heap %d",
-			a.JobID, a.NPEs, a.HeapSize, len(a.Heaps), s.JobID, mib)
+	if a.JobID != s.JobID || a.NPEs != npes || a.HeapSize != mib || a.Stride != s.Stride {
+		t.Fatalf("Adopt = id %x npes %d heap %d stride %d; want id %x npes 3 heap %d stride %d",
+			a.JobID, a.NPEs, a.HeapSize, a.Stride, s.JobID, mib, s.Stride)
 	}
 	if a.Ctl.Fd() != base || a.Ctl.Size() != job.LayoutFor(npes).Size {
 		t.Errorf("adopted control: fd %d size %d", a.Ctl.Fd(), a.Ctl.Size())
 	}
-	for pe, h := range a.Heaps {
-		if h.Fd() != base+1+pe {
-			t.Errorf("adopted heap %d has fd %d, want %d", pe, h.Fd(), base+1+pe)
-		}
-		// Same file as the launcher's heap pe.
-		d1, i1, _ := sys.FileID(h.Fd())
-		d2, i2, _ := sys.FileID(s.Heaps[pe].Fd())
-		if d1 != d2 || i1 != i2 {
-			t.Errorf("adopted heap %d is not the launcher's heap %d", pe, pe)
-		}
+	if a.Heaps.Fd() != base+1 {
+		t.Errorf("adopted heaps segment has fd %d, want %d", a.Heaps.Fd(), base+1)
+	}
+	// Same file as the launcher's heaps segment.
+	d1, i1, _ := sys.FileID(a.Heaps.Fd())
+	d2, i2, _ := sys.FileID(s.Heaps.Fd())
+	if d1 != d2 || i1 != i2 {
+		t.Errorf("the adopted heaps segment is not the launcher's")
 	}
 	// The PE side sees what the launcher side writes.
-	lm, err := s.Heaps[2].Map(0, 0)
+	lm, err := s.Heaps.Map(s.HeapOffset(2), s.Stride)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lm.Close()
-	pm, err := a.Heaps[2].Map(0, 0)
+	pm, err := a.Heaps.Map(a.HeapOffset(2), a.Stride)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +207,7 @@ func TestAdoptBadFD(t *testing.T) {
 		t.Errorf("Adopt error %q does not name the control segment and its fd", err)
 	}
 
-	// A control segment but a missing heap: the error names the heap,
+	// A control segment but no heaps segment: the error names it,
 	// and the control descriptor is released.
 	seg, err := shm.Create("adopt-ctl", 4096, shm.Options{})
 	if err != nil {
@@ -229,8 +222,8 @@ func TestAdoptBadFD(t *testing.T) {
 		a.Close()
 		t.Fatal("Adopt succeeded without heap descriptors")
 	}
-	if !strings.Contains(err.Error(), "goshmem-heap-0") {
-		t.Errorf("Adopt error %q does not name heap 0", err)
+	if !strings.Contains(err.Error(), "goshmem-heaps") || !strings.Contains(err.Error(), "fd "+strconv.Itoa(base+1)) {
+		t.Errorf("Adopt error %q does not name the heaps segment and its fd", err)
 	}
 	if _, err := unix.FcntlInt(uintptr(base), unix.F_GETFD, 0); err != unix.EBADF {
 		sys.Close(base)
@@ -305,5 +298,22 @@ func TestCheckBacking(t *testing.T) {
 				t.Errorf("CheckBacking(%d, %d) = %q, does not mention %q", c.npes, c.heapSize, err, w)
 			}
 		}
+	}
+}
+
+// TestFilesIndependentOfNPEs: what a PE process inherits (and so the
+// descriptors and start-up work of every process) does not grow with
+// the number of PEs; one descriptor per heap made a job's start-up
+// quadratic in its size.
+func TestFilesIndependentOfNPEs(t *testing.T) {
+	for _, npes := range []int{1, 8, 256} {
+		s, err := job.Create(npes, 64<<10, job.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(s.Files()); n != 2 {
+			t.Errorf("%d PEs: a PE process inherits %d descriptors, want 2 whatever the number of PEs", npes, n)
+		}
+		s.Close()
 	}
 }
