@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,17 +16,90 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/launch"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
-// The test binary runs as oshrun itself when OSHRUN_TEST_MAIN=1.
+// The test binary runs as oshrun itself when OSHRUN_TEST_MAIN=1, and as
+// a real goshmem program (a PE) when OSHRUN_TEST_PE names what its last
+// PE does.
 func TestMain(m *testing.M) {
 	if os.Getenv("OSHRUN_TEST_MAIN") == "1" {
 		main()
 		return
 	}
+	if mode := os.Getenv(envPE); mode != "" {
+		testPE(mode)
+		return
+	}
 	os.Exit(m.Run())
+}
+
+const envPE = "OSHRUN_TEST_PE"
+
+// testPE is a goshmem program whose last PE fails as mode says, after a
+// barrier, while the others wait in the next one.
+func testPE(mode string) {
+	goshmem.Main(func(pe *goshmem.PE) {
+		pe.BarrierAll()
+		if pe.MyPE() == pe.NPEs()-1 {
+			switch mode {
+			case "panic":
+				panic("test PE panics")
+			case "exit3":
+				os.Exit(3)
+			case "sigkill":
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			case "globalexit7":
+				pe.GlobalExit(7)
+			case "logfatal":
+				log.Fatal("test PE calls log.Fatal")
+			}
+		}
+		pe.BarrierAll()
+	})
+}
+
+// TestExitCodeOfFirstFailure checks that oshrun exits with the code of
+// the PE that failed first, however it failed, whatever its peers did
+// when they noticed, and however PEs share processes.
+func TestExitCodeOfFirstFailure(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode string
+		code int
+		line string // what the cause line says
+	}{
+		{"panic", 2, "panicked"},
+		{"exit3", 3, "exited with code 3"},
+		{"sigkill", 128 + 9, "was killed by SIGKILL"},
+		{"globalexit7", 7, "called GlobalExit(7)"},
+		{"logfatal", 1, "exited with code 1"},
+	} {
+		for _, shape := range []struct{ npes, ppp int }{{1, 1}, {2, 1}, {4, 1}, {2, 2}, {4, 2}} {
+			t.Run(fmt.Sprintf("%s/n=%d/ppp=%d", tc.mode, shape.npes, shape.ppp), func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				args := []string{"-n", strconv.Itoa(shape.npes), "--pes-per-proc", strconv.Itoa(shape.ppp), "--timeout", "20s",
+					"-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", envPE + "=" + tc.mode, exe}
+				code := oshrun(args, &out, &errOut, os.LookupEnv)
+				if code != tc.code {
+					t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, errOut.String())
+				}
+				lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, "oshrun: PE ") || !strings.HasSuffix(last, ") "+tc.line) {
+					t.Errorf("last line %q, want oshrun: PE n (pid p) %s", last, tc.line)
+				}
+				if tc.mode == "panic" && !strings.Contains(errOut.String(), "panicked: test PE panics\n\ngoroutine ") {
+					t.Errorf("the panic's stack is missing:\n%s", errOut.String())
+				}
+			})
+		}
+	}
 }
 
 func fakeEnv(name string) (string, bool) {

@@ -18,9 +18,15 @@
 //     All PEs are gone well within a second of the failure.
 //   - When everything has exited, Run prints exactly one line naming the
 //     cause (for example "oshrun: PE 3 (pid 4567) was killed by SIGKILL")
-//     and returns the job's exit code: the failed process's code,
-//     128+signal for a death by signal, the code given to GlobalExit, 124
-//     for a timeout, and 128+signal when the launcher was interrupted.
+//     and returns the job's exit code: that of the PE that failed first
+//     (the root cause, not the peers that stopped because of it), that
+//     is the exit code of its process (2 for a panic in goshmem.Main,
+//     whether or not a peer noticed first), 128+signal for a death by
+//     signal, the code given to GlobalExit; 124 for a timeout, and
+//     128+signal when the launcher was interrupted. A process that
+//     recorded its own panic or GlobalExit is not sent SIGTERM: it is
+//     exiting by itself (printing the panic's stack), and gets SIGKILL
+//     only if it is still there after the grace period.
 //
 // Nothing outlives Run: the segments are memfds (nothing in /dev/shm),
 // every process is reaped, PE processes die with the launcher
@@ -165,6 +171,7 @@ type proc struct {
 	done      bool
 	code, sig int
 	lost      bool // the process could not be waited for
+	signaled  bool // the launcher sent a signal to it
 }
 
 // name returns "PE 4" or "PE 4-7" for messages and tags.
@@ -195,6 +202,7 @@ type launcher struct {
 	stopping bool
 	killT    *time.Timer
 	killC    <-chan time.Time
+	spared   *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
 	first    *failure // first failure seen (what NoSupervise reports)
 	unjoined []*proc  // exited 0 without ever joining the job
 	stopMsg  string   // the launcher's own cause (timeout, interrupt)
@@ -675,7 +683,7 @@ func (l *launcher) poll() {
 		return
 	}
 	if _, _, _, _, ok := l.ctl.Header.Abort.Get(); ok && !l.cfg.NoSupervise {
-		l.stop(nil) // a PE recorded a failure (GlobalExit, a dead peer)
+		l.stop(nil) // a PE recorded a failure (a panic, GlobalExit, a dead peer)
 		return
 	}
 	if f := l.unjoinedFailure(); f != nil {
@@ -704,6 +712,13 @@ func (l *launcher) stop(f *failure) {
 	if f != nil {
 		l.ctl.Header.Abort.Set(f.kind, f.pe, f.pid, f.code)
 	}
+	// A PE that recorded its own panic or GlobalExit is exiting by
+	// itself, after printing the panic's stack, with its own exit code:
+	// SIGTERM would cut that short and replace the code, so its process
+	// gets only the SIGKILL after termGrace.
+	if kind, pe, _, _, ok := l.ctl.Header.Abort.Get(); ok && (kind == job.AbortPanic || kind == job.AbortGlobalExit) && pe >= 0 && pe < l.cfg.NPEs {
+		l.spared = l.procs[pe/l.ppp]
+	}
 	for pe := range l.cfg.NPEs {
 		wake(&l.ctl.Slot(pe).Door)
 	}
@@ -723,9 +738,10 @@ func wake(d *job.Doorbell) {
 // cannot be reused, so this never hits a stranger.
 func (l *launcher) signalAll(sig int) {
 	for _, p := range l.procs {
-		if !p.started || p.done || p.reaped.Load() {
+		if !p.started || p.done || p.reaped.Load() || (p == l.spared && sig != sys.SIGKILL) {
 			continue
 		}
+		p.signaled = true
 		if err := sys.KillGroup(p.pid, sig); err != nil {
 			p.cmd.Process.Signal(sys.Signal(sig))
 		}
@@ -765,7 +781,10 @@ func (l *launcher) result() *failure {
 	return l.unjoinedFailure()
 }
 
-// render returns the message and exit code for f.
+// render returns the message and exit code for f. The code is that of
+// the PE that failed first, the root cause: its process's own exit code
+// (128+signal for a death by signal), whoever recorded the failure; not
+// the code of the peers that stopped because of it.
 func (l *launcher) render(f *failure) (string, int) {
 	switch f.kind {
 	case job.AbortTimeout:
@@ -782,14 +801,19 @@ func (l *launcher) render(f *failure) (string, int) {
 		return msg, 128 + f.code
 	case job.AbortLost:
 		// A peer found the process gone; the launcher knows how it ended.
-		if f.pe >= 0 && f.pe < l.cfg.NPEs {
-			if p := l.procs[f.pe/l.ppp]; p.done && !p.lost {
-				if g := l.exitFailure(p); g != nil && g.kind != job.AbortLost {
-					g.pe = f.pe
-					return l.render(g)
-				}
-			}
+		if g := l.ownExit(f.pe, true); g != nil {
+			g.pe = f.pe
+			return l.render(g)
 		}
+	case job.AbortPanic:
+		// The panicking PE's process exits with the code its program
+		// chose (goshmem.Main: 2); if the launcher had to kill it, the
+		// code goshmem.Main gives a panic.
+		code := exitPanic
+		if g := l.ownExit(f.pe, false); g != nil {
+			_, code = l.render(g)
+		}
+		return job.Describe(f.kind, f.pe, f.pid, f.code), code
 	}
 	code := 1
 	switch f.kind {
@@ -801,4 +825,27 @@ func (l *launcher) render(f *failure) (string, int) {
 		code = 128 + f.code
 	}
 	return job.Describe(f.kind, f.pe, f.pid, f.code), code
+}
+
+// exitPanic is the exit code of a goshmem.Main program whose PE panicked.
+const exitPanic = 2
+
+// ownExit returns the failure that the exit of the process hosting pe
+// is, when that process ended by itself (not by the launcher's signal)
+// and failed: exited non-zero or died by a signal. Otherwise nil. dead
+// says the process was gone before the launcher signalled anything (a
+// peer recorded it lost before any stop), so that even a death by
+// signal is its own.
+func (l *launcher) ownExit(pe int, dead bool) *failure {
+	if pe < 0 || pe >= l.cfg.NPEs {
+		return nil
+	}
+	p := l.procs[pe/l.ppp]
+	if !p.done || p.lost || (p.sig != 0 && p.signaled && !dead) {
+		return nil
+	}
+	if g := l.exitFailure(p); g != nil && g.kind != job.AbortLost {
+		return g
+	}
+	return nil
 }

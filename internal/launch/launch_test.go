@@ -188,6 +188,17 @@ func fakePE() int {
 			wake(&ctl.Slot(pe).Door)
 		}
 		return 5
+	case "panic":
+		// Like goshmem.Main: record the panic, wake the peers (who exit
+		// 1 at once), print the stack for a while, exit 2.
+		awaitAll()
+		failing()
+		ctl.Header.Abort.Set(job.AbortPanic, spec.FirstPE, pid, 0)
+		for pe := range spec.NPEs {
+			wake(&ctl.Slot(pe).Door)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return 2
 	case "env":
 		name := os.Getenv(envVar)
 		fmt.Printf("PE %d: %s=%s\n", spec.FirstPE, name, os.Getenv(name))
@@ -377,6 +388,8 @@ func TestFailures(t *testing.T) {
 			line: "oshrun: PE 2 (pid %d) exited without calling Finalize", code: 1},
 		{name: "globalexit", npes: 4, mode: "2:globalexit,*:hang", failed: 2,
 			line: "oshrun: PE 2 (pid %d) called GlobalExit(5)", code: 5},
+		{name: "panic", npes: 4, mode: "1:panic,*:wait", failed: 1,
+			line: "oshrun: PE 1 (pid %d) panicked", code: 2},
 		{name: "multi-pe-process", npes: 4, ppp: 2, mode: "3:exit3,*:hang", failed: 2,
 			line: "oshrun: PE 2 (pid %d) exited with code 3", code: 3},
 		{name: "doorbell", npes: 4, mode: "0:exit3,*:wait", failed: 0,
