@@ -229,7 +229,7 @@ func TestCommand(t *testing.T) {
 // TestSignal sends SIGINT and SIGTERM to a real oshrun process and
 // checks that it stops the job in order.
 func TestSignal(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			for attempt := 1; ; attempt++ {
 				took := signalOnce(t, sig)
@@ -251,7 +251,9 @@ func signalOnce(t *testing.T, sig syscall.Signal) time.Duration {
 	var stderr bytes.Buffer
 	cmd, pids := startPEs(t, 3, &stderr)
 	sent := time.Now()
-	cmd.Process.Signal(sig)
+	// As a terminal does: to oshrun's process group, which the PEs
+	// are not in.
+	syscall.Kill(-cmd.Process.Pid, sig)
 	err := cmd.Wait()
 	took := time.Since(sent)
 	t.Logf("oshrun exited %v after %v: %q", err, took, stderr.String())
@@ -294,6 +296,7 @@ func startPEs(t *testing.T, npes int, stderr *bytes.Buffer) (*exec.Cmd, []int) {
 	dir := t.TempDir()
 	cmd := exec.Command(exe, "-np", strconv.Itoa(npes), "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", `echo $$ > `+dir+`/pid-$GOSHMEM_PE; exec sleep 60`)
 	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = stderr
 	// Do not let orphans holding the stderr pipe delay Wait.
 	cmd.WaitDelay = 100 * time.Millisecond
@@ -335,6 +338,51 @@ func TestLauncherKilled(t *testing.T) {
 		}
 		if alive(pid) {
 			t.Errorf("PE process %d outlived oshrun", pid)
+		}
+	}
+}
+
+// TestEscapedOrphanStopped runs a real oshrun whose PEs start a process
+// in a session of their own (setsid: out of the PE's process group) and
+// exit 0, orphaning it: oshrun, a child subreaper, stops it when the
+// job ends, and still exits 0.
+func TestEscapedOrphanStopped(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := `setsid sh -c 'echo $$ > ` + dir + `/pid-$GOSHMEM_PE.tmp; mv ` + dir + `/pid-$GOSHMEM_PE.tmp ` + dir + `/pid-$GOSHMEM_PE; exec sleep 300' </dev/null >/dev/null 2>&1 &
+while [ ! -s ` + dir + `/pid-$GOSHMEM_PE ]; do sleep 0.01; done`
+	cmd := exec.Command(exe, "-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	var pids []int
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	err = cmd.Run()
+	for pe := range 2 {
+		b, rerr := os.ReadFile(filepath.Join(dir, "pid-"+strconv.Itoa(pe)))
+		pid, aerr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if rerr != nil || aerr != nil {
+			t.Errorf("PE %d left no pid: %v %v", pe, rerr, aerr)
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	if err != nil {
+		t.Errorf("oshrun: %v; stderr %q", err, stderr.String())
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d, which left its PE's process group, outlived oshrun", pid)
 		}
 	}
 }

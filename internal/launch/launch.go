@@ -10,12 +10,30 @@
 //     while a PE it hosts has not called Finalize, fails the job; so does
 //     a failure that a PE recorded itself in the control block (for
 //     example GlobalExit), the Config's Timeout, and cancellation of the
-//     context (SIGINT/SIGTERM in oshrun).
+//     context (SIGINT, SIGTERM or SIGHUP in oshrun).
 //   - On the first failure Run records it in the control block (unless a
 //     PE recorded one first: the first record wins), rings every PE's
-//     doorbell so that sleeping PEs see it, sends SIGTERM to every
-//     remaining process (and its process group) and SIGKILL 500 ms later.
-//     All PEs are gone well within a second of the failure.
+//     doorbell so that sleeping PEs see it, sends SIGTERM to the process
+//     group of every PE process and SIGKILL 500 ms later. When the
+//     launcher was interrupted (a SignalError), the PEs get that signal
+//     instead of SIGTERM: each PE process leads a process group of its
+//     own, so a terminal's ^C or hang-up reaches only the launcher,
+//     which passes it on. All PEs are gone well within a second of the
+//     failure.
+//   - When every PE process has exited, Run stops what they left
+//     running, as Slurm and Open MPI end a job step, whether the job
+//     failed or succeeded (a success stays a success): the rest of each
+//     PE's process group, and, when the calling process is a child
+//     subreaper (oshrun is; see sys.SetChildSubreaper), the processes
+//     reparented to it that carry the job's GOSHMEM_JOB_ID in their
+//     environment, that is descendants that left their group (setsid,
+//     setpgid, a double fork) and lost their parent. SIGTERM (or the
+//     interrupt's signal) first, SIGKILL after 500 ms. What escapes: a
+//     descendant that leaves its group and also drops GOSHMEM_JOB_ID
+//     from its environment, or one orphaned while the launcher is not a
+//     subreaper; and everything below the PEs if the launcher itself is
+//     SIGKILLed (the PEs die with it, their descendants do not; only a
+//     cgroup would hold them).
 //   - When everything has exited, Run prints exactly one line naming the
 //     cause (for example "oshrun: PE 3 (pid 4567) was killed by SIGKILL")
 //     and returns the job's exit code: that of the PE that failed first
@@ -29,7 +47,9 @@
 //     only if it is still there after the grace period.
 //
 // Nothing outlives Run: the segments are memfds (nothing in /dev/shm),
-// every process is reaped, PE processes die with the launcher
+// every PE process is reaped (only at the end: until then its zombie
+// keeps its pid and group id from being reused, so that signalling its
+// group never hits a stranger), PE processes die with the launcher
 // (PR_SET_PDEATHSIG), and a program built from a package directory is
 // deleted.
 //
@@ -164,8 +184,10 @@ type proc struct {
 	pipes    []*os.File // the launcher's read ends
 	childFds []*os.File // write ends for the child, closed after start
 
-	// reaped is set once p has been waited for (by the waiter goroutine
-	// only when waiting without reaping failed).
+	// reaped is set once p has been waited for: at the end of Run, after
+	// the sweep (until then the exited process stays a zombie, which
+	// keeps its pid and process group id from being reused), or by the
+	// waiter goroutine when waiting without reaping failed.
 	reaped atomic.Bool
 
 	done      bool
@@ -194,12 +216,14 @@ type launcher struct {
 	segs     *job.Segments
 	ctl      *job.Control
 	procs    []*proc
-	exited   chan *proc
+	exited   chan exit
+	jobTag   string         // GOSHMEM_JOB_ID=... in the environment of the job's processes
 	topo     *numa.Topology // where the PEs are placed
 	usable   []int          // the CPUs the job may use
 	bindTo   string         // the binding in force
 	running  int
 	stopping bool
+	termSig  int // the first signal of a stop: SIGTERM, or the one that interrupted the launcher
 	killT    *time.Timer
 	killC    <-chan time.Time
 	spared   *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
@@ -272,7 +296,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitFailure, err
 	}
 
-	l.exited = make(chan *proc, nprocs)
+	l.exited = make(chan exit, nprocs)
+	l.jobTag = job.EnvJobID + "=" + strconv.FormatUint(segs.JobID, 16)
+	l.termSig = sys.SIGTERM
 	startErr := l.startAll()
 	// The processes hold their own copies now; the launcher keeps only
 	// the mapping of the control block.
@@ -281,7 +307,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		l.stop(&failure{kind: job.AbortLost, pe: startErr.pe, code: 127})
 	}
 	l.supervise(ctx)
+	l.sweep()
 	l.drain()
+	l.reapAll()
 	if startErr != nil {
 		return ExitFailure, startErr.err
 	}
@@ -480,11 +508,20 @@ func (l *launcher) start(p *proc) error {
 	p.pid = p.cmd.Process.Pid
 	l.running++
 	go func() {
-		if err := sys.WaitExited(p.pid); err != nil {
+		e := exit{p: p}
+		var err error
+		if e.code, e.sig, err = sys.WaitStatus(p.pid); err != nil {
+			// Reap it then: its group id is no longer reserved, and
+			// the sweep leaves its group alone.
 			p.cmd.Wait()
 			p.reaped.Store(true)
+			if ps := p.cmd.ProcessState; ps != nil {
+				e.code, e.sig = sys.ExitStatus(ps)
+			} else {
+				e.lost = true
+			}
 		}
-		l.exited <- p
+		l.exited <- e
 	}()
 	if l.cfg.ReportBindings {
 		l.reportBindings(p)
@@ -547,8 +584,8 @@ func (l *launcher) supervise(ctx context.Context) {
 	done := ctx.Done()
 	for l.running > 0 {
 		select {
-		case p := <-l.exited:
-			l.reap(p)
+		case e := <-l.exited:
+			l.ended(e)
 		case <-tick.C:
 			l.poll()
 		case <-timeout:
@@ -562,6 +599,12 @@ func (l *launcher) supervise(ctx context.Context) {
 			code, msg := ctxCause(ctx)
 			if !l.stopping {
 				l.stopMsg = msg
+				// Pass the interrupt on (^C reaches only the launcher's
+				// process group): SIGINT, SIGHUP or SIGTERM first.
+				var se *SignalError
+				if errors.As(context.Cause(ctx), &se) && sys.SignalNumber(se.Signal) != 0 {
+					l.termSig = sys.SignalNumber(se.Signal)
+				}
 			}
 			if code == ExitTimeout {
 				l.stop(&failure{kind: job.AbortTimeout, pe: -1})
@@ -596,19 +639,20 @@ func ctxCause(ctx context.Context) (code int, msg string) {
 	return 128 + sys.SIGTERM, "interrupted (" + cause.Error() + ")"
 }
 
-// reap collects the exit status of p and judges it.
-func (l *launcher) reap(p *proc) {
-	if !p.reaped.Load() {
-		p.cmd.Wait() // the status is in ProcessState
-		p.reaped.Store(true)
-	}
+// exit is how a PE process ended, from its waiter goroutine.
+type exit struct {
+	p         *proc
+	code, sig int
+	lost      bool // it could not be waited for
+}
+
+// ended records the exit of a PE process and judges it. The process
+// stays a zombie until reapAll.
+func (l *launcher) ended(e exit) {
+	p := e.p
 	l.running--
 	p.done = true
-	if ps := p.cmd.ProcessState; ps != nil {
-		p.code, p.sig = sys.ExitStatus(ps)
-	} else {
-		p.lost = true
-	}
+	p.code, p.sig, p.lost = e.code, e.sig, e.lost
 	if l.stopping {
 		return
 	}
@@ -722,7 +766,7 @@ func (l *launcher) stop(f *failure) {
 	for pe := range l.cfg.NPEs {
 		wake(&l.ctl.Slot(pe).Door)
 	}
-	l.signalAll(sys.SIGTERM)
+	l.signalAll(l.termSig)
 	l.killT = time.NewTimer(termGrace)
 	l.killC = l.killT.C
 }
@@ -733,17 +777,117 @@ func wake(d *job.Doorbell) {
 	sys.FutexWake(mem.U32(&d.Seq), 1<<30)
 }
 
-// signalAll sends sig to every process not yet reaped, and to its
-// process group. Until it is reaped a process's pid (its group id)
-// cannot be reused, so this never hits a stranger.
+// signalAll sends sig to the process group of every PE process not yet
+// reaped: to the process if it still runs, and to what it started. Until
+// it is reaped a process's pid (its group id) cannot be reused, so this
+// never hits a stranger.
 func (l *launcher) signalAll(sig int) {
 	for _, p := range l.procs {
-		if !p.started || p.done || p.reaped.Load() || (p == l.spared && sig != sys.SIGKILL) {
+		if !p.started || p.reaped.Load() || (p == l.spared && sig != sys.SIGKILL) {
 			continue
 		}
-		p.signaled = true
-		if err := sys.KillGroup(p.pid, sig); err != nil {
+		if !p.done {
+			p.signaled = true
+		}
+		if err := sys.KillGroup(p.pid, sig); err != nil && !p.done {
 			p.cmd.Process.Signal(sys.Signal(sig))
+		}
+	}
+}
+
+// sweepWait bounds the sweep after its SIGKILL (a process in an
+// uninterruptible sleep dies only when it wakes up).
+const sweepWait = time.Second
+
+// sweep stops, once every PE process has exited, whatever they left
+// running, as Slurm and Open MPI end a job step: the rest of each PE
+// process's group (its children and their children, unless they left
+// the group), and, when this process is a child subreaper (oshrun is:
+// sys.SetChildSubreaper), every process reparented to it that carries
+// the job's GOSHMEM_JOB_ID in its environment (a descendant that left
+// its group with setsid or setpgid and whose parent died: a double fork
+// reparents to the subreaper, not to init). They get the stop's first
+// signal (SIGTERM, or the launcher's interrupt) and SIGKILL after
+// termGrace; the launcher reaps the orphans. This does not change the
+// job's result: a job whose PEs all finalized and exited 0 still exits
+// 0. What escapes: a descendant that leaves the group and also clears
+// GOSHMEM_JOB_ID from its environment, or whose parent dies while the
+// launcher is not a subreaper (it is then init's).
+func (l *launcher) sweep() {
+	groups := map[int]bool{}
+	for _, p := range l.procs {
+		if p.started && !p.reaped.Load() {
+			groups[p.pid] = true
+		}
+	}
+	reaper := sys.IsChildSubreaper()
+	if len(groups) == 0 && !reaper {
+		return
+	}
+	self := os.Getpid()
+	orphans := map[int]bool{} // seen alive with the job's tag: ours to stop and reap
+	sent := map[int]int{}     // target (-group or pid) -> last signal sent
+	start := time.Now()
+	for {
+		list, err := sys.Processes()
+		if err != nil {
+			return
+		}
+		sig := l.termSig
+		if time.Since(start) >= termGrace {
+			sig = sys.SIGKILL
+		}
+		live := 0
+		for _, pi := range list {
+			if groups[pi.Pid] || pi.Pid == self {
+				continue // a PE process (a zombie until reapAll)
+			}
+			child := pi.PPid == self
+			if reaper && child && !groups[pi.Pgrp] && !orphans[pi.Pid] && pi.State != 'Z' && sys.EnvironHas(pi.Pid, l.jobTag) {
+				orphans[pi.Pid] = true
+			}
+			if !groups[pi.Pgrp] && !orphans[pi.Pid] {
+				continue
+			}
+			if pi.State == 'Z' {
+				// Reparented to the launcher and dead: reap it (only
+				// ours: in a PE's group, or seen with the job's tag).
+				if child && sys.Reap(pi.Pid) {
+					delete(orphans, pi.Pid)
+				}
+				continue
+			}
+			live++
+			target := pi.Pid
+			if groups[pi.Pgrp] {
+				target = -pi.Pgrp
+			}
+			if sent[target] == sig {
+				continue
+			}
+			sent[target] = sig
+			if target < 0 {
+				sys.KillGroup(-target, sig)
+			} else {
+				sys.Kill(target, sig)
+			}
+		}
+		if live == 0 || time.Since(start) >= termGrace+sweepWait {
+			break
+		}
+		time.Sleep(pollEvery)
+	}
+	for pid := range orphans {
+		sys.Reap(pid)
+	}
+}
+
+// reapAll reaps every PE process that is still a zombie.
+func (l *launcher) reapAll() {
+	for _, p := range l.procs {
+		if p.started && !p.reaped.Load() {
+			p.cmd.Wait()
+			p.reaped.Store(true)
 		}
 	}
 }
