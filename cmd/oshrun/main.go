@@ -121,6 +121,13 @@ func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (str
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, sys.Signal(sys.SIGINT), sys.Signal(sys.SIGTERM), sys.Signal(sys.SIGHUP))
 	defer signal.Stop(sigs)
+	// A write to a closed pipe on stdout or stderr (oshrun ... | head -1)
+	// returns EPIPE instead of killing oshrun with SIGPIPE, so that it
+	// stops the job and removes what it built (launch.Run stops the job
+	// on EPIPE). The PEs keep the default SIGPIPE action.
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, sys.Signal(sys.SIGPIPE))
+	defer signal.Stop(brokenPipe)
 	go func() {
 		select {
 		case s := <-sigs:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
@@ -384,5 +385,180 @@ while [ ! -s ` + dir + `/pid-$GOSHMEM_PE ]; do sleep 0.01; done`
 		if alive(pid) {
 			t.Errorf("process %d, which left its PE's process group, outlived oshrun", pid)
 		}
+	}
+}
+
+// writeProgram writes a Go main package of its own module into a new
+// directory, different each time (so that go build compiles it): with
+// PROG_MODE=print it prints lines forever, otherwise it sleeps.
+func writeProgram(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := `package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+const id = "` + strconv.FormatInt(time.Now().UnixNano(), 10) + `"
+
+func main() {
+	if os.Getenv("PROG_MODE") == "print" {
+		line := strings.Repeat("x", 100) + id
+		for {
+			fmt.Println(line)
+		}
+	}
+	time.Sleep(time.Minute)
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// processesUsing returns the live processes whose environment mentions
+// path (oshrun gives its TMPDIR to the PEs, and a directory inside it
+// to go build, compile and link).
+func processesUsing(t *testing.T, path string) []string {
+	list, err := sys.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, pi := range list {
+		if pi.State == 'Z' || pi.Pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pi.Pid) + "/environ")
+		if err == nil && bytes.Contains(env, []byte(path)) {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pi.Pid) + "/cmdline")
+			found = append(found, strconv.Itoa(pi.Pid)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// oshrunIn starts oshrun (this test binary) with $TMPDIR set to tmp,
+// and arranges for anything that mentions tmp to be killed when the
+// test ends.
+func oshrunIn(t *testing.T, tmp string, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1", "TMPDIR="+tmp)
+	cmd.WaitDelay = 5 * time.Second
+	t.Cleanup(func() {
+		for _, p := range processesUsing(t, tmp) {
+			pid, _, _ := strings.Cut(p, " ")
+			n, _ := strconv.Atoi(pid)
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	})
+	return cmd
+}
+
+// checkNothingLeft checks that oshrun left nothing in tmp (its $TMPDIR)
+// and no process that uses it.
+func checkNothingLeft(t *testing.T, tmp string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in $TMPDIR: %v", names)
+	}
+	if left := processesUsing(t, tmp); len(left) > 0 {
+		t.Errorf("processes left running: %q", left)
+	}
+}
+
+// TestSignalDuringBuild interrupts oshrun while it builds a package
+// directory (and just after): nothing may be left, not in $TMPDIR (Go's
+// go-build* work directory, oshrun-build-*) nor as a process (go,
+// compile, link, a PE).
+func TestSignalDuringBuild(t *testing.T) {
+	for _, tc := range []struct {
+		after time.Duration
+		sig   syscall.Signal
+	}{
+		{0, syscall.SIGTERM}, {50 * time.Millisecond, syscall.SIGINT}, {100 * time.Millisecond, syscall.SIGHUP},
+		{200 * time.Millisecond, syscall.SIGTERM}, {500 * time.Millisecond, syscall.SIGINT},
+	} {
+		t.Run(fmt.Sprintf("%v/%v", tc.after, tc.sig), func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := oshrunIn(t, tmp, "-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", writeProgram(t))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(tc.after)
+			cmd.Process.Signal(tc.sig)
+			cmd.Wait()
+			code := cmd.ProcessState.ExitCode()
+			t.Logf("exit %d (%v); stderr %q", code, cmd.ProcessState, stderr.String())
+			if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); tc.after == 0 && ws.Signaled() && ws.Signal() == tc.sig {
+				// Before oshrun set up its handler: it had made nothing yet.
+			} else if code != 128+int(tc.sig) {
+				t.Errorf("exit code %d, want %d", code, 128+int(tc.sig))
+			}
+			checkNothingLeft(t, tmp)
+		})
+	}
+}
+
+// TestOutputClosed runs oshrun ... | head -1 on a program that prints
+// without end: oshrun must stop the job and exit, leaving nothing.
+func TestOutputClosed(t *testing.T) {
+	prog := writeProgram(t)
+	for _, tag := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tag-output=%v", tag), func(t *testing.T) {
+			tmp := t.TempDir()
+			args := []string{"-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", "PROG_MODE=print", prog}
+			if tag {
+				args = append([]string{"--tag-output"}, args...)
+			}
+			cmd := oshrunIn(t, tmp, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil || !strings.Contains(line, "xxxx") {
+				t.Errorf("first line %q, %v", line, err)
+			}
+			out.Close() // as head -1 does
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("oshrun still running 10 s after its output closed; stderr %q", stderr.String())
+			}
+			t.Logf("%v; stderr %q", cmd.ProcessState, stderr.String())
+			if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGPIPE) {
+				t.Errorf("exit code %d (%v), want %d", code, cmd.ProcessState, 128+int(syscall.SIGPIPE))
+			}
+			checkNothingLeft(t, tmp)
+		})
 	}
 }

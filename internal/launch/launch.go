@@ -41,7 +41,10 @@
 //     is the exit code of its process (2 for a panic in goshmem.Main,
 //     whether or not a peer noticed first), 128+signal for a death by
 //     signal, the code given to GlobalExit; 124 for a timeout, and
-//     128+signal when the launcher was interrupted. A process that
+//     128+signal when the launcher was interrupted. When the job's
+//     output cannot be written any more because its reader is gone
+//     (EPIPE: oshrun ... | head -1), the job stops the same way, with
+//     141 (128+SIGPIPE), rather than the launcher dying of SIGPIPE. A process that
 //     recorded its own panic or GlobalExit is not sent SIGTERM: it is
 //     exiting by itself (printing the panic's stack), and gets SIGKILL
 //     only if it is still there after the grace period.
@@ -206,30 +209,31 @@ func (p *proc) name() string {
 
 // launcher is the state of one Run.
 type launcher struct {
-	cfg      Config
-	ppp      int
-	prog     string
-	stdout   io.Writer
-	stderr   io.Writer
-	outMu    sync.Mutex // serializes every write to stdout and stderr
-	readers  sync.WaitGroup
-	segs     *job.Segments
-	ctl      *job.Control
-	procs    []*proc
-	exited   chan exit
-	jobTag   string         // GOSHMEM_JOB_ID=... in the environment of the job's processes
-	topo     *numa.Topology // where the PEs are placed
-	usable   []int          // the CPUs the job may use
-	bindTo   string         // the binding in force
-	running  int
-	stopping bool
-	termSig  int // the first signal of a stop: SIGTERM, or the one that interrupted the launcher
-	killT    *time.Timer
-	killC    <-chan time.Time
-	spared   *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
-	first    *failure // first failure seen (what NoSupervise reports)
-	unjoined []*proc  // exited 0 without ever joining the job
-	stopMsg  string   // the launcher's own cause (timeout, interrupt)
+	cfg       Config
+	ppp       int
+	prog      string
+	stdout    io.Writer
+	stderr    io.Writer
+	outMu     sync.Mutex // serializes every write to stdout and stderr
+	readers   sync.WaitGroup
+	segs      *job.Segments
+	ctl       *job.Control
+	procs     []*proc
+	exited    chan exit
+	outBroken chan error     // an output's reader is gone (EPIPE)
+	jobTag    string         // GOSHMEM_JOB_ID=... in the environment of the job's processes
+	topo      *numa.Topology // where the PEs are placed
+	usable    []int          // the CPUs the job may use
+	bindTo    string         // the binding in force
+	running   int
+	stopping  bool
+	termSig   int // the first signal of a stop: SIGTERM, or the one that interrupted the launcher
+	killT     *time.Timer
+	killC     <-chan time.Time
+	spared    *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
+	first     *failure // first failure seen (what NoSupervise reports)
+	unjoined  []*proc  // exited 0 without ever joining the job
+	stopMsg   string   // the launcher's own cause (timeout, interrupt)
 }
 
 // Run launches the job cfg describes and supervises it until every PE
@@ -297,6 +301,7 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	}
 
 	l.exited = make(chan exit, nprocs)
+	l.outBroken = make(chan error, 1)
 	l.jobTag = job.EnvJobID + "=" + strconv.FormatUint(segs.JobID, 16)
 	l.termSig = sys.SIGTERM
 	startErr := l.startAll()
@@ -611,6 +616,13 @@ func (l *launcher) supervise(ctx context.Context) {
 			} else {
 				l.stop(&failure{kind: job.AbortInterrupted, pe: -1, code: code - 128})
 			}
+		case err := <-l.outBroken:
+			// Nobody reads the job's output any more (oshrun | head):
+			// stop as a SIGPIPE would, but in order.
+			if !l.stopping {
+				l.stopMsg = "output closed (" + err.Error() + ")"
+			}
+			l.stop(&failure{kind: job.AbortInterrupted, pe: -1, code: sys.SIGPIPE})
 		case <-l.killC:
 			l.killC = nil
 			l.signalAll(sys.SIGKILL)
@@ -820,7 +832,17 @@ func (l *launcher) sweep() {
 			groups[p.pid] = true
 		}
 	}
-	reaper := sys.IsChildSubreaper()
+	stopGroups(groups, l.jobTag, l.termSig)
+}
+
+// stopGroups stops every process in the process groups led by the
+// (exited, unreaped) group leaders in groups and, when this process is a
+// child subreaper and tag is not empty, every child of this process
+// (reparented) with tag in its environment: sig first, SIGKILL after
+// termGrace; it returns when none is left (or sweepWait after the
+// SIGKILL), having reaped those that were reparented to this process.
+func stopGroups(groups map[int]bool, tag string, sig0 int) {
+	reaper := tag != "" && sys.IsChildSubreaper()
 	if len(groups) == 0 && !reaper {
 		return
 	}
@@ -833,7 +855,7 @@ func (l *launcher) sweep() {
 		if err != nil {
 			return
 		}
-		sig := l.termSig
+		sig := sig0
 		if time.Since(start) >= termGrace {
 			sig = sys.SIGKILL
 		}
@@ -843,7 +865,7 @@ func (l *launcher) sweep() {
 				continue // a PE process (a zombie until reapAll)
 			}
 			child := pi.PPid == self
-			if reaper && child && !groups[pi.Pgrp] && !orphans[pi.Pid] && pi.State != 'Z' && sys.EnvironHas(pi.Pid, l.jobTag) {
+			if reaper && child && !groups[pi.Pgrp] && !orphans[pi.Pid] && pi.State != 'Z' && sys.EnvironHas(pi.Pid, tag) {
 				orphans[pi.Pid] = true
 			}
 			if !groups[pi.Pgrp] && !orphans[pi.Pid] {

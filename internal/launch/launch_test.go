@@ -159,6 +159,18 @@ func fakePE() int {
 	if mode == "wait" || mode == "ignoreterm" {
 		signal.Ignore(syscall.SIGTERM) // before joining: see awaitAll
 	}
+	switch mode {
+	case "child", "child-ignoreterm", "setsid-child", "double-fork", "child-hang":
+		// Leave a process behind: a child in the PE's process group, one
+		// that ignores SIGTERM, one in a session of its own, or an
+		// orphaned grandchild in a session of its own. Before joining,
+		// so that it exists once every PE has joined.
+		cmode, setsid := map[string]string{"child-ignoreterm": "ignoreterm", "double-fork": "fork"}[mode], mode == "setsid-child"
+		if err := startChild(cmp.Or(cmode, "sleep"), filepath.Join(dir, fmt.Sprintf("child-%d", spec.FirstPE)), setsid); err != nil {
+			fmt.Fprintln(os.Stderr, "fake PE:", err)
+			return 97
+		}
+	}
 	if mode != "plain" {
 		local(func(pe int) {
 			ctl.Slot(pe).Pid.Store(int32(pid))
@@ -272,14 +284,7 @@ func fakePE() int {
 		time.Sleep(100 * time.Millisecond)
 		return 2
 	case "child", "child-ignoreterm", "setsid-child", "double-fork", "child-hang":
-		// Leave a process behind: a child in the PE's process group, one
-		// that ignores SIGTERM, one in a session of its own, or an
-		// orphaned grandchild in a session of its own.
-		cmode, setsid := map[string]string{"child-ignoreterm": "ignoreterm", "double-fork": "fork"}[mode], mode == "setsid-child"
-		if err := startChild(cmp.Or(cmode, "sleep"), filepath.Join(dir, fmt.Sprintf("child-%d", spec.FirstPE)), setsid); err != nil {
-			fmt.Fprintln(os.Stderr, "fake PE:", err)
-			return 97
-		}
+		// The child started before joining (see above).
 		if mode == "child-hang" {
 			forever()
 		}

@@ -23,8 +23,13 @@ const (
 	SIGHUP  = int(unix.SIGHUP)
 	SIGINT  = int(unix.SIGINT)
 	SIGKILL = int(unix.SIGKILL)
+	SIGPIPE = int(unix.SIGPIPE)
 	SIGTERM = int(unix.SIGTERM)
 )
+
+// IsBrokenPipe reports whether err is a write to a pipe (or socket)
+// whose reader is gone (EPIPE).
+func IsBrokenPipe(err error) bool { return errors.Is(err, unix.EPIPE) }
 
 // ChildAttr returns the attributes of a PE process: its own process
 // group (so that a terminal's ^C reaches only the launcher, which then
