@@ -73,7 +73,13 @@ When a PE fails (exits non-zero, dies by a signal, exits without
 Finalize, or calls GlobalExit), oshrun stops every other PE within a
 second, prints one line naming the cause, and exits with the PE's exit
 code, 128+signal for a death by signal, or the GlobalExit code.
-^C (SIGINT) or SIGTERM stops the whole job the same way (exit 128+signal).
+^C (SIGINT), SIGTERM or SIGHUP stops the whole job the same way: oshrun
+passes the signal on to every PE, SIGKILL follows 0.5 s later; exit
+128+signal. Each PE runs in a process group of its own; when the job
+ends, whatever the PEs started and left running (also after a double
+fork or setsid, as long as GOSHMEM_JOB_ID stays in its environment) is
+stopped too, SIGTERM then SIGKILL; a job whose PEs all succeeded still
+exits 0.
 
 Examples:
   oshrun -np 4 ./hello
@@ -84,6 +90,11 @@ Examples:
 `
 
 func main() {
+	// Whatever the PEs leave behind reparents to oshrun, not to init,
+	// even after a double fork or setsid, so that oshrun can stop it
+	// when the job ends (see launch.Run). Without it (an old kernel),
+	// only what stays in a PE's process group is stopped.
+	sys.SetChildSubreaper(true)
 	os.Exit(oshrun(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
 }
 
@@ -100,13 +111,23 @@ func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (str
 	}
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 
-	// SIGINT and SIGTERM stop the job in order (launch reports them and
-	// exits 128+signal); until Run returns they do not kill oshrun.
+	// SIGINT, SIGTERM and SIGHUP stop the job in order: launch passes
+	// the signal on to the PEs' process groups (a terminal's ^C or
+	// hang-up reaches only oshrun's), then SIGKILL; it reports the
+	// signal and exits 128+signal. Until Run returns they do not kill
+	// oshrun.
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, sys.Signal(sys.SIGINT), sys.Signal(sys.SIGTERM))
+	signal.Notify(sigs, sys.Signal(sys.SIGINT), sys.Signal(sys.SIGTERM), sys.Signal(sys.SIGHUP))
 	defer signal.Stop(sigs)
+	// A write to a closed pipe on stdout or stderr (oshrun ... | head -1)
+	// returns EPIPE instead of killing oshrun with SIGPIPE, so that it
+	// stops the job and removes what it built (launch.Run stops the job
+	// on EPIPE). The PEs keep the default SIGPIPE action.
+	brokenPipe := make(chan os.Signal, 1)
+	signal.Notify(brokenPipe, sys.Signal(sys.SIGPIPE))
+	defer signal.Stop(brokenPipe)
 	go func() {
 		select {
 		case s := <-sigs:

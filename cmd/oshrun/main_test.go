@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,17 +17,90 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/launch"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
-// The test binary runs as oshrun itself when OSHRUN_TEST_MAIN=1.
+// The test binary runs as oshrun itself when OSHRUN_TEST_MAIN=1, and as
+// a real goshmem program (a PE) when OSHRUN_TEST_PE names what its last
+// PE does.
 func TestMain(m *testing.M) {
 	if os.Getenv("OSHRUN_TEST_MAIN") == "1" {
 		main()
 		return
 	}
+	if mode := os.Getenv(envPE); mode != "" {
+		testPE(mode)
+		return
+	}
 	os.Exit(m.Run())
+}
+
+const envPE = "OSHRUN_TEST_PE"
+
+// testPE is a goshmem program whose last PE fails as mode says, after a
+// barrier, while the others wait in the next one.
+func testPE(mode string) {
+	goshmem.Main(func(pe *goshmem.PE) {
+		pe.BarrierAll()
+		if pe.MyPE() == pe.NPEs()-1 {
+			switch mode {
+			case "panic":
+				panic("test PE panics")
+			case "exit3":
+				os.Exit(3)
+			case "sigkill":
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				select {}
+			case "globalexit7":
+				pe.GlobalExit(7)
+			case "logfatal":
+				log.Fatal("test PE calls log.Fatal")
+			}
+		}
+		pe.BarrierAll()
+	})
+}
+
+// TestExitCodeOfFirstFailure checks that oshrun exits with the code of
+// the PE that failed first, however it failed, whatever its peers did
+// when they noticed, and however PEs share processes.
+func TestExitCodeOfFirstFailure(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		mode string
+		code int
+		line string // what the cause line says
+	}{
+		{"panic", 2, "panicked"},
+		{"exit3", 3, "exited with code 3"},
+		{"sigkill", 128 + 9, "was killed by SIGKILL"},
+		{"globalexit7", 7, "called GlobalExit(7)"},
+		{"logfatal", 1, "exited with code 1"},
+	} {
+		for _, shape := range []struct{ npes, ppp int }{{1, 1}, {2, 1}, {4, 1}, {2, 2}, {4, 2}} {
+			t.Run(fmt.Sprintf("%s/n=%d/ppp=%d", tc.mode, shape.npes, shape.ppp), func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				args := []string{"-n", strconv.Itoa(shape.npes), "--pes-per-proc", strconv.Itoa(shape.ppp), "--timeout", "20s",
+					"-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", envPE + "=" + tc.mode, exe}
+				code := oshrun(args, &out, &errOut, os.LookupEnv)
+				if code != tc.code {
+					t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, errOut.String())
+				}
+				lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, "oshrun: PE ") || !strings.HasSuffix(last, ") "+tc.line) {
+					t.Errorf("last line %q, want oshrun: PE n (pid p) %s", last, tc.line)
+				}
+				if tc.mode == "panic" && !strings.Contains(errOut.String(), "panicked: test PE panics\n\ngoroutine ") {
+					t.Errorf("the panic's stack is missing:\n%s", errOut.String())
+				}
+			})
+		}
+	}
 }
 
 func fakeEnv(name string) (string, bool) {
@@ -154,7 +230,7 @@ func TestCommand(t *testing.T) {
 // TestSignal sends SIGINT and SIGTERM to a real oshrun process and
 // checks that it stops the job in order.
 func TestSignal(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			for attempt := 1; ; attempt++ {
 				took := signalOnce(t, sig)
@@ -176,7 +252,9 @@ func signalOnce(t *testing.T, sig syscall.Signal) time.Duration {
 	var stderr bytes.Buffer
 	cmd, pids := startPEs(t, 3, &stderr)
 	sent := time.Now()
-	cmd.Process.Signal(sig)
+	// As a terminal does: to oshrun's process group, which the PEs
+	// are not in.
+	syscall.Kill(-cmd.Process.Pid, sig)
 	err := cmd.Wait()
 	took := time.Since(sent)
 	t.Logf("oshrun exited %v after %v: %q", err, took, stderr.String())
@@ -219,6 +297,7 @@ func startPEs(t *testing.T, npes int, stderr *bytes.Buffer) (*exec.Cmd, []int) {
 	dir := t.TempDir()
 	cmd := exec.Command(exe, "-np", strconv.Itoa(npes), "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", `echo $$ > `+dir+`/pid-$GOSHMEM_PE; exec sleep 60`)
 	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = stderr
 	// Do not let orphans holding the stderr pipe delay Wait.
 	cmd.WaitDelay = 100 * time.Millisecond
@@ -261,5 +340,225 @@ func TestLauncherKilled(t *testing.T) {
 		if alive(pid) {
 			t.Errorf("PE process %d outlived oshrun", pid)
 		}
+	}
+}
+
+// TestEscapedOrphanStopped runs a real oshrun whose PEs start a process
+// in a session of their own (setsid: out of the PE's process group) and
+// exit 0, orphaning it: oshrun, a child subreaper, stops it when the
+// job ends, and still exits 0.
+func TestEscapedOrphanStopped(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	script := `setsid sh -c 'echo $$ > ` + dir + `/pid-$GOSHMEM_PE.tmp; mv ` + dir + `/pid-$GOSHMEM_PE.tmp ` + dir + `/pid-$GOSHMEM_PE; exec sleep 300' </dev/null >/dev/null 2>&1 &
+while [ ! -s ` + dir + `/pid-$GOSHMEM_PE ]; do sleep 0.01; done`
+	cmd := exec.Command(exe, "-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = 5 * time.Second
+	var pids []int
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	err = cmd.Run()
+	for pe := range 2 {
+		b, rerr := os.ReadFile(filepath.Join(dir, "pid-"+strconv.Itoa(pe)))
+		pid, aerr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if rerr != nil || aerr != nil {
+			t.Errorf("PE %d left no pid: %v %v", pe, rerr, aerr)
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	if err != nil {
+		t.Errorf("oshrun: %v; stderr %q", err, stderr.String())
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d, which left its PE's process group, outlived oshrun", pid)
+		}
+	}
+}
+
+// writeProgram writes a Go main package of its own module into a new
+// directory, different each time (so that go build compiles it): with
+// PROG_MODE=print it prints lines forever, otherwise it sleeps.
+func writeProgram(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := `package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+const id = "` + strconv.FormatInt(time.Now().UnixNano(), 10) + `"
+
+func main() {
+	if os.Getenv("PROG_MODE") == "print" {
+		line := strings.Repeat("x", 100) + id
+		for {
+			fmt.Println(line)
+		}
+	}
+	time.Sleep(time.Minute)
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module prog\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// processesUsing returns the live processes whose environment mentions
+// path (oshrun gives its TMPDIR to the PEs, and a directory inside it
+// to go build, compile and link).
+func processesUsing(t *testing.T, path string) []string {
+	list, err := sys.Processes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, pi := range list {
+		if pi.State == 'Z' || pi.Pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pi.Pid) + "/environ")
+		if err == nil && bytes.Contains(env, []byte(path)) {
+			cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pi.Pid) + "/cmdline")
+			found = append(found, strconv.Itoa(pi.Pid)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// oshrunIn starts oshrun (this test binary) with $TMPDIR set to tmp,
+// and arranges for anything that mentions tmp to be killed when the
+// test ends.
+func oshrunIn(t *testing.T, tmp string, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), "OSHRUN_TEST_MAIN=1", "TMPDIR="+tmp)
+	cmd.WaitDelay = 5 * time.Second
+	t.Cleanup(func() {
+		for _, p := range processesUsing(t, tmp) {
+			pid, _, _ := strings.Cut(p, " ")
+			n, _ := strconv.Atoi(pid)
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	})
+	return cmd
+}
+
+// checkNothingLeft checks that oshrun left nothing in tmp (its $TMPDIR)
+// and no process that uses it.
+func checkNothingLeft(t *testing.T, tmp string) {
+	t.Helper()
+	if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in $TMPDIR: %v", names)
+	}
+	if left := processesUsing(t, tmp); len(left) > 0 {
+		t.Errorf("processes left running: %q", left)
+	}
+}
+
+// TestSignalDuringBuild interrupts oshrun while it builds a package
+// directory (and just after): nothing may be left, not in $TMPDIR (Go's
+// go-build* work directory, oshrun-build-*) nor as a process (go,
+// compile, link, a PE).
+func TestSignalDuringBuild(t *testing.T) {
+	for _, tc := range []struct {
+		after time.Duration
+		sig   syscall.Signal
+	}{
+		{0, syscall.SIGTERM}, {50 * time.Millisecond, syscall.SIGINT}, {100 * time.Millisecond, syscall.SIGHUP},
+		{200 * time.Millisecond, syscall.SIGTERM}, {500 * time.Millisecond, syscall.SIGINT},
+	} {
+		t.Run(fmt.Sprintf("%v/%v", tc.after, tc.sig), func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := oshrunIn(t, tmp, "-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", writeProgram(t))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(tc.after)
+			cmd.Process.Signal(tc.sig)
+			cmd.Wait()
+			code := cmd.ProcessState.ExitCode()
+			t.Logf("exit %d (%v); stderr %q", code, cmd.ProcessState, stderr.String())
+			if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); tc.after == 0 && ws.Signaled() && ws.Signal() == tc.sig {
+				// Before oshrun set up its handler: it had made nothing yet.
+			} else if code != 128+int(tc.sig) {
+				t.Errorf("exit code %d, want %d", code, 128+int(tc.sig))
+			}
+			checkNothingLeft(t, tmp)
+		})
+	}
+}
+
+// TestOutputClosed runs oshrun ... | head -1 on a program that prints
+// without end: oshrun must stop the job and exit, leaving nothing.
+func TestOutputClosed(t *testing.T) {
+	prog := writeProgram(t)
+	for _, tag := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tag-output=%v", tag), func(t *testing.T) {
+			tmp := t.TempDir()
+			args := []string{"-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", "PROG_MODE=print", prog}
+			if tag {
+				args = append([]string{"--tag-output"}, args...)
+			}
+			cmd := oshrunIn(t, tmp, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil || !strings.Contains(line, "xxxx") {
+				t.Errorf("first line %q, %v", line, err)
+			}
+			out.Close() // as head -1 does
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("oshrun still running 10 s after its output closed; stderr %q", stderr.String())
+			}
+			t.Logf("%v; stderr %q", cmd.ProcessState, stderr.String())
+			if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGPIPE) {
+				t.Errorf("exit code %d (%v), want %d", code, cmd.ProcessState, 128+int(syscall.SIGPIPE))
+			}
+			checkNothingLeft(t, tmp)
+		})
 	}
 }

@@ -10,20 +10,49 @@
 //     while a PE it hosts has not called Finalize, fails the job; so does
 //     a failure that a PE recorded itself in the control block (for
 //     example GlobalExit), the Config's Timeout, and cancellation of the
-//     context (SIGINT/SIGTERM in oshrun).
+//     context (SIGINT, SIGTERM or SIGHUP in oshrun).
 //   - On the first failure Run records it in the control block (unless a
 //     PE recorded one first: the first record wins), rings every PE's
-//     doorbell so that sleeping PEs see it, sends SIGTERM to every
-//     remaining process (and its process group) and SIGKILL 500 ms later.
-//     All PEs are gone well within a second of the failure.
+//     doorbell so that sleeping PEs see it, sends SIGTERM to the process
+//     group of every PE process and SIGKILL 500 ms later. When the
+//     launcher was interrupted (a SignalError), the PEs get that signal
+//     instead of SIGTERM: each PE process leads a process group of its
+//     own, so a terminal's ^C or hang-up reaches only the launcher,
+//     which passes it on. All PEs are gone well within a second of the
+//     failure.
+//   - When every PE process has exited, Run stops what they left
+//     running, as Slurm and Open MPI end a job step, whether the job
+//     failed or succeeded (a success stays a success): the rest of each
+//     PE's process group, and, when the calling process is a child
+//     subreaper (oshrun is; see sys.SetChildSubreaper), the processes
+//     reparented to it that carry the job's GOSHMEM_JOB_ID in their
+//     environment, that is descendants that left their group (setsid,
+//     setpgid, a double fork) and lost their parent. SIGTERM (or the
+//     interrupt's signal) first, SIGKILL after 500 ms. What escapes: a
+//     descendant that leaves its group and also drops GOSHMEM_JOB_ID
+//     from its environment, or one orphaned while the launcher is not a
+//     subreaper; and everything below the PEs if the launcher itself is
+//     SIGKILLed (the PEs die with it, their descendants do not; only a
+//     cgroup would hold them).
 //   - When everything has exited, Run prints exactly one line naming the
 //     cause (for example "oshrun: PE 3 (pid 4567) was killed by SIGKILL")
-//     and returns the job's exit code: the failed process's code,
-//     128+signal for a death by signal, the code given to GlobalExit, 124
-//     for a timeout, and 128+signal when the launcher was interrupted.
+//     and returns the job's exit code: that of the PE that failed first
+//     (the root cause, not the peers that stopped because of it), that
+//     is the exit code of its process (2 for a panic in goshmem.Main,
+//     whether or not a peer noticed first), 128+signal for a death by
+//     signal, the code given to GlobalExit; 124 for a timeout, and
+//     128+signal when the launcher was interrupted. When the job's
+//     output cannot be written any more because its reader is gone
+//     (EPIPE: oshrun ... | head -1), the job stops the same way, with
+//     141 (128+SIGPIPE), rather than the launcher dying of SIGPIPE. A process that
+//     recorded its own panic or GlobalExit is not sent SIGTERM: it is
+//     exiting by itself (printing the panic's stack), and gets SIGKILL
+//     only if it is still there after the grace period.
 //
 // Nothing outlives Run: the segments are memfds (nothing in /dev/shm),
-// every process is reaped, PE processes die with the launcher
+// every PE process is reaped (only at the end: until then its zombie
+// keeps its pid and group id from being reused, so that signalling its
+// group never hits a stranger), PE processes die with the launcher
 // (PR_SET_PDEATHSIG), and a program built from a package directory is
 // deleted.
 //
@@ -158,13 +187,16 @@ type proc struct {
 	pipes    []*os.File // the launcher's read ends
 	childFds []*os.File // write ends for the child, closed after start
 
-	// reaped is set once p has been waited for (by the waiter goroutine
-	// only when waiting without reaping failed).
+	// reaped is set once p has been waited for: at the end of Run, after
+	// the sweep (until then the exited process stays a zombie, which
+	// keeps its pid and process group id from being reused), or by the
+	// waiter goroutine when waiting without reaping failed.
 	reaped atomic.Bool
 
 	done      bool
 	code, sig int
 	lost      bool // the process could not be waited for
+	signaled  bool // the launcher sent a signal to it
 }
 
 // name returns "PE 4" or "PE 4-7" for messages and tags.
@@ -177,27 +209,31 @@ func (p *proc) name() string {
 
 // launcher is the state of one Run.
 type launcher struct {
-	cfg      Config
-	ppp      int
-	prog     string
-	stdout   io.Writer
-	stderr   io.Writer
-	outMu    sync.Mutex // serializes every write to stdout and stderr
-	readers  sync.WaitGroup
-	segs     *job.Segments
-	ctl      *job.Control
-	procs    []*proc
-	exited   chan *proc
-	topo     *numa.Topology // where the PEs are placed
-	usable   []int          // the CPUs the job may use
-	bindTo   string         // the binding in force
-	running  int
-	stopping bool
-	killT    *time.Timer
-	killC    <-chan time.Time
-	first    *failure // first failure seen (what NoSupervise reports)
-	unjoined []*proc  // exited 0 without ever joining the job
-	stopMsg  string   // the launcher's own cause (timeout, interrupt)
+	cfg       Config
+	ppp       int
+	prog      string
+	stdout    io.Writer
+	stderr    io.Writer
+	outMu     sync.Mutex // serializes every write to stdout and stderr
+	readers   sync.WaitGroup
+	segs      *job.Segments
+	ctl       *job.Control
+	procs     []*proc
+	exited    chan exit
+	outBroken chan error     // an output's reader is gone (EPIPE)
+	jobTag    string         // GOSHMEM_JOB_ID=... in the environment of the job's processes
+	topo      *numa.Topology // where the PEs are placed
+	usable    []int          // the CPUs the job may use
+	bindTo    string         // the binding in force
+	running   int
+	stopping  bool
+	termSig   int // the first signal of a stop: SIGTERM, or the one that interrupted the launcher
+	killT     *time.Timer
+	killC     <-chan time.Time
+	spared    *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
+	first     *failure // first failure seen (what NoSupervise reports)
+	unjoined  []*proc  // exited 0 without ever joining the job
+	stopMsg   string   // the launcher's own cause (timeout, interrupt)
 }
 
 // Run launches the job cfg describes and supervises it until every PE
@@ -264,7 +300,10 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		return ExitFailure, err
 	}
 
-	l.exited = make(chan *proc, nprocs)
+	l.exited = make(chan exit, nprocs)
+	l.outBroken = make(chan error, 1)
+	l.jobTag = job.EnvJobID + "=" + strconv.FormatUint(segs.JobID, 16)
+	l.termSig = sys.SIGTERM
 	startErr := l.startAll()
 	// The processes hold their own copies now; the launcher keeps only
 	// the mapping of the control block.
@@ -273,7 +312,9 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 		l.stop(&failure{kind: job.AbortLost, pe: startErr.pe, code: 127})
 	}
 	l.supervise(ctx)
+	l.sweep()
 	l.drain()
+	l.reapAll()
 	if startErr != nil {
 		return ExitFailure, startErr.err
 	}
@@ -472,11 +513,20 @@ func (l *launcher) start(p *proc) error {
 	p.pid = p.cmd.Process.Pid
 	l.running++
 	go func() {
-		if err := sys.WaitExited(p.pid); err != nil {
+		e := exit{p: p}
+		var err error
+		if e.code, e.sig, err = sys.WaitStatus(p.pid); err != nil {
+			// Reap it then: its group id is no longer reserved, and
+			// the sweep leaves its group alone.
 			p.cmd.Wait()
 			p.reaped.Store(true)
+			if ps := p.cmd.ProcessState; ps != nil {
+				e.code, e.sig = sys.ExitStatus(ps)
+			} else {
+				e.lost = true
+			}
 		}
-		l.exited <- p
+		l.exited <- e
 	}()
 	if l.cfg.ReportBindings {
 		l.reportBindings(p)
@@ -539,8 +589,8 @@ func (l *launcher) supervise(ctx context.Context) {
 	done := ctx.Done()
 	for l.running > 0 {
 		select {
-		case p := <-l.exited:
-			l.reap(p)
+		case e := <-l.exited:
+			l.ended(e)
 		case <-tick.C:
 			l.poll()
 		case <-timeout:
@@ -554,12 +604,25 @@ func (l *launcher) supervise(ctx context.Context) {
 			code, msg := ctxCause(ctx)
 			if !l.stopping {
 				l.stopMsg = msg
+				// Pass the interrupt on (^C reaches only the launcher's
+				// process group): SIGINT, SIGHUP or SIGTERM first.
+				var se *SignalError
+				if errors.As(context.Cause(ctx), &se) && sys.SignalNumber(se.Signal) != 0 {
+					l.termSig = sys.SignalNumber(se.Signal)
+				}
 			}
 			if code == ExitTimeout {
 				l.stop(&failure{kind: job.AbortTimeout, pe: -1})
 			} else {
 				l.stop(&failure{kind: job.AbortInterrupted, pe: -1, code: code - 128})
 			}
+		case err := <-l.outBroken:
+			// Nobody reads the job's output any more (oshrun | head):
+			// stop as a SIGPIPE would, but in order.
+			if !l.stopping {
+				l.stopMsg = "output closed (" + err.Error() + ")"
+			}
+			l.stop(&failure{kind: job.AbortInterrupted, pe: -1, code: sys.SIGPIPE})
 		case <-l.killC:
 			l.killC = nil
 			l.signalAll(sys.SIGKILL)
@@ -588,19 +651,20 @@ func ctxCause(ctx context.Context) (code int, msg string) {
 	return 128 + sys.SIGTERM, "interrupted (" + cause.Error() + ")"
 }
 
-// reap collects the exit status of p and judges it.
-func (l *launcher) reap(p *proc) {
-	if !p.reaped.Load() {
-		p.cmd.Wait() // the status is in ProcessState
-		p.reaped.Store(true)
-	}
+// exit is how a PE process ended, from its waiter goroutine.
+type exit struct {
+	p         *proc
+	code, sig int
+	lost      bool // it could not be waited for
+}
+
+// ended records the exit of a PE process and judges it. The process
+// stays a zombie until reapAll.
+func (l *launcher) ended(e exit) {
+	p := e.p
 	l.running--
 	p.done = true
-	if ps := p.cmd.ProcessState; ps != nil {
-		p.code, p.sig = sys.ExitStatus(ps)
-	} else {
-		p.lost = true
-	}
+	p.code, p.sig, p.lost = e.code, e.sig, e.lost
 	if l.stopping {
 		return
 	}
@@ -675,7 +739,7 @@ func (l *launcher) poll() {
 		return
 	}
 	if _, _, _, _, ok := l.ctl.Header.Abort.Get(); ok && !l.cfg.NoSupervise {
-		l.stop(nil) // a PE recorded a failure (GlobalExit, a dead peer)
+		l.stop(nil) // a PE recorded a failure (a panic, GlobalExit, a dead peer)
 		return
 	}
 	if f := l.unjoinedFailure(); f != nil {
@@ -704,10 +768,17 @@ func (l *launcher) stop(f *failure) {
 	if f != nil {
 		l.ctl.Header.Abort.Set(f.kind, f.pe, f.pid, f.code)
 	}
+	// A PE that recorded its own panic or GlobalExit is exiting by
+	// itself, after printing the panic's stack, with its own exit code:
+	// SIGTERM would cut that short and replace the code, so its process
+	// gets only the SIGKILL after termGrace.
+	if kind, pe, _, _, ok := l.ctl.Header.Abort.Get(); ok && (kind == job.AbortPanic || kind == job.AbortGlobalExit) && pe >= 0 && pe < l.cfg.NPEs {
+		l.spared = l.procs[pe/l.ppp]
+	}
 	for pe := range l.cfg.NPEs {
 		wake(&l.ctl.Slot(pe).Door)
 	}
-	l.signalAll(sys.SIGTERM)
+	l.signalAll(l.termSig)
 	l.killT = time.NewTimer(termGrace)
 	l.killC = l.killT.C
 }
@@ -718,16 +789,127 @@ func wake(d *job.Doorbell) {
 	sys.FutexWake(mem.U32(&d.Seq), 1<<30)
 }
 
-// signalAll sends sig to every process not yet reaped, and to its
-// process group. Until it is reaped a process's pid (its group id)
-// cannot be reused, so this never hits a stranger.
+// signalAll sends sig to the process group of every PE process not yet
+// reaped: to the process if it still runs, and to what it started. Until
+// it is reaped a process's pid (its group id) cannot be reused, so this
+// never hits a stranger.
 func (l *launcher) signalAll(sig int) {
 	for _, p := range l.procs {
-		if !p.started || p.done || p.reaped.Load() {
+		if !p.started || p.reaped.Load() || (p == l.spared && sig != sys.SIGKILL) {
 			continue
 		}
-		if err := sys.KillGroup(p.pid, sig); err != nil {
+		if !p.done {
+			p.signaled = true
+		}
+		if err := sys.KillGroup(p.pid, sig); err != nil && !p.done {
 			p.cmd.Process.Signal(sys.Signal(sig))
+		}
+	}
+}
+
+// sweepWait bounds the sweep after its SIGKILL (a process in an
+// uninterruptible sleep dies only when it wakes up).
+const sweepWait = time.Second
+
+// sweep stops, once every PE process has exited, whatever they left
+// running, as Slurm and Open MPI end a job step: the rest of each PE
+// process's group (its children and their children, unless they left
+// the group), and, when this process is a child subreaper (oshrun is:
+// sys.SetChildSubreaper), every process reparented to it that carries
+// the job's GOSHMEM_JOB_ID in its environment (a descendant that left
+// its group with setsid or setpgid and whose parent died: a double fork
+// reparents to the subreaper, not to init). They get the stop's first
+// signal (SIGTERM, or the launcher's interrupt) and SIGKILL after
+// termGrace; the launcher reaps the orphans. This does not change the
+// job's result: a job whose PEs all finalized and exited 0 still exits
+// 0. What escapes: a descendant that leaves the group and also clears
+// GOSHMEM_JOB_ID from its environment, or whose parent dies while the
+// launcher is not a subreaper (it is then init's).
+func (l *launcher) sweep() {
+	groups := map[int]bool{}
+	for _, p := range l.procs {
+		if p.started && !p.reaped.Load() {
+			groups[p.pid] = true
+		}
+	}
+	stopGroups(groups, l.jobTag, l.termSig)
+}
+
+// stopGroups stops every process in the process groups led by the
+// (exited, unreaped) group leaders in groups and, when this process is a
+// child subreaper and tag is not empty, every child of this process
+// (reparented) with tag in its environment: sig first, SIGKILL after
+// termGrace; it returns when none is left (or sweepWait after the
+// SIGKILL), having reaped those that were reparented to this process.
+func stopGroups(groups map[int]bool, tag string, sig0 int) {
+	reaper := tag != "" && sys.IsChildSubreaper()
+	if len(groups) == 0 && !reaper {
+		return
+	}
+	self := os.Getpid()
+	orphans := map[int]bool{} // seen alive with the job's tag: ours to stop and reap
+	sent := map[int]int{}     // target (-group or pid) -> last signal sent
+	start := time.Now()
+	for {
+		list, err := sys.Processes()
+		if err != nil {
+			return
+		}
+		sig := sig0
+		if time.Since(start) >= termGrace {
+			sig = sys.SIGKILL
+		}
+		live := 0
+		for _, pi := range list {
+			if groups[pi.Pid] || pi.Pid == self {
+				continue // a PE process (a zombie until reapAll)
+			}
+			child := pi.PPid == self
+			if reaper && child && !groups[pi.Pgrp] && !orphans[pi.Pid] && pi.State != 'Z' && sys.EnvironHas(pi.Pid, tag) {
+				orphans[pi.Pid] = true
+			}
+			if !groups[pi.Pgrp] && !orphans[pi.Pid] {
+				continue
+			}
+			if pi.State == 'Z' {
+				// Reparented to the launcher and dead: reap it (only
+				// ours: in a PE's group, or seen with the job's tag).
+				if child && sys.Reap(pi.Pid) {
+					delete(orphans, pi.Pid)
+				}
+				continue
+			}
+			live++
+			target := pi.Pid
+			if groups[pi.Pgrp] {
+				target = -pi.Pgrp
+			}
+			if sent[target] == sig {
+				continue
+			}
+			sent[target] = sig
+			if target < 0 {
+				sys.KillGroup(-target, sig)
+			} else {
+				sys.Kill(target, sig)
+			}
+		}
+		if live == 0 || time.Since(start) >= termGrace+sweepWait {
+			break
+		}
+		time.Sleep(pollEvery)
+	}
+	for pid := range orphans {
+		sys.Reap(pid)
+	}
+}
+
+// reapAll reaps every PE process that is still a zombie.
+func (l *launcher) reapAll() {
+	for _, p := range l.procs {
+		if p.started && !p.reaped.Load() {
+			p.cmd.Wait()
+			p.reaped.Store(true)
 		}
 	}
 }
@@ -765,7 +947,10 @@ func (l *launcher) result() *failure {
 	return l.unjoinedFailure()
 }
 
-// render returns the message and exit code for f.
+// render returns the message and exit code for f. The code is that of
+// the PE that failed first, the root cause: its process's own exit code
+// (128+signal for a death by signal), whoever recorded the failure; not
+// the code of the peers that stopped because of it.
 func (l *launcher) render(f *failure) (string, int) {
 	switch f.kind {
 	case job.AbortTimeout:
@@ -782,14 +967,19 @@ func (l *launcher) render(f *failure) (string, int) {
 		return msg, 128 + f.code
 	case job.AbortLost:
 		// A peer found the process gone; the launcher knows how it ended.
-		if f.pe >= 0 && f.pe < l.cfg.NPEs {
-			if p := l.procs[f.pe/l.ppp]; p.done && !p.lost {
-				if g := l.exitFailure(p); g != nil && g.kind != job.AbortLost {
-					g.pe = f.pe
-					return l.render(g)
-				}
-			}
+		if g := l.ownExit(f.pe, true); g != nil {
+			g.pe = f.pe
+			return l.render(g)
 		}
+	case job.AbortPanic:
+		// The panicking PE's process exits with the code its program
+		// chose (goshmem.Main: 2); if the launcher had to kill it, the
+		// code goshmem.Main gives a panic.
+		code := exitPanic
+		if g := l.ownExit(f.pe, false); g != nil {
+			_, code = l.render(g)
+		}
+		return job.Describe(f.kind, f.pe, f.pid, f.code), code
 	}
 	code := 1
 	switch f.kind {
@@ -801,4 +991,27 @@ func (l *launcher) render(f *failure) (string, int) {
 		code = 128 + f.code
 	}
 	return job.Describe(f.kind, f.pe, f.pid, f.code), code
+}
+
+// exitPanic is the exit code of a goshmem.Main program whose PE panicked.
+const exitPanic = 2
+
+// ownExit returns the failure that the exit of the process hosting pe
+// is, when that process ended by itself (not by the launcher's signal)
+// and failed: exited non-zero or died by a signal. Otherwise nil. dead
+// says the process was gone before the launcher signalled anything (a
+// peer recorded it lost before any stop), so that even a death by
+// signal is its own.
+func (l *launcher) ownExit(pe int, dead bool) *failure {
+	if pe < 0 || pe >= l.cfg.NPEs {
+		return nil
+	}
+	p := l.procs[pe/l.ppp]
+	if !p.done || p.lost || (p.sig != 0 && p.signaled && !dead) {
+		return nil
+	}
+	if g := l.exitFailure(p); g != nil && g.kind != job.AbortLost {
+		return g
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -30,9 +31,65 @@ const (
 	envMode = "GOSHMEM_TEST_MODE" // e.g. "0:ok,1:sigkill-self,*:hang"
 	envDir  = "GOSHMEM_TEST_DIR"  // where fake PEs leave pid and time files
 	envVar  = "GOSHMEM_TEST_PRINTENV"
+
+	envChild     = "GOSHMEM_TEST_CHILD"      // a fake PE's child: sleep, ignoreterm or fork
+	envChildFile = "GOSHMEM_TEST_CHILD_FILE" // where the child writes its pid once ready
 )
 
+// childMain is a process a fake PE started (or its grandchild): it
+// writes its pid (or its own child's, for fork) to $GOSHMEM_TEST_CHILD_FILE
+// once ready and sleeps; fork starts a grandchild in a new session
+// (escaping the PE's process group) and exits, orphaning it.
+func childMain(mode string) int {
+	file := os.Getenv(envChildFile)
+	switch mode {
+	case "ignoreterm":
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+	case "fork":
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), envChild+"=sleep")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake PE's child:", err)
+			return 1
+		}
+		return 0 // the grandchild writes the file
+	}
+	os.WriteFile(file+".tmp", []byte(strconv.Itoa(os.Getpid())), 0o644)
+	os.Rename(file+".tmp", file)
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// startChild starts the test binary as a child of this fake PE in the
+// given child mode (setsid: in a session of its own) and waits until
+// the process that stays (the child, or its orphaned grandchild for
+// fork) has written its pid to file.
+func startChild(mode, file string, setsid bool) error {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envChild+"="+mode, envChildFile+"="+file)
+	if setsid {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if mode == "fork" {
+		cmd.Wait()
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if _, err := os.Stat(file); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("child %s did not start", mode)
+}
+
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(envChild); mode != "" {
+		os.Exit(childMain(mode))
+	}
 	if os.Getenv(envFake) == "1" {
 		os.Exit(fakePE())
 	}
@@ -102,6 +159,18 @@ func fakePE() int {
 	if mode == "wait" || mode == "ignoreterm" {
 		signal.Ignore(syscall.SIGTERM) // before joining: see awaitAll
 	}
+	switch mode {
+	case "child", "child-ignoreterm", "setsid-child", "double-fork", "child-hang":
+		// Leave a process behind: a child in the PE's process group, one
+		// that ignores SIGTERM, one in a session of its own, or an
+		// orphaned grandchild in a session of its own. Before joining,
+		// so that it exists once every PE has joined.
+		cmode, setsid := map[string]string{"child-ignoreterm": "ignoreterm", "double-fork": "fork"}[mode], mode == "setsid-child"
+		if err := startChild(cmp.Or(cmode, "sleep"), filepath.Join(dir, fmt.Sprintf("child-%d", spec.FirstPE)), setsid); err != nil {
+			fmt.Fprintln(os.Stderr, "fake PE:", err)
+			return 97
+		}
+	}
 	if mode != "plain" {
 		local(func(pe int) {
 			ctl.Slot(pe).Pid.Store(int32(pid))
@@ -158,7 +227,22 @@ func fakePE() int {
 			d.Sleepers.Add(^uint32(0))
 		}
 	case "watch":
-		// Detect dead peers without the launcher's help.
+		// Detect dead peers without the launcher's help, as the
+		// runtime does: a pidfd turns readable when its process exits
+		// (kill(pid, 0) would still find the zombie the launcher keeps
+		// until the end).
+		pidfds := map[int]int{}
+		exited := func(p int) bool {
+			fd, ok := pidfds[p]
+			if !ok {
+				var err error
+				if fd, err = sys.PidfdOpen(p); err != nil {
+					return !sys.ProcessAlive(p)
+				}
+				pidfds[p] = fd
+			}
+			return sys.PidfdExited(fd)
+		}
 		for {
 			if _, _, _, _, ok := ctl.Header.Abort.Get(); ok {
 				return 1
@@ -166,7 +250,7 @@ func fakePE() int {
 			for pe := range spec.NPEs {
 				s := ctl.Slot(pe)
 				p := int(s.Pid.Load())
-				if p > 0 && p != pid && s.State.Load() != job.StateFinalized && !sys.ProcessAlive(p) {
+				if p > 0 && p != pid && s.State.Load() != job.StateFinalized && exited(p) {
 					ctl.Header.Abort.Set(job.AbortLost, pe, p, 0)
 					note(fmt.Sprintf("detected-%d", spec.FirstPE), int64(pe))
 					return 1
@@ -188,6 +272,30 @@ func fakePE() int {
 			wake(&ctl.Slot(pe).Door)
 		}
 		return 5
+	case "panic":
+		// Like goshmem.Main: record the panic, wake the peers (who exit
+		// 1 at once), print the stack for a while, exit 2.
+		awaitAll()
+		failing()
+		ctl.Header.Abort.Set(job.AbortPanic, spec.FirstPE, pid, 0)
+		for pe := range spec.NPEs {
+			wake(&ctl.Slot(pe).Door)
+		}
+		time.Sleep(100 * time.Millisecond)
+		return 2
+	case "child", "child-ignoreterm", "setsid-child", "double-fork", "child-hang":
+		// The child started before joining (see above).
+		if mode == "child-hang" {
+			forever()
+		}
+		return finalize()
+	case "catch":
+		// Report the first stop signal the launcher sends.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		note(fmt.Sprintf("ready-%d", spec.FirstPE), 1)
+		note(fmt.Sprintf("sig-%d", spec.FirstPE), int64(sys.SignalNumber(<-sigs)))
+		return 1
 	case "env":
 		name := os.Getenv(envVar)
 		fmt.Printf("PE %d: %s=%s\n", spec.FirstPE, name, os.Getenv(name))
@@ -377,6 +485,8 @@ func TestFailures(t *testing.T) {
 			line: "oshrun: PE 2 (pid %d) exited without calling Finalize", code: 1},
 		{name: "globalexit", npes: 4, mode: "2:globalexit,*:hang", failed: 2,
 			line: "oshrun: PE 2 (pid %d) called GlobalExit(5)", code: 5},
+		{name: "panic", npes: 4, mode: "1:panic,*:wait", failed: 1,
+			line: "oshrun: PE 1 (pid %d) panicked", code: 2},
 		{name: "multi-pe-process", npes: 4, ppp: 2, mode: "3:exit3,*:hang", failed: 2,
 			line: "oshrun: PE 2 (pid %d) exited with code 3", code: 3},
 		{name: "doorbell", npes: 4, mode: "0:exit3,*:wait", failed: 0,
@@ -801,4 +911,117 @@ func TestPlacementFakeTopology(t *testing.T) {
 			}
 		}
 	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestLeftovers checks that nothing a PE started outlives Run: the
+// children in its process group, one that ignores SIGTERM, one that
+// left the group with setsid, an orphaned grandchild (double fork) in
+// a session of its own; after a normal exit (which stays a success)
+// and after a failure.
+func TestLeftovers(t *testing.T) {
+	// Orphans reparent to a subreaper; oshrun is one (for this test
+	// binary, the setting lasts until the test ends).
+	if err := sys.SetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sys.SetChildSubreaper(false) })
+	for _, tc := range []struct {
+		name, mode string
+		code       int
+		minTook    time.Duration
+	}{
+		{name: "child", mode: "child"},
+		{name: "child-ignoring-sigterm", mode: "child-ignoreterm", minTook: termGrace},
+		{name: "setsid-child", mode: "setsid-child"},
+		{name: "double-fork", mode: "double-fork"},
+		{name: "failure", mode: "0:exit3,1:setsid-child,*:child-hang", code: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var children []int
+			r := &result{}
+			t.Cleanup(func() {
+				for _, pid := range children {
+					if alive(pid) {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			const npes = 3
+			r = runJob(t, context.Background(), Config{NPEs: npes, Timeout: 20 * time.Second}, tc.mode)
+			if r.err != nil || r.code != tc.code {
+				t.Errorf("Run = %d, %v; want %d", r.code, r.err, tc.code)
+			}
+			for pe := range npes {
+				if pid, ok := r.file(fmt.Sprintf("child-%d", pe)); ok {
+					children = append(children, int(pid))
+				} else if pe > 0 || tc.code == 0 {
+					t.Errorf("PE %d left no child pid", pe)
+				}
+			}
+			for _, pid := range children {
+				if alive(pid) {
+					t.Errorf("process %d started by a PE outlived Run", pid)
+				}
+			}
+			if took := r.end.Sub(r.start); took < tc.minTook {
+				t.Errorf("Run took %v; a child ignoring SIGTERM is killed only after %v", took, tc.minTook)
+			}
+		})
+	}
+}
+
+// TestInterruptForwarded checks that the PEs get the signal that
+// interrupted the launcher (their process groups do not get the
+// terminal's ^C or hang-up themselves).
+func TestInterruptForwarded(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sys.SignalName(int(sig)), func(t *testing.T) {
+			// A PE that got the signal has 500 ms to note it before the
+			// SIGKILL: on a loaded machine a note may be missing, which
+			// is retried; a wrong signal fails at once.
+			timely(t, func() string { return interruptOnce(t, sig) })
+		})
+	}
+}
+
+func interruptOnce(t *testing.T, sig syscall.Signal) string {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	dir := t.TempDir()
+	go func() {
+		// Interrupt once both PEs listen for signals.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			_, e0 := os.Stat(filepath.Join(dir, "ready-0"))
+			_, e1 := os.Stat(filepath.Join(dir, "ready-1"))
+			if e0 == nil && e1 == nil {
+				break
+			}
+		}
+		cancel(&SignalError{Signal: sig})
+	}()
+	r := runJob(t, ctx, Config{NPEs: 2, Env: []string{envDir + "=" + dir}}, "catch")
+	if r.err != nil || r.code != 128+int(sig) {
+		t.Fatalf("Run = %d, %v; want %d", r.code, r.err, 128+int(sig))
+	}
+	for pe := range 2 {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("sig-%d", pe)))
+		if err != nil {
+			return fmt.Sprintf("PE %d noted no signal", pe)
+		}
+		if got := string(b); got != strconv.Itoa(int(sig)) {
+			t.Errorf("PE %d got signal %q, want %d (%s)", pe, got, sig, sys.SignalName(int(sig)))
+		}
+	}
+	return ""
 }

@@ -5,22 +5,41 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // copyOut copies what a PE process writes to one of its pipes into dst,
 // under the launcher's output lock. With a tag, it copies whole lines
 // (or 64 KiB pieces of longer ones), each starting with the tag, so that
-// lines of different PEs never mix; without one, whatever arrives.
+// lines of different PEs never mix; without one, whatever arrives. When
+// dst's reader is gone (EPIPE: oshrun ... | head -1), it tells the
+// supervisor, which stops the job, and reads on without writing, so
+// that no PE blocks on a full pipe.
 func (l *launcher) copyOut(r *os.File, dst io.Writer, tag string) {
 	defer l.readers.Done()
+	broken := false
+	write := func(b []byte) {
+		if broken {
+			return
+		}
+		l.outMu.Lock()
+		_, err := dst.Write(b)
+		l.outMu.Unlock()
+		if err != nil && sys.IsBrokenPipe(err) {
+			broken = true
+			select {
+			case l.outBroken <- err:
+			default: // the supervisor knows already
+			}
+		}
+	}
 	if tag == "" {
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
-				l.outMu.Lock()
-				dst.Write(buf[:n])
-				l.outMu.Unlock()
+				write(buf[:n])
 			}
 			if err != nil {
 				return
@@ -44,9 +63,7 @@ func (l *launcher) copyOut(r *os.File, dst io.Writer, tag string) {
 				line = append(line, '\n')
 				atStart = true
 			}
-			l.outMu.Lock()
-			dst.Write(line)
-			l.outMu.Unlock()
+			write(line)
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return

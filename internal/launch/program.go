@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // resolveProgram returns the executable to run for prog, and a function
@@ -79,13 +83,68 @@ func buildPackage(ctx context.Context, dir string) (path string, cleanup func(),
 		name = "main"
 	}
 	out := filepath.Join(tmp, name)
-	build := exec.CommandContext(ctx, goTool(), "build", "-o", out, ".")
-	build.Dir = abs
-	if msg, err := build.CombinedOutput(); err != nil {
+	if msg, err := goBuild(ctx, abs, out, filepath.Join(tmp, "gotmp")); err != nil {
 		cleanup()
-		return "", noop, fmt.Errorf("building %s with %s: %v\n%s", dir, strings.Join(build.Args, " "), err, strings.TrimRight(string(msg), "\n"))
+		if ctx.Err() != nil {
+			return "", noop, fmt.Errorf("building %s: %w", dir, err)
+		}
+		return "", noop, fmt.Errorf("building %s with go build -o %s: %v\n%s", dir, out, err, strings.TrimRight(msg, "\n"))
 	}
 	return out, cleanup, nil
+}
+
+// goBuild runs go build -o out in dir and returns its output. The go
+// command runs in a process group of its own, with GOTMPDIR and TMPDIR
+// in gotmp (inside the launcher's build directory, so that whatever Go
+// leaves there goes with it). When ctx is done first, the whole group -
+// go and the compile or link it runs - is killed, and goBuild returns
+// only when every process of the group is gone, so that the caller can
+// remove the build directory for good.
+func goBuild(ctx context.Context, dir, out, gotmp string) (string, error) {
+	if err := os.Mkdir(gotmp, 0o700); err != nil {
+		return "", err
+	}
+	var msg bytes.Buffer
+	build := &exec.Cmd{
+		Path:        goTool(),
+		Args:        []string{"go", "build", "-o", out, "."},
+		Dir:         dir,
+		Env:         append(os.Environ(), "GOTMPDIR="+gotmp, "TMPDIR="+gotmp),
+		Stdout:      &msg,
+		Stderr:      &msg,
+		SysProcAttr: sys.ChildAttr(),
+		// A process of the group that survived would hold the output
+		// pipe; none does (stopGroups), but never hang on it.
+		WaitDelay: time.Second,
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := build.Start(); err != nil {
+		return "", err
+	}
+	pid := build.Process.Pid
+	exited := make(chan struct{})
+	go func() {
+		sys.WaitStatus(pid) // the zombie keeps the group id reserved
+		close(exited)
+	}()
+	var cancelled error
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		cancelled = ctx.Err()
+		sys.KillGroup(pid, sys.SIGKILL)
+		<-exited
+	}
+	// The compiler or linker may outlive go (killed with it, or left
+	// behind): stop and wait for the rest of the group.
+	stopGroups(map[int]bool{pid: true}, "", sys.SIGKILL)
+	err := build.Wait()
+	if cancelled != nil {
+		return msg.String(), cancelled
+	}
+	return msg.String(), err
 }
 
 // goTool returns the go command: the one in $PATH, or else the one of

@@ -4,11 +4,18 @@ package sys
 // are started, waited for and signalled.
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
 // Signal numbers the launcher sends or reports.
@@ -16,8 +23,13 @@ const (
 	SIGHUP  = int(unix.SIGHUP)
 	SIGINT  = int(unix.SIGINT)
 	SIGKILL = int(unix.SIGKILL)
+	SIGPIPE = int(unix.SIGPIPE)
 	SIGTERM = int(unix.SIGTERM)
 )
+
+// IsBrokenPipe reports whether err is a write to a pipe (or socket)
+// whose reader is gone (EPIPE).
+func IsBrokenPipe(err error) bool { return errors.Is(err, unix.EPIPE) }
 
 // ChildAttr returns the attributes of a PE process: its own process
 // group (so that a terminal's ^C reaches only the launcher, which then
@@ -72,3 +84,155 @@ func SignalNumber(s os.Signal) int {
 
 // Signal returns signal number n as an os.Signal.
 func Signal(n int) os.Signal { return syscall.Signal(n) }
+
+// si_code values of SIGCHLD's siginfo (waitid).
+const (
+	cldExited = 1
+	cldKilled = 2
+	cldDumped = 3
+)
+
+// WaitStatus blocks until child pid has terminated, without reaping it
+// (as WaitExited), and returns how it ended, as ExitStatus does: sig is
+// the signal that killed it, or 0 when it exited with code. The zombie
+// keeps pid, and the process group pid leads, from being reused until
+// the caller reaps it.
+func WaitStatus(pid int) (code, sig int, err error) {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		// The SIGCHLD part of siginfo_t: si_pid, si_uid, si_status
+		// after the three header ints and their padding.
+		status := int(int32(binary.NativeEndian.Uint32(mem.ValueBytes(&info)[24:])))
+		switch info.Code {
+		case cldExited:
+			return status, 0, nil
+		case cldKilled, cldDumped:
+			return -1, status, nil
+		}
+		return 0, 0, fmt.Errorf("waitid on pid %d: unexpected si_code %d", pid, info.Code)
+	}
+}
+
+// Reap reaps child pid if it has terminated (wait4 with WNOHANG) and
+// reports whether it did.
+func Reap(pid int) bool {
+	var ws unix.WaitStatus
+	for {
+		got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err == nil && got == pid
+	}
+}
+
+// SetChildSubreaper makes the calling process a child subreaper
+// (PR_SET_CHILD_SUBREAPER): a process orphaned anywhere below it is
+// reparented to it instead of to init, so that it can find, stop and
+// reap what its children leave behind (a double fork or setsid does not
+// escape it). The setting holds for the whole process; on false turns
+// it off.
+func SetChildSubreaper(on bool) error {
+	v := uintptr(0)
+	if on {
+		v = 1
+	}
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, v, 0, 0, 0)
+}
+
+// IsChildSubreaper reports whether the calling process is a child
+// subreaper.
+func IsChildSubreaper() bool {
+	var v int32
+	err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(mem.PtrAddr(&v)), 0, 0, 0)
+	return err == nil && v != 0
+}
+
+// ProcInfo is what /proc/PID/stat says of a process.
+type ProcInfo struct {
+	Pid, PPid, Pgrp, Session int
+	State                    byte // R, S, D, Z, T, ...
+}
+
+// Processes lists every process in /proc (a process that exits while
+// it is listed may be missing).
+func Processes() ([]ProcInfo, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	var list []ProcInfo
+	buf := make([]byte, 512)
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		if pi, ok := procStat(pid, buf); ok {
+			list = append(list, pi)
+		}
+	}
+	return list, nil
+}
+
+// procStat reads /proc/pid/stat: "pid (comm) state ppid pgrp session ...".
+func procStat(pid int, buf []byte) (ProcInfo, bool) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ProcInfo{}, false
+	}
+	n, _ := f.Read(buf)
+	f.Close()
+	s := string(buf[:n])
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ProcInfo{}, false
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 4 || len(fields[0]) != 1 {
+		return ProcInfo{}, false
+	}
+	pi := ProcInfo{Pid: pid, State: fields[0][0]}
+	var e1, e2, e3 error
+	pi.PPid, e1 = strconv.Atoi(fields[1])
+	pi.Pgrp, e2 = strconv.Atoi(fields[2])
+	pi.Session, e3 = strconv.Atoi(fields[3])
+	return pi, e1 == nil && e2 == nil && e3 == nil
+}
+
+// EnvironHas reports whether the environment process pid was started
+// with (/proc/PID/environ) holds the entry kv ("NAME=value").
+func EnvironHas(pid int, kv string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for len(b) > 0 {
+		entry, rest, _ := bytes.Cut(b, []byte{0})
+		if string(entry) == kv {
+			return true
+		}
+		b = rest
+	}
+	return false
+}
+
+// Kill sends signal sig to process pid.
+func Kill(pid, sig int) error {
+	if pid <= 0 {
+		return unix.EINVAL
+	}
+	return unix.Kill(pid, unix.Signal(sig))
+}
