@@ -521,22 +521,114 @@ func TestReallocOverlappingMove(t *testing.T) {
 	})
 }
 
-// TestAllocationOverflow: element counts whose byte size overflows
-// panic; huge sizes that do not overflow fail with an error.
+// TestAllocationOverflow: a request whose byte size overflows, or whose
+// alignment no PE's heap mapping carries, is a request the heap cannot
+// honour: like heap exhaustion (a null return in shmem_calloc,
+// shmem_malloc, shmem_align and shmem_realloc) it fails with an error on
+// every PE, leaves the heap as it was (the next Malloc lands where it
+// would have landed, on every PE) and keeps the PEs in step.
 func TestAllocationOverflow(t *testing.T) {
-	pe := panicError(t, runErr(t, 1, testHeap, func(p *goshmem.PE) { _, _ = goshmem.Malloc[[1 << 20]byte](p, 1<<50) }))
-	checkContains(t, "overflow", fmt.Sprint(pe.Value), "goshmem.Malloc", "overflow")
-	run(t, 2, testHeap, func(p *goshmem.PE) {
-		if _, err := goshmem.Malloc[int64](p, 1<<60); err == nil {
-			t.Errorf("Malloc of 2^63 bytes succeeded")
+	const overInt64 = math.MaxInt/4 + 1 // 2^61 int64s: 2^64 bytes
+	for _, n := range []int{2, 4} {
+		cases := []struct {
+			name  string
+			want  []string
+			alloc func(p *goshmem.PE, x []int64) error
+		}{
+			{"Calloc", []string{"goshmem.Calloc", strconv.Itoa(overInt64) + " elements of 8 bytes", "SHMEM_SYMMETRIC_SIZE"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Calloc[int64](p, overInt64); return err }},
+			{"Calloc MaxInt", []string{"goshmem.Calloc", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Calloc[int64](p, math.MaxInt); return err }},
+			{"Malloc", []string{"goshmem.Malloc", "elements of 1048576 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Malloc[[1 << 20]byte](p, 1<<50); return err }},
+			{"Align overflow", []string{"goshmem.Align", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[int64](p, 64, overInt64); return err }},
+			{"Realloc", []string{"goshmem.Realloc", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Realloc(p, x, overInt64); return err }},
+			{"Realloc nil", []string{"goshmem.Realloc", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Realloc[int64](p, nil, overInt64); return err }},
+			{"Align 1<<40", []string{"goshmem.Align", "alignment 1099511627776", "at most 2097152"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[int64](p, 1<<40, 1); return err }},
+			{"Align 1<<62", []string{"goshmem.Align", "alignment 4611686018427387904", "at most 2097152"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[byte](p, 1<<62, 100); return err }},
+			{"Align 4 MiB", []string{"goshmem.Align", "alignment 4194304", "at most 2097152"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[byte](p, 4<<20, 8); return err }},
 		}
-		if _, err := goshmem.Calloc[byte](p, math.MaxInt); err == nil {
-			t.Errorf("Calloc of MaxInt bytes succeeded")
-		} else {
-			checkContains(t, "Calloc(MaxInt)", err.Error(), "SHMEM_SYMMETRIC_SIZE")
+		fails := make([][]int, len(cases))
+		for i := range fails {
+			fails[i] = make([]int, n)
 		}
-		mustMalloc[byte](p, 100) // still symmetric and usable
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			table := mustCalloc[uint64](p, n)
+			anchor := addr(table)
+			x := mustMalloc[int64](p, 16)
+			for i := range x {
+				x[i] = int64(i)
+			}
+			for i, tc := range cases {
+				probe := mustMalloc[byte](p, 1) // where the next allocation goes
+				where := addr(probe)
+				goshmem.Free(p, probe)
+				err := tc.alloc(p, x)
+				if err == nil {
+					t.Errorf("n=%d PE %d: %s succeeded", n, p.MyPE(), tc.name)
+				} else {
+					fails[i][p.MyPE()]++
+					checkContains(t, tc.name, err.Error(), tc.want...)
+				}
+				after := mustMalloc[byte](p, 1)
+				if addr(after) != where {
+					t.Errorf("n=%d PE %d: after the failed %s, Malloc gave %#x, want %#x (the heap changed)", n, p.MyPE(), tc.name, addr(after), where)
+				}
+				if msg := symCheck(p, table, anchor, addr(after)); msg != "" {
+					t.Errorf("n=%d: Malloc after the failed %s: %s", n, tc.name, msg)
+				}
+				goshmem.Free(p, after)
+			}
+			for i := range x {
+				if x[i] != int64(i) {
+					t.Errorf("PE %d: x[%d] = %d after the failed Realloc, want %d", p.MyPE(), i, x[i], i)
+					break
+				}
+			}
+			// Sizes that do not overflow but exceed the heap fail the
+			// same way, as heap exhaustion.
+			if _, err := goshmem.Malloc[int64](p, 1<<60); err == nil {
+				t.Errorf("Malloc of 2^63 bytes succeeded")
+			}
+			if _, err := goshmem.Calloc[byte](p, math.MaxInt); err == nil {
+				t.Errorf("Calloc of MaxInt bytes succeeded")
+			} else {
+				checkContains(t, "Calloc(MaxInt)", err.Error(), "SHMEM_SYMMETRIC_SIZE")
+			}
+			// A zero-size request with any power-of-two alignment does
+			// nothing (shmem_align with size 0).
+			if z, err := goshmem.Align[int64](p, 1<<62, 0); z != nil || err != nil {
+				t.Errorf("Align(1<<62, 0) = %v, %v; want nil, nil", z, err)
+			}
+		})
+		for i, tc := range cases {
+			for pe, k := range fails[i] {
+				if k != 1 {
+					t.Errorf("n=%d %s: PE %d failed %d times, want once", n, tc.name, pe, k)
+				}
+			}
+		}
+	}
+}
+
+// TestAllocationOverflowMismatch: a PE whose request overflows while
+// another PE's succeeds has broken the collective: the job fails with
+// the mismatch named, instead of the PEs going on with different heaps.
+func TestAllocationOverflowMismatch(t *testing.T) {
+	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		n := 8
+		if p.MyPE() == 1 {
+			n = math.MaxInt/4 + 1
+		}
+		_, _ = goshmem.Calloc[int64](p, n)
 	})
+	checkContains(t, "mismatched overflow", fmt.Sprint(panicError(t, err).Value), "goshmem.Calloc", "symmetric allocations differ")
 }
 
 // TestMallocZeroSizeType: n elements of a zero-size type are n

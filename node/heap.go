@@ -19,13 +19,22 @@ import (
 // mismatched Free is caught at the next allocation, or at once when
 // SHMEM_DEBUG is set.
 
-// Alloc allocates size bytes aligned to align on every PE (the
-// collective behind Malloc, Calloc and Align) and returns this PE's
-// block; nil for size 0. zero clears the block before the closing
-// barrier.
-func (p *PE) Alloc(routine string, size, align uintptr, zero bool) (mem.Base, error) {
-	if a := heapAlign(int64(p.heap.Size)); align > a {
-		panicf("%s: alignment %d is larger than the alignment of every heap's mapping (%d bytes for a %d-byte heap); use at most %d", routine, align, a, p.heap.Size, a)
+// Alloc allocates n elements of elem bytes each, aligned to align, on
+// every PE (the collective behind Malloc, Calloc, Align and
+// MallocWithHints) and returns this PE's block; nil for a zero-byte
+// request. zero clears the block before the closing barrier.
+//
+// A request no heap can honour - n*elem overflows a uintptr, or align
+// exceeds the alignment of the heap mappings (heapAlign) - fails with
+// an error on every PE, as heap exhaustion does (shmem_malloc,
+// shmem_calloc and shmem_align return a null pointer): it is still a
+// collective call, with its closing barrier and the check that every PE
+// made the same sequence of calls, and it leaves the heap unchanged.
+func (p *PE) Alloc(routine string, n, elem, align uintptr, zero bool) (mem.Base, error) {
+	size, ok := bytesOf(n, elem)
+	if !ok || size > 0 && align > p.mapAlign() {
+		p.allocSync(routine)
+		return nil, p.refuse(routine, n, elem, align, ok)
 	}
 	off, err := p.alloc.Alloc(size, align)
 	var b mem.Base
@@ -42,17 +51,48 @@ func (p *PE) Alloc(routine string, size, align uintptr, zero bool) (mem.Base, er
 	return b, nil
 }
 
+// bytesOf returns n*elem, and false when it overflows a uintptr.
+func bytesOf(n, elem uintptr) (uintptr, bool) {
+	if elem != 0 && n > ^uintptr(0)/elem {
+		return 0, false
+	}
+	return n * elem, true
+}
+
+// mapAlign is the largest alignment an offset in the heap carries over
+// to the heap's address in every PE's mapping.
+func (p *PE) mapAlign() uintptr { return heapAlign(int64(p.heap.Size)) }
+
+// refuse is the error of a request that no heap can honour: the byte
+// size overflows (sizeOK false) or the alignment is too large.
+func (p *PE) refuse(routine string, n, elem, align uintptr, sizeOK bool) error {
+	if !sizeOK {
+		return fmt.Errorf("goshmem.%s: %d elements of %d bytes are more bytes than the address space holds, so no symmetric heap can hold them "+
+			"(SHMEM_SYMMETRIC_SIZE is %d bytes per PE); allocate fewer elements", routine, n, elem, p.heap.Size)
+	}
+	a := p.mapAlign()
+	return fmt.Errorf("goshmem.%s: alignment %d is larger than the %d bytes to which every PE's heap mapping is aligned "+
+		"(for a %d-byte heap, SHMEM_SYMMETRIC_SIZE), so no offset is aligned to it on every PE; use an alignment of at most %d",
+		routine, align, a, p.heap.Size, a)
+}
+
 func (p *PE) blockAt(off uintptr) mem.Base { return mem.Base(mem.At[byte](p.heap.Base, off)) }
 
-// Realloc resizes the block at addr (0: none) to size bytes on every PE
-// (shmem_realloc), keeping its contents, and returns the new block (nil
-// for size 0). On failure the old block stays.
-func (p *PE) Realloc(addr, size uintptr) (mem.Base, error) {
+// Realloc resizes the block at addr (0: none) to n elements of elem
+// bytes on every PE (shmem_realloc), keeping its contents, and returns
+// the new block (nil for a zero-byte size). On failure, including a
+// size that overflows, the old block stays.
+func (p *PE) Realloc(addr, n, elem uintptr) (mem.Base, error) {
 	off := symalloc.NoOffset
 	if addr != 0 {
 		off = p.blockOffset("Realloc", addr)
 	}
 	p.sync("Realloc") // nobody still reads or writes the old block elsewhere
+	size, ok := bytesOf(n, elem)
+	if !ok {
+		p.allocSync("Realloc")
+		return nil, p.refuse("Realloc", n, elem, 0, false)
+	}
 	old, _ := p.alloc.SizeOf(off)
 	newOff, moved, err := p.alloc.Realloc(off, size)
 	if err == nil && moved && off != symalloc.NoOffset {
