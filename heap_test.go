@@ -5,9 +5,13 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/node"
 )
 
 // symCheck checks that every PE got a at the same offset from anchor
@@ -644,4 +648,35 @@ func TestMallocZeroSizeType(t *testing.T) {
 			t.Errorf("Calloc[[0]int64](3) = %d elements, %v; want 3", len(y), err)
 		}
 	})
+}
+
+// TestSymmetricSizeLimits: SHMEM_SYMMETRIC_SIZE at the parser's own
+// maximum is refused by the parser, with the variable named; a heap
+// size set in code beyond what the runtime supports, or accepted by the
+// parser but more than this machine can back, fails the job at start-up
+// with a message that names SHMEM_SYMMETRIC_SIZE and says to lower it.
+func TestSymmetricSizeLimits(t *testing.T) {
+	t.Setenv("SHMEM_SYMMETRIC_SIZE", "9223372036854775807")
+	if _, err := goshmem.LoadConfig(); err == nil {
+		t.Errorf("LoadConfig accepted SHMEM_SYMMETRIC_SIZE=9223372036854775807")
+	} else {
+		checkContains(t, "LoadConfig", err.Error(), `SHMEM_SYMMETRIC_SIZE="9223372036854775807"`, "size too large", "at most 256t")
+	}
+	sizes := []int64{math.MaxInt64, math.MaxInt64 - 1<<19, env.MaxSymmetricSize + 1}
+	if job.CheckBacking(1, env.MaxSymmetricSize) != nil {
+		sizes = append(sizes, env.MaxSymmetricSize) // accepted by the parser; too much for this machine
+	}
+	for _, size := range sizes {
+		err := runErrCfg(t, node.Config{HeapSize: size}, 1, func(p *goshmem.PE) {
+			t.Errorf("a job with a %d-byte heap started", size)
+		})
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		checkContains(t, fmt.Sprintf("heap of %d bytes", size), msg, "SHMEM_SYMMETRIC_SIZE", "lower SHMEM_SYMMETRIC_SIZE")
+		if strings.Contains(msg, " -") {
+			t.Errorf("heap of %d bytes: message %q holds a wrapped, negative size", size, msg)
+		}
+	}
 }
