@@ -40,9 +40,51 @@ func Align[T any](p *PE, align, n int) ([]T, error) {
 	return allocate[T](p, "Align", n, uintptr(align), false)
 }
 
+// MallocHints are the usage hints of MallocWithHints, to be combined
+// with | (SHMEM_MALLOC_*).
+type MallocHints uint
+
+const (
+	// MallocAtomicsRemote: the memory is used mostly for atomic
+	// operations by PEs that cannot load and store it directly
+	// (SHMEM_MALLOC_ATOMICS_REMOTE).
+	MallocAtomicsRemote MallocHints = 1 << iota
+	// MallocSignalRemote: the memory is used for signals of
+	// PutSignal (SHMEM_MALLOC_SIGNAL_REMOTE).
+	MallocSignalRemote
+)
+
+// MallocWithHints is Malloc with usage hints (shmem_malloc_with_hints):
+// hints 0 is exactly Malloc. With MallocAtomicsRemote or
+// MallocSignalRemote the block is placed on cache lines of its own: it
+// starts on a multiple of 128 bytes (or of the CPU's cache line, if
+// larger; see node.IsolationLine) and its size is rounded up to one, so
+// no other allocation shares its lines and its atomics do not contend
+// with a neighbour's data (false sharing). Unknown hint bits panic (the
+// specification defines only these two). Realloc of such a block keeps
+// only Malloc's alignment.
+func MallocWithHints[T any](p *PE, n int, hints MallocHints) ([]T, error) {
+	const routine = "MallocWithHints"
+	if bad := hints &^ (MallocAtomicsRemote | MallocSignalRemote); bad != 0 {
+		panicf("%s: unknown hint bits %#x in %#x; use 0, MallocAtomicsRemote, MallocSignalRemote or both", routine, uint(bad), uint(hints))
+	}
+	if hints == 0 {
+		return allocate[T](p, routine, n, 0, false)
+	}
+	elem := elemSize[T](routine, n)
+	b, err := p.AllocIsolated(routine, uintptr(n), elem, mem.AlignOf[T]())
+	return allocated[T](p, n, b, err)
+}
+
 func allocate[T any](p *PE, routine string, n int, align uintptr, zero bool) ([]T, error) {
 	elem := elemSize[T](routine, n)
 	b, err := p.Alloc(routine, uintptr(n), elem, max(align, mem.AlignOf[T]()), zero)
+	return allocated[T](p, n, b, err)
+}
+
+// allocated turns the outcome of an allocation of n elements of T into
+// the slice the caller gets.
+func allocated[T any](p *PE, n int, b mem.Base, err error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}

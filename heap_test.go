@@ -680,3 +680,118 @@ func TestSymmetricSizeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestMallocWithHints: hints 0 is Malloc; the atomics and signal hints
+// give blocks on cache lines of their own (aligned to node's isolation
+// line and padded to whole lines), so two consecutive hinted blocks,
+// and a plain Malloc after them, never share a line with a hinted
+// block; the blocks are symmetric, remotely usable by atomics, and
+// freed like any other.
+func TestMallocWithHints(t *testing.T) {
+	line := node.IsolationLine()
+	if line < 128 || line&(line-1) != 0 {
+		t.Fatalf("IsolationLine() = %d, want a power of two >= 128", line)
+	}
+	lines := func(a, size uintptr) (first, last uintptr) { return a / line, (a + size - 1) / line }
+	for _, n := range []int{2, 4} {
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			table := mustCalloc[uint64](p, n)
+			anchor := addr(table)
+			// 0 is Malloc: the block lands where Malloc's would.
+			probe := mustMalloc[int64](p, 3)
+			where := addr(probe)
+			goshmem.Free(p, probe)
+			z, err := goshmem.MallocWithHints[int64](p, 3, 0)
+			if err != nil || addr(z) != where || len(z) != 3 {
+				t.Errorf("MallocWithHints(3, 0) = %#x/%d, %v; want Malloc's %#x", addr(z), len(z), err, where)
+			}
+			mustMalloc[byte](p, 8) // leave the next free offset on an odd 64-byte line
+
+			a, err := goshmem.MallocWithHints[int64](p, 1, goshmem.MallocAtomicsRemote)
+			if err != nil {
+				t.Fatalf("MallocWithHints(atomics): %v", err)
+			}
+			b, err := goshmem.MallocWithHints[uint64](p, 3, goshmem.MallocSignalRemote)
+			if err != nil {
+				t.Fatalf("MallocWithHints(signal): %v", err)
+			}
+			c, err := goshmem.MallocWithHints[int32](p, 5, goshmem.MallocAtomicsRemote|goshmem.MallocSignalRemote)
+			if err != nil {
+				t.Fatalf("MallocWithHints(both): %v", err)
+			}
+			plain := mustMalloc[byte](p, 1)
+			for _, blk := range []struct {
+				name string
+				a    uintptr
+			}{{"atomics", addr(a)}, {"signal", addr(b)}, {"both", addr(c)}} {
+				if blk.a%line != 0 {
+					t.Errorf("PE %d: %s block at %#x is not aligned to %d", p.MyPE(), blk.name, blk.a, line)
+				}
+				if msg := symCheck(p, table, anchor, blk.a); msg != "" {
+					t.Errorf("%s block: %s", blk.name, msg)
+				}
+			}
+			_, aLast := lines(addr(a), 8)
+			bFirst, bLast := lines(addr(b), 24)
+			cFirst, cLast := lines(addr(c), 20)
+			pFirst, _ := lines(addr(plain), 1)
+			if bFirst <= aLast || cFirst <= bLast {
+				t.Errorf("PE %d: consecutive hinted blocks share a %d-byte line: lines [..%d] [%d..%d] [%d..%d]", p.MyPE(), line, aLast, bFirst, bLast, cFirst, cLast)
+			}
+			if pFirst == cLast {
+				t.Errorf("PE %d: Malloc after a hinted block shares its last %d-byte line %d (%#x, block at %#x)", p.MyPE(), line, cLast, addr(plain), addr(c))
+			}
+			// Remote atomics on the hinted block.
+			goshmem.AtomicAdd(p.Ctx(), &a[0], 1, 0)
+			goshmem.AtomicFetchInc(p.Ctx(), &c[4], 0)
+			p.BarrierAll()
+			if p.MyPE() == 0 && (a[0] != int64(n) || c[4] != int32(n)) {
+				t.Errorf("PE 0: a[0] = %d, c[4] = %d after %d remote increments each", a[0], c[4], n)
+			}
+			p.BarrierAll()
+			goshmem.Free(p, a)
+			goshmem.Free(p, b)
+			goshmem.Free(p, c)
+			if x, err := goshmem.MallocWithHints[int64](p, 0, goshmem.MallocAtomicsRemote); x != nil || err != nil {
+				t.Errorf("MallocWithHints(0, atomics) = %v, %v; want nil, nil", x, err)
+			}
+			// A request the heap cannot hold fails on every PE.
+			if _, err := goshmem.MallocWithHints[byte](p, p.HeapSize(), goshmem.MallocAtomicsRemote); err == nil {
+				t.Errorf("MallocWithHints of the whole heap with other blocks live succeeded")
+			} else {
+				checkContains(t, "MallocWithHints too large", err.Error(), "goshmem.MallocWithHints", "SHMEM_SYMMETRIC_SIZE")
+			}
+			if _, err := goshmem.MallocWithHints[int64](p, math.MaxInt/4+1, goshmem.MallocSignalRemote); err == nil {
+				t.Errorf("MallocWithHints of 2^64 bytes succeeded")
+			}
+			mustMalloc[int64](p, 1) // still symmetric
+		})
+	}
+}
+
+func TestMallocWithHintsUnknown(t *testing.T) {
+	pe := panicError(t, runErr(t, 1, testHeap, func(p *goshmem.PE) {
+		_, _ = goshmem.MallocWithHints[int64](p, 1, goshmem.MallocSignalRemote|4)
+	}))
+	checkContains(t, "unknown hint", fmt.Sprint(pe.Value), "goshmem.MallocWithHints", "unknown hint bits 0x4", "MallocAtomicsRemote")
+}
+
+func ExampleMallocWithHints() {
+	err := goshmem.RunLocal(2, func(p *goshmem.PE) {
+		// A counter every PE increments remotely: on lines of its own.
+		counter, err := goshmem.MallocWithHints[int64](p, 1, goshmem.MallocAtomicsRemote)
+		if err != nil {
+			panic(err)
+		}
+		goshmem.AtomicAdd(p.Ctx(), &counter[0], 1, 0)
+		p.BarrierAll()
+		if p.MyPE() == 0 {
+			fmt.Println("counter:", counter[0])
+		}
+		goshmem.Free(p, counter)
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output: counter: 2
+}

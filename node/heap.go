@@ -6,6 +6,8 @@ import (
 
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/symalloc"
+	"github.com/goshmem/goshmem/numa"
+	"github.com/goshmem/goshmem/shm"
 )
 
 // Symmetric allocation is collective: every PE runs the same
@@ -31,12 +33,43 @@ import (
 // collective call, with its closing barrier and the check that every PE
 // made the same sequence of calls, and it leaves the heap unchanged.
 func (p *PE) Alloc(routine string, n, elem, align uintptr, zero bool) (mem.Base, error) {
+	return p.allocate(routine, n, elem, align, 1, zero)
+}
+
+// AllocIsolated is Alloc for data that PEs of other processes update
+// with atomics or signals (MallocWithHints): the block starts on a
+// multiple of IsolationLine and its size is rounded up to one, so no
+// other allocation shares the lines it is on, and the coherence traffic
+// of its atomics does not slow down a neighbour's loads and stores (nor
+// theirs its atomics).
+func (p *PE) AllocIsolated(routine string, n, elem, align uintptr) (mem.Base, error) {
+	return p.allocate(routine, n, elem, align, IsolationLine(), false)
+}
+
+// IsolationLine is the granule of AllocIsolated: 128 bytes, or the
+// CPU's cache line if that is larger. Every allocation is already
+// aligned to a 64-byte line; 128 also keeps apart the pair of lines
+// that the adjacent-line prefetcher of x86 CPUs fetches together (so
+// that two lines of one 128-byte block still interfere), and is the
+// line of POWER and of some arm64 CPUs. Every PE of a node computes the
+// same value.
+func IsolationLine() uintptr {
+	return uintptr(max(2*shm.CacheLine, numa.CacheLineSize()))
+}
+
+// allocate is Alloc with the size rounded up to a multiple of granule
+// (a power of two) and the block aligned to at least granule.
+func (p *PE) allocate(routine string, n, elem, align, granule uintptr, zero bool) (mem.Base, error) {
 	size, ok := bytesOf(n, elem)
+	if ok && size > ^uintptr(0)-(granule-1) {
+		ok = false
+	}
 	if !ok || size > 0 && align > p.mapAlign() {
 		p.allocSync(routine)
 		return nil, p.refuse(routine, n, elem, align, ok)
 	}
-	off, err := p.alloc.Alloc(size, align)
+	size = (size + granule - 1) &^ (granule - 1)
+	off, err := p.alloc.Alloc(size, max(align, granule))
 	var b mem.Base
 	if err == nil && off != symalloc.NoOffset {
 		b = p.blockAt(off)
