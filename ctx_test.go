@@ -235,3 +235,88 @@ func TestQuietOrdersNBI(t *testing.T) {
 		})
 	}
 }
+
+// TestNilCtx: a nil *Ctx is SHMEM_CTX_INVALID. Quiet, Fence and Destroy
+// on it do nothing, as the specification says; PE and Options report
+// no PE and no options; RMA, AMOs and signals on it are programmer
+// errors that panic naming the routine and the nil context, in every
+// data-path mode, without disturbing the job.
+func TestNilCtx(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, m.cfg, 2, func(p *goshmem.PE) {
+				var c *goshmem.Ctx
+				c.Quiet()
+				c.Fence()
+				c.Destroy()
+				if c.PE() != nil || c.Options() != 0 {
+					t.Errorf("nil context: PE %p, Options %#x; want nil, 0", c.PE(), c.Options())
+				}
+				other := 1 - p.MyPE()
+				x := mustCalloc[int64](p, 4)
+				sig := mustCalloc[uint64](p, 1)
+				buf := make([]int64, 4)
+				var f int64
+				for _, op := range []struct {
+					routine string
+					fn      func()
+				}{
+					{"Put", func() { goshmem.Put(c, x, buf, other) }},
+					{"Get", func() { goshmem.Get(c, buf, x, other) }},
+					{"P", func() { goshmem.P(c, &x[0], 1, other) }},
+					{"G", func() { goshmem.G(c, &x[0], other) }},
+					{"PutNBI", func() { goshmem.PutNBI(c, x, buf, other) }},
+					{"GetBytes", func() { goshmem.GetBytes(c, make([]byte, 8), byteView(x[:1]), other) }},
+					{"IPut", func() { goshmem.IPut(c, x, buf, 2, 2, 2, other) }},
+					{"IGet", func() { goshmem.IGet(c, buf, x, 1, 1, 0, other) }},
+					{"AtomicFetchAdd", func() { goshmem.AtomicFetchAdd(c, &x[1], 1, other) }},
+					{"AtomicSet", func() { goshmem.AtomicSet(c, &x[1], 1, other) }},
+					{"AtomicCompareSwapNBI", func() { goshmem.AtomicCompareSwapNBI(c, &f, &x[1], 0, 1, other) }},
+					{"PutSignal", func() { goshmem.PutSignal(c, x, buf, &sig[0], 1, goshmem.SignalSet, other) }},
+				} {
+					v := panicOf(op.fn)
+					if v == nil {
+						t.Errorf("%s on a nil context did not panic", op.routine)
+						continue
+					}
+					checkContains(t, op.routine+" on a nil context", fmt.Sprint(v), "goshmem."+op.routine+":", "context is nil", "SHMEM_CTX_INVALID")
+				}
+				// Nothing reached the peer; the job goes on.
+				p.BarrierAll()
+				for i, v := range x {
+					if v != 0 {
+						t.Errorf("PE %d: x[%d] = %d after operations on a nil context", p.MyPE(), i, v)
+					}
+				}
+				p.BarrierAll()
+				goshmem.P(p.Ctx(), &x[0], 7, other)
+				p.BarrierAll()
+				if x[0] != 7 {
+					t.Errorf("PE %d: the default context does not work after the nil-context panics", p.MyPE())
+				}
+			})
+		})
+	}
+}
+
+// TestDestroyedCtx: Quiet, Fence and Destroy on a destroyed context
+// (unlike on the nil one) panic naming the routine; Options still
+// reports the options it was created with.
+func TestDestroyedCtx(t *testing.T) {
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		c, err := p.CtxCreate(goshmem.CtxNostore)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Destroy()
+		if c.Options() != goshmem.CtxNostore {
+			t.Errorf("destroyed context: Options %#x, want %#x", c.Options(), goshmem.CtxNostore)
+		}
+		for _, op := range []struct {
+			routine string
+			fn      func()
+		}{{"Quiet", c.Quiet}, {"Fence", c.Fence}, {"CtxDestroy", c.Destroy}} {
+			checkContains(t, op.routine, fmt.Sprint(panicOf(op.fn)), "goshmem."+op.routine, "destroyed")
+		}
+	})
+}

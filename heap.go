@@ -13,18 +13,26 @@ import (
 
 // Malloc allocates n elements of T on every PE (shmem_malloc) and
 // returns this PE's copy. n == 0 returns nil. It fails, on every PE,
-// when the heap cannot hold the request.
+// when the heap cannot hold the request, including when n elements of
+// T are more bytes than a uintptr can count. A negative n panics.
 func Malloc[T any](p *PE, n int) ([]T, error) {
 	return allocate[T](p, "Malloc", n, 0, false)
 }
 
-// Calloc is Malloc with the memory zeroed (shmem_calloc).
+// Calloc is Malloc with the memory zeroed (shmem_calloc). As for
+// Malloc, a count whose byte size overflows fails on every PE with an
+// error (shmem_calloc returns a null pointer).
 func Calloc[T any](p *PE, n int) ([]T, error) {
 	return allocate[T](p, "Calloc", n, 0, true)
 }
 
 // Align is Malloc with the first element aligned to align bytes, a
-// power of two (shmem_align).
+// power of two (shmem_align); any other align panics (the
+// specification leaves it undefined). An alignment larger than the one
+// every PE's heap mapping has (the smallest power of two that holds the
+// heap, between 2 MiB and 1 GiB) cannot be honoured on every PE: Align
+// then fails on every PE with an error that names the largest usable
+// alignment.
 func Align[T any](p *PE, align, n int) ([]T, error) {
 	if align <= 0 || align&(align-1) != 0 {
 		panicf("Align: alignment %d is not a positive power of two", align)
@@ -32,9 +40,51 @@ func Align[T any](p *PE, align, n int) ([]T, error) {
 	return allocate[T](p, "Align", n, uintptr(align), false)
 }
 
+// MallocHints are the usage hints of MallocWithHints, to be combined
+// with | (SHMEM_MALLOC_*).
+type MallocHints uint
+
+const (
+	// MallocAtomicsRemote: the memory is used mostly for atomic
+	// operations by PEs that cannot load and store it directly
+	// (SHMEM_MALLOC_ATOMICS_REMOTE).
+	MallocAtomicsRemote MallocHints = 1 << iota
+	// MallocSignalRemote: the memory is used for signals of
+	// PutSignal (SHMEM_MALLOC_SIGNAL_REMOTE).
+	MallocSignalRemote
+)
+
+// MallocWithHints is Malloc with usage hints (shmem_malloc_with_hints):
+// hints 0 is exactly Malloc. With MallocAtomicsRemote or
+// MallocSignalRemote the block is placed on cache lines of its own: it
+// starts on a multiple of 128 bytes (or of the CPU's cache line, if
+// larger; see node.IsolationLine) and its size is rounded up to one, so
+// no other allocation shares its lines and its atomics do not contend
+// with a neighbour's data (false sharing). Unknown hint bits panic (the
+// specification defines only these two). Realloc of such a block keeps
+// only Malloc's alignment.
+func MallocWithHints[T any](p *PE, n int, hints MallocHints) ([]T, error) {
+	const routine = "MallocWithHints"
+	if bad := hints &^ (MallocAtomicsRemote | MallocSignalRemote); bad != 0 {
+		panicf("%s: unknown hint bits %#x in %#x; use 0, MallocAtomicsRemote, MallocSignalRemote or both", routine, uint(bad), uint(hints))
+	}
+	if hints == 0 {
+		return allocate[T](p, routine, n, 0, false)
+	}
+	elem := elemSize[T](routine, n)
+	b, err := p.AllocIsolated(routine, uintptr(n), elem, mem.AlignOf[T]())
+	return allocated[T](p, n, b, err)
+}
+
 func allocate[T any](p *PE, routine string, n int, align uintptr, zero bool) ([]T, error) {
-	size := elemBytes[T](routine, n)
-	b, err := p.Alloc(routine, size, max(align, mem.AlignOf[T]()), zero)
+	elem := elemSize[T](routine, n)
+	b, err := p.Alloc(routine, uintptr(n), elem, max(align, mem.AlignOf[T]()), zero)
+	return allocated[T](p, n, b, err)
+}
+
+// allocated turns the outcome of an allocation of n elements of T into
+// the slice the caller gets.
+func allocated[T any](p *PE, n int, b mem.Base, err error) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -49,10 +99,13 @@ func allocate[T any](p *PE, routine string, n int, align uintptr, zero bool) ([]
 
 // Realloc resizes a symmetric allocation on every PE (shmem_realloc),
 // keeping the first min(len(s), n) elements, and returns the new slice.
-// s must be a slice returned by Malloc, Calloc, Align or Realloc, or
-// nil. On failure s is returned unchanged with the error.
+// s must be a slice returned by Malloc, Calloc, Align, MallocWithHints
+// or Realloc, or nil. On failure (the heap has no room, or n elements
+// of T overflow a uintptr) s is returned unchanged with the error, on
+// every PE. The new block is aligned as Malloc aligns; a larger
+// alignment s was allocated with is not kept.
 func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
-	b, err := p.Realloc(mem.Addr(s), elemBytes[T]("Realloc", n))
+	b, err := p.Realloc(mem.Addr(s), uintptr(n), elemSize[T]("Realloc", n))
 	if err != nil {
 		return s, err
 	}
@@ -66,7 +119,10 @@ func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
 // waits for every PE to call it first, so no PE still uses the block.
 func Free[T any](p *PE, s []T) { p.Free(mem.Addr(s)) }
 
-func elemBytes[T any](routine string, n int) uintptr {
+// elemSize checks the programmer errors of an allocation of n elements
+// of T (a negative count, a type holding Go pointers) and returns the
+// size of T. Whether n of them fit is the collective's business.
+func elemSize[T any](routine string, n int) uintptr {
 	if n < 0 {
 		panicf("%s: negative element count %d", routine, n)
 	}
@@ -74,11 +130,7 @@ func elemBytes[T any](routine string, n int) uintptr {
 	if hasPointers(t) {
 		panicf("%s: element type %v holds Go pointers, which cannot live in the symmetric heap (the garbage collector does not scan it, and other PEs cannot follow them)", routine, t)
 	}
-	size := mem.SizeOf[T]()
-	if size != 0 && uintptr(n) > ^uintptr(0)/size {
-		panicf("%s: %d elements of %d bytes overflow", routine, n, size)
-	}
-	return uintptr(n) * size
+	return mem.SizeOf[T]()
 }
 
 func hasPointers(t reflect.Type) bool {

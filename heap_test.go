@@ -5,9 +5,13 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/node"
 )
 
 // symCheck checks that every PE got a at the same offset from anchor
@@ -521,22 +525,114 @@ func TestReallocOverlappingMove(t *testing.T) {
 	})
 }
 
-// TestAllocationOverflow: element counts whose byte size overflows
-// panic; huge sizes that do not overflow fail with an error.
+// TestAllocationOverflow: a request whose byte size overflows, or whose
+// alignment no PE's heap mapping carries, is a request the heap cannot
+// honour: like heap exhaustion (a null return in shmem_calloc,
+// shmem_malloc, shmem_align and shmem_realloc) it fails with an error on
+// every PE, leaves the heap as it was (the next Malloc lands where it
+// would have landed, on every PE) and keeps the PEs in step.
 func TestAllocationOverflow(t *testing.T) {
-	pe := panicError(t, runErr(t, 1, testHeap, func(p *goshmem.PE) { _, _ = goshmem.Malloc[[1 << 20]byte](p, 1<<50) }))
-	checkContains(t, "overflow", fmt.Sprint(pe.Value), "goshmem.Malloc", "overflow")
-	run(t, 2, testHeap, func(p *goshmem.PE) {
-		if _, err := goshmem.Malloc[int64](p, 1<<60); err == nil {
-			t.Errorf("Malloc of 2^63 bytes succeeded")
+	const overInt64 = math.MaxInt/4 + 1 // 2^61 int64s: 2^64 bytes
+	for _, n := range []int{2, 4} {
+		cases := []struct {
+			name  string
+			want  []string
+			alloc func(p *goshmem.PE, x []int64) error
+		}{
+			{"Calloc", []string{"goshmem.Calloc", strconv.Itoa(overInt64) + " elements of 8 bytes", "SHMEM_SYMMETRIC_SIZE"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Calloc[int64](p, overInt64); return err }},
+			{"Calloc MaxInt", []string{"goshmem.Calloc", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Calloc[int64](p, math.MaxInt); return err }},
+			{"Malloc", []string{"goshmem.Malloc", "elements of 1048576 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Malloc[[1 << 20]byte](p, 1<<50); return err }},
+			{"Align overflow", []string{"goshmem.Align", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[int64](p, 64, overInt64); return err }},
+			{"Realloc", []string{"goshmem.Realloc", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Realloc(p, x, overInt64); return err }},
+			{"Realloc nil", []string{"goshmem.Realloc", "elements of 8 bytes"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Realloc[int64](p, nil, overInt64); return err }},
+			{"Align 1<<40", []string{"goshmem.Align", "alignment 1099511627776", "at most 2097152"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[int64](p, 1<<40, 1); return err }},
+			{"Align 1<<62", []string{"goshmem.Align", "alignment 4611686018427387904", "at most 2097152"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[byte](p, 1<<62, 100); return err }},
+			{"Align 4 MiB", []string{"goshmem.Align", "alignment 4194304", "at most 2097152"},
+				func(p *goshmem.PE, x []int64) error { _, err := goshmem.Align[byte](p, 4<<20, 8); return err }},
 		}
-		if _, err := goshmem.Calloc[byte](p, math.MaxInt); err == nil {
-			t.Errorf("Calloc of MaxInt bytes succeeded")
-		} else {
-			checkContains(t, "Calloc(MaxInt)", err.Error(), "SHMEM_SYMMETRIC_SIZE")
+		fails := make([][]int, len(cases))
+		for i := range fails {
+			fails[i] = make([]int, n)
 		}
-		mustMalloc[byte](p, 100) // still symmetric and usable
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			table := mustCalloc[uint64](p, n)
+			anchor := addr(table)
+			x := mustMalloc[int64](p, 16)
+			for i := range x {
+				x[i] = int64(i)
+			}
+			for i, tc := range cases {
+				probe := mustMalloc[byte](p, 1) // where the next allocation goes
+				where := addr(probe)
+				goshmem.Free(p, probe)
+				err := tc.alloc(p, x)
+				if err == nil {
+					t.Errorf("n=%d PE %d: %s succeeded", n, p.MyPE(), tc.name)
+				} else {
+					fails[i][p.MyPE()]++
+					checkContains(t, tc.name, err.Error(), tc.want...)
+				}
+				after := mustMalloc[byte](p, 1)
+				if addr(after) != where {
+					t.Errorf("n=%d PE %d: after the failed %s, Malloc gave %#x, want %#x (the heap changed)", n, p.MyPE(), tc.name, addr(after), where)
+				}
+				if msg := symCheck(p, table, anchor, addr(after)); msg != "" {
+					t.Errorf("n=%d: Malloc after the failed %s: %s", n, tc.name, msg)
+				}
+				goshmem.Free(p, after)
+			}
+			for i := range x {
+				if x[i] != int64(i) {
+					t.Errorf("PE %d: x[%d] = %d after the failed Realloc, want %d", p.MyPE(), i, x[i], i)
+					break
+				}
+			}
+			// Sizes that do not overflow but exceed the heap fail the
+			// same way, as heap exhaustion.
+			if _, err := goshmem.Malloc[int64](p, 1<<60); err == nil {
+				t.Errorf("Malloc of 2^63 bytes succeeded")
+			}
+			if _, err := goshmem.Calloc[byte](p, math.MaxInt); err == nil {
+				t.Errorf("Calloc of MaxInt bytes succeeded")
+			} else {
+				checkContains(t, "Calloc(MaxInt)", err.Error(), "SHMEM_SYMMETRIC_SIZE")
+			}
+			// A zero-size request with any power-of-two alignment does
+			// nothing (shmem_align with size 0).
+			if z, err := goshmem.Align[int64](p, 1<<62, 0); z != nil || err != nil {
+				t.Errorf("Align(1<<62, 0) = %v, %v; want nil, nil", z, err)
+			}
+		})
+		for i, tc := range cases {
+			for pe, k := range fails[i] {
+				if k != 1 {
+					t.Errorf("n=%d %s: PE %d failed %d times, want once", n, tc.name, pe, k)
+				}
+			}
+		}
+	}
+}
+
+// TestAllocationOverflowMismatch: a PE whose request overflows while
+// another PE's succeeds has broken the collective: the job fails with
+// the mismatch named, instead of the PEs going on with different heaps.
+func TestAllocationOverflowMismatch(t *testing.T) {
+	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		n := 8
+		if p.MyPE() == 1 {
+			n = math.MaxInt/4 + 1
+		}
+		_, _ = goshmem.Calloc[int64](p, n)
 	})
+	checkContains(t, "mismatched overflow", fmt.Sprint(panicError(t, err).Value), "goshmem.Calloc", "symmetric allocations differ")
 }
 
 // TestMallocZeroSizeType: n elements of a zero-size type are n
@@ -552,4 +648,150 @@ func TestMallocZeroSizeType(t *testing.T) {
 			t.Errorf("Calloc[[0]int64](3) = %d elements, %v; want 3", len(y), err)
 		}
 	})
+}
+
+// TestSymmetricSizeLimits: SHMEM_SYMMETRIC_SIZE at the parser's own
+// maximum is refused by the parser, with the variable named; a heap
+// size set in code beyond what the runtime supports, or accepted by the
+// parser but more than this machine can back, fails the job at start-up
+// with a message that names SHMEM_SYMMETRIC_SIZE and says to lower it.
+func TestSymmetricSizeLimits(t *testing.T) {
+	t.Setenv("SHMEM_SYMMETRIC_SIZE", "9223372036854775807")
+	if _, err := goshmem.LoadConfig(); err == nil {
+		t.Errorf("LoadConfig accepted SHMEM_SYMMETRIC_SIZE=9223372036854775807")
+	} else {
+		checkContains(t, "LoadConfig", err.Error(), `SHMEM_SYMMETRIC_SIZE="9223372036854775807"`, "size too large", "at most 256t")
+	}
+	sizes := []int64{math.MaxInt64, math.MaxInt64 - 1<<19, env.MaxSymmetricSize + 1}
+	if job.CheckBacking(1, env.MaxSymmetricSize) != nil {
+		sizes = append(sizes, env.MaxSymmetricSize) // accepted by the parser; too much for this machine
+	}
+	for _, size := range sizes {
+		err := runErrCfg(t, node.Config{HeapSize: size}, 1, func(p *goshmem.PE) {
+			t.Errorf("a job with a %d-byte heap started", size)
+		})
+		if err == nil {
+			continue
+		}
+		msg := err.Error()
+		checkContains(t, fmt.Sprintf("heap of %d bytes", size), msg, "SHMEM_SYMMETRIC_SIZE", "lower SHMEM_SYMMETRIC_SIZE")
+		if strings.Contains(msg, " -") {
+			t.Errorf("heap of %d bytes: message %q holds a wrapped, negative size", size, msg)
+		}
+	}
+}
+
+// TestMallocWithHints: hints 0 is Malloc; the atomics and signal hints
+// give blocks on cache lines of their own (aligned to node's isolation
+// line and padded to whole lines), so two consecutive hinted blocks,
+// and a plain Malloc after them, never share a line with a hinted
+// block; the blocks are symmetric, remotely usable by atomics, and
+// freed like any other.
+func TestMallocWithHints(t *testing.T) {
+	line := node.IsolationLine()
+	if line < 128 || line&(line-1) != 0 {
+		t.Fatalf("IsolationLine() = %d, want a power of two >= 128", line)
+	}
+	lines := func(a, size uintptr) (first, last uintptr) { return a / line, (a + size - 1) / line }
+	for _, n := range []int{2, 4} {
+		run(t, n, testHeap, func(p *goshmem.PE) {
+			table := mustCalloc[uint64](p, n)
+			anchor := addr(table)
+			// 0 is Malloc: the block lands where Malloc's would.
+			probe := mustMalloc[int64](p, 3)
+			where := addr(probe)
+			goshmem.Free(p, probe)
+			z, err := goshmem.MallocWithHints[int64](p, 3, 0)
+			if err != nil || addr(z) != where || len(z) != 3 {
+				t.Errorf("MallocWithHints(3, 0) = %#x/%d, %v; want Malloc's %#x", addr(z), len(z), err, where)
+			}
+			mustMalloc[byte](p, 8) // leave the next free offset on an odd 64-byte line
+
+			a, err := goshmem.MallocWithHints[int64](p, 1, goshmem.MallocAtomicsRemote)
+			if err != nil {
+				t.Fatalf("MallocWithHints(atomics): %v", err)
+			}
+			b, err := goshmem.MallocWithHints[uint64](p, 3, goshmem.MallocSignalRemote)
+			if err != nil {
+				t.Fatalf("MallocWithHints(signal): %v", err)
+			}
+			c, err := goshmem.MallocWithHints[int32](p, 5, goshmem.MallocAtomicsRemote|goshmem.MallocSignalRemote)
+			if err != nil {
+				t.Fatalf("MallocWithHints(both): %v", err)
+			}
+			plain := mustMalloc[byte](p, 1)
+			for _, blk := range []struct {
+				name string
+				a    uintptr
+			}{{"atomics", addr(a)}, {"signal", addr(b)}, {"both", addr(c)}} {
+				if blk.a%line != 0 {
+					t.Errorf("PE %d: %s block at %#x is not aligned to %d", p.MyPE(), blk.name, blk.a, line)
+				}
+				if msg := symCheck(p, table, anchor, blk.a); msg != "" {
+					t.Errorf("%s block: %s", blk.name, msg)
+				}
+			}
+			_, aLast := lines(addr(a), 8)
+			bFirst, bLast := lines(addr(b), 24)
+			cFirst, cLast := lines(addr(c), 20)
+			pFirst, _ := lines(addr(plain), 1)
+			if bFirst <= aLast || cFirst <= bLast {
+				t.Errorf("PE %d: consecutive hinted blocks share a %d-byte line: lines [..%d] [%d..%d] [%d..%d]", p.MyPE(), line, aLast, bFirst, bLast, cFirst, cLast)
+			}
+			if pFirst == cLast {
+				t.Errorf("PE %d: Malloc after a hinted block shares its last %d-byte line %d (%#x, block at %#x)", p.MyPE(), line, cLast, addr(plain), addr(c))
+			}
+			// Remote atomics on the hinted block.
+			goshmem.AtomicAdd(p.Ctx(), &a[0], 1, 0)
+			goshmem.AtomicFetchInc(p.Ctx(), &c[4], 0)
+			p.BarrierAll()
+			if p.MyPE() == 0 && (a[0] != int64(n) || c[4] != int32(n)) {
+				t.Errorf("PE 0: a[0] = %d, c[4] = %d after %d remote increments each", a[0], c[4], n)
+			}
+			p.BarrierAll()
+			goshmem.Free(p, a)
+			goshmem.Free(p, b)
+			goshmem.Free(p, c)
+			if x, err := goshmem.MallocWithHints[int64](p, 0, goshmem.MallocAtomicsRemote); x != nil || err != nil {
+				t.Errorf("MallocWithHints(0, atomics) = %v, %v; want nil, nil", x, err)
+			}
+			// A request the heap cannot hold fails on every PE.
+			if _, err := goshmem.MallocWithHints[byte](p, p.HeapSize(), goshmem.MallocAtomicsRemote); err == nil {
+				t.Errorf("MallocWithHints of the whole heap with other blocks live succeeded")
+			} else {
+				checkContains(t, "MallocWithHints too large", err.Error(), "goshmem.MallocWithHints", "SHMEM_SYMMETRIC_SIZE")
+			}
+			if _, err := goshmem.MallocWithHints[int64](p, math.MaxInt/4+1, goshmem.MallocSignalRemote); err == nil {
+				t.Errorf("MallocWithHints of 2^64 bytes succeeded")
+			}
+			mustMalloc[int64](p, 1) // still symmetric
+		})
+	}
+}
+
+func TestMallocWithHintsUnknown(t *testing.T) {
+	pe := panicError(t, runErr(t, 1, testHeap, func(p *goshmem.PE) {
+		_, _ = goshmem.MallocWithHints[int64](p, 1, goshmem.MallocSignalRemote|4)
+	}))
+	checkContains(t, "unknown hint", fmt.Sprint(pe.Value), "goshmem.MallocWithHints", "unknown hint bits 0x4", "MallocAtomicsRemote")
+}
+
+func ExampleMallocWithHints() {
+	err := goshmem.RunLocal(2, func(p *goshmem.PE) {
+		// A counter every PE increments remotely: on lines of its own.
+		counter, err := goshmem.MallocWithHints[int64](p, 1, goshmem.MallocAtomicsRemote)
+		if err != nil {
+			panic(err)
+		}
+		goshmem.AtomicAdd(p.Ctx(), &counter[0], 1, 0)
+		p.BarrierAll()
+		if p.MyPE() == 0 {
+			fmt.Println("counter:", counter[0])
+		}
+		goshmem.Free(p, counter)
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output: counter: 2
 }

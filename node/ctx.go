@@ -18,6 +18,10 @@ const (
 	// CtxNostore: the context is not used for stores (puts, AMOs); its
 	// Quiet and Fence do nothing.
 	CtxNostore
+
+	// ctxDestroyed marks a destroyed context in opts (never returned by
+	// Options): one test in Quiet covers both it and CtxNostore.
+	ctxDestroyed CtxOptions = 1 << 31
 )
 
 // Ctx is a communication context (shmem_ctx_t): an independent stream
@@ -25,6 +29,12 @@ const (
 // regard to other contexts. On mapped memory a context holds no lock
 // and shares no writable word with any other context, so goroutines on
 // different contexts never contend.
+//
+// A nil *Ctx is the invalid context (SHMEM_CTX_INVALID): a program may
+// keep nil in a context variable to mean "no context" and compare with
+// nil. As the specification says, Quiet, Fence and Destroy on it do
+// nothing; PE returns nil and Options 0. Any RMA, AMO or signal on it
+// is a programmer error and panics with a message naming the routine.
 type Ctx struct {
 	pe *PE
 	// peers is the PE table RMA on this context indexes: the PE's own
@@ -33,13 +43,12 @@ type Ctx struct {
 	// team PE number to the world's (nil: the identity).
 	peers     []peer
 	world     []int
-	opts      CtxOptions
+	opts      CtxOptions // and ctxDestroyed
 	isDefault bool
-	destroyed bool
 	// slow sends every operation through the checked slow path: set
 	// when the context is destroyed and, under SHMEM_DEBUG, always.
 	slow bool
-	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 3]byte // the fields above take 67 bytes
+	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 2]byte // the fields above take 66 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
@@ -84,27 +93,69 @@ func (c *Ctx) worldPE(routine string, pe int) int {
 	return pe
 }
 
-// PE returns the PE the context belongs to.
-func (c *Ctx) PE() *PE { return c.pe }
+// PE returns the PE the context belongs to; nil for the invalid (nil)
+// context.
+func (c *Ctx) PE() *PE {
+	if c == nil {
+		return nil
+	}
+	return c.pe
+}
 
-// Options returns the context's options.
-func (c *Ctx) Options() CtxOptions { return c.opts }
+// Options returns the context's options; 0 for the invalid (nil)
+// context.
+func (c *Ctx) Options() CtxOptions {
+	if c == nil {
+		return 0
+	}
+	return c.opts &^ ctxDestroyed
+}
 
 // Destroy completes the context's operations and destroys it
-// (shmem_ctx_destroy). Using it afterwards panics.
+// (shmem_ctx_destroy). Using it afterwards panics. On the invalid (nil)
+// context it does nothing.
 func (c *Ctx) Destroy() {
+	if c == nil {
+		return
+	}
 	c.live("CtxDestroy")
 	if c.isDefault {
 		panicf("CtxDestroy: the default context cannot be destroyed")
 	}
 	c.Quiet()
-	c.destroyed = true
+	c.opts |= ctxDestroyed
 	c.slow = true
 }
 
-// live panics if c was destroyed.
+// live panics if c is nil (SHMEM_CTX_INVALID) or was destroyed.
 func (c *Ctx) live(routine string) {
-	if c.destroyed {
+	if c == nil {
+		nilCtx(routine)
+	}
+	if c.opts&ctxDestroyed != 0 {
+		deadCtx(routine)
+	}
+}
+
+//go:noinline
+func nilCtx(routine string) {
+	panicf("%s: the context is nil (the invalid context, SHMEM_CTX_INVALID); use the PE's default context pe.Ctx() or one from CtxCreate", routine)
+}
+
+// quietSlow is Quiet where it has nothing to do - on a nil context
+// (SHMEM_CTX_INVALID, as the specification says) or a CtxNostore one -
+// or must panic: on a destroyed one. (An argument would cost Quiet its
+// inlining.)
+//
+//go:noinline
+func (c *Ctx) quietSlow() { c.noop("Quiet") }
+
+// noop panics if c was destroyed; a nil context passes (Quiet, Fence
+// and Destroy do nothing on SHMEM_CTX_INVALID).
+//
+//go:noinline
+func (c *Ctx) noop(routine string) {
+	if c != nil && c.opts&ctxDestroyed != 0 {
 		deadCtx(routine)
 	}
 }
@@ -118,12 +169,12 @@ func deadCtx(routine string) {
 // complete and visible to every PE (shmem_ctx_quiet). Operations on
 // mapped memory are complete when they return; what is left is to make
 // them visible before anything this thread does next, which one
-// locked instruction on the context's own cache line does.
+// locked instruction on the context's own cache line does. On the
+// invalid (nil) context it does nothing.
 func (c *Ctx) Quiet() {
-	if c.destroyed {
-		deadCtx("Quiet")
-	}
-	if c.opts&CtxNostore == 0 {
+	if c == nil || c.opts&(CtxNostore|ctxDestroyed) != 0 {
+		c.quietSlow()
+	} else {
 		c.fence.Add(1)
 	}
 }
@@ -131,10 +182,12 @@ func (c *Ctx) Quiet() {
 // Fence orders the context's puts, AMOs and signals to each PE
 // (shmem_ctx_fence). On amd64 (total store order) stores to memory are
 // never reordered and the compiler keeps stores in program order, so
-// there is nothing to do; elsewhere it is a full barrier.
+// there is nothing to do; elsewhere it is a full barrier. On the
+// invalid (nil) context it does nothing.
 func (c *Ctx) Fence() {
-	if c.destroyed {
-		deadCtx("Fence")
+	if c == nil || c.opts&ctxDestroyed != 0 {
+		c.noop("Fence")
+		return
 	}
 	if runtime.GOARCH != "amd64" && c.opts&CtxNostore == 0 {
 		c.fence.Add(1)

@@ -11,9 +11,13 @@ import (
 
 // Target translates [addr, addr+n) of the calling PE's heap into PE
 // pe's mapped heap. ok is false whenever the fast path cannot serve the
-// call: a bad PE, an address outside the heap, a destroyed context, or
-// a peer reached through CMA. It inlines into every RMA routine.
+// call: a nil or destroyed context, a bad PE, an address outside the
+// heap, or a peer reached through CMA. It inlines into every RMA
+// routine.
 func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
+	if c == nil {
+		return nil, 0, false // the slow path names the routine
+	}
 	off, in := c.pe.heap.Offset(addr, n)
 	if !in || uint(pe) >= uint(len(c.peers)) || c.slow {
 		return nil, 0, false

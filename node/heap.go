@@ -6,6 +6,8 @@ import (
 
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/symalloc"
+	"github.com/goshmem/goshmem/numa"
+	"github.com/goshmem/goshmem/shm"
 )
 
 // Symmetric allocation is collective: every PE runs the same
@@ -19,15 +21,55 @@ import (
 // mismatched Free is caught at the next allocation, or at once when
 // SHMEM_DEBUG is set.
 
-// Alloc allocates size bytes aligned to align on every PE (the
-// collective behind Malloc, Calloc and Align) and returns this PE's
-// block; nil for size 0. zero clears the block before the closing
-// barrier.
-func (p *PE) Alloc(routine string, size, align uintptr, zero bool) (mem.Base, error) {
-	if a := heapAlign(int64(p.heap.Size)); align > a {
-		panicf("%s: alignment %d is larger than the alignment of every heap's mapping (%d bytes for a %d-byte heap); use at most %d", routine, align, a, p.heap.Size, a)
+// Alloc allocates n elements of elem bytes each, aligned to align, on
+// every PE (the collective behind Malloc, Calloc, Align and
+// MallocWithHints) and returns this PE's block; nil for a zero-byte
+// request. zero clears the block before the closing barrier.
+//
+// A request no heap can honour - n*elem overflows a uintptr, or align
+// exceeds the alignment of the heap mappings (heapAlign) - fails with
+// an error on every PE, as heap exhaustion does (shmem_malloc,
+// shmem_calloc and shmem_align return a null pointer): it is still a
+// collective call, with its closing barrier and the check that every PE
+// made the same sequence of calls, and it leaves the heap unchanged.
+func (p *PE) Alloc(routine string, n, elem, align uintptr, zero bool) (mem.Base, error) {
+	return p.allocate(routine, n, elem, align, 1, zero)
+}
+
+// AllocIsolated is Alloc for data that PEs of other processes update
+// with atomics or signals (MallocWithHints): the block starts on a
+// multiple of IsolationLine and its size is rounded up to one, so no
+// other allocation shares the lines it is on, and the coherence traffic
+// of its atomics does not slow down a neighbour's loads and stores (nor
+// theirs its atomics).
+func (p *PE) AllocIsolated(routine string, n, elem, align uintptr) (mem.Base, error) {
+	return p.allocate(routine, n, elem, align, IsolationLine(), false)
+}
+
+// IsolationLine is the granule of AllocIsolated: 128 bytes, or the
+// CPU's cache line if that is larger. Every allocation is already
+// aligned to a 64-byte line; 128 also keeps apart the pair of lines
+// that the adjacent-line prefetcher of x86 CPUs fetches together (so
+// that two lines of one 128-byte block still interfere), and is the
+// line of POWER and of some arm64 CPUs. Every PE of a node computes the
+// same value.
+func IsolationLine() uintptr {
+	return uintptr(max(2*shm.CacheLine, numa.CacheLineSize()))
+}
+
+// allocate is Alloc with the size rounded up to a multiple of granule
+// (a power of two) and the block aligned to at least granule.
+func (p *PE) allocate(routine string, n, elem, align, granule uintptr, zero bool) (mem.Base, error) {
+	size, ok := bytesOf(n, elem)
+	if ok && size > ^uintptr(0)-(granule-1) {
+		ok = false
 	}
-	off, err := p.alloc.Alloc(size, align)
+	if !ok || size > 0 && align > p.mapAlign() {
+		p.allocSync(routine)
+		return nil, p.refuse(routine, n, elem, align, ok)
+	}
+	size = (size + granule - 1) &^ (granule - 1)
+	off, err := p.alloc.Alloc(size, max(align, granule))
 	var b mem.Base
 	if err == nil && off != symalloc.NoOffset {
 		b = p.blockAt(off)
@@ -42,17 +84,48 @@ func (p *PE) Alloc(routine string, size, align uintptr, zero bool) (mem.Base, er
 	return b, nil
 }
 
+// bytesOf returns n*elem, and false when it overflows a uintptr.
+func bytesOf(n, elem uintptr) (uintptr, bool) {
+	if elem != 0 && n > ^uintptr(0)/elem {
+		return 0, false
+	}
+	return n * elem, true
+}
+
+// mapAlign is the largest alignment an offset in the heap carries over
+// to the heap's address in every PE's mapping.
+func (p *PE) mapAlign() uintptr { return heapAlign(int64(p.heap.Size)) }
+
+// refuse is the error of a request that no heap can honour: the byte
+// size overflows (sizeOK false) or the alignment is too large.
+func (p *PE) refuse(routine string, n, elem, align uintptr, sizeOK bool) error {
+	if !sizeOK {
+		return fmt.Errorf("goshmem.%s: %d elements of %d bytes are more bytes than the address space holds, so no symmetric heap can hold them "+
+			"(SHMEM_SYMMETRIC_SIZE is %d bytes per PE); allocate fewer elements", routine, n, elem, p.heap.Size)
+	}
+	a := p.mapAlign()
+	return fmt.Errorf("goshmem.%s: alignment %d is larger than the %d bytes to which every PE's heap mapping is aligned "+
+		"(for a %d-byte heap, SHMEM_SYMMETRIC_SIZE), so no offset is aligned to it on every PE; use an alignment of at most %d",
+		routine, align, a, p.heap.Size, a)
+}
+
 func (p *PE) blockAt(off uintptr) mem.Base { return mem.Base(mem.At[byte](p.heap.Base, off)) }
 
-// Realloc resizes the block at addr (0: none) to size bytes on every PE
-// (shmem_realloc), keeping its contents, and returns the new block (nil
-// for size 0). On failure the old block stays.
-func (p *PE) Realloc(addr, size uintptr) (mem.Base, error) {
+// Realloc resizes the block at addr (0: none) to n elements of elem
+// bytes on every PE (shmem_realloc), keeping its contents, and returns
+// the new block (nil for a zero-byte size). On failure, including a
+// size that overflows, the old block stays.
+func (p *PE) Realloc(addr, n, elem uintptr) (mem.Base, error) {
 	off := symalloc.NoOffset
 	if addr != 0 {
 		off = p.blockOffset("Realloc", addr)
 	}
 	p.sync("Realloc") // nobody still reads or writes the old block elsewhere
+	size, ok := bytesOf(n, elem)
+	if !ok {
+		p.allocSync("Realloc")
+		return nil, p.refuse("Realloc", n, elem, 0, false)
+	}
 	old, _ := p.alloc.SizeOf(off)
 	newOff, moved, err := p.alloc.Realloc(off, size)
 	if err == nil && moved && off != symalloc.NoOffset {

@@ -186,12 +186,12 @@ func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err err
 // heapAlign is the alignment of the address at which every process
 // maps every heap of size bytes: the smallest power of two that holds
 // the heap, between 2 MiB (which also lets the kernel use huge pages)
-// and 1 GiB. An offset aligned to up to that many bytes is aligned in
+// and job.MaxMapAlign (1 GiB). An offset aligned to up to that many bytes is aligned in
 // every PE's mapping, which is what Align needs. It costs only address
 // space, reserved and trimmed at start-up.
 func heapAlign(size int64) uintptr {
 	a := uintptr(2 << 20)
-	for a < uintptr(size) && a < 1<<30 {
+	for a < uintptr(size) && a < job.MaxMapAlign {
 		a <<= 1
 	}
 	return a

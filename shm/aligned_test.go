@@ -1,6 +1,8 @@
 package shm
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/goshmem/goshmem/internal/mem"
@@ -32,5 +34,36 @@ func TestMapAligned(t *testing.T) {
 	}
 	if _, err := s.MapAligned(0, s.Size()+1, 2<<20); err == nil {
 		t.Error("MapAligned past the end succeeded")
+	}
+}
+
+// TestSizesNearOverflow: sizes and alignments whose rounding or
+// reservation would overflow are refused with a message, never wrapped
+// into a negative size.
+func TestSizesNearOverflow(t *testing.T) {
+	for _, size := range []int64{math.MaxInt64, math.MaxInt64 - HugePageSize + 2} {
+		_, err := Create("near-overflow", size, Options{Huge: true})
+		if err == nil {
+			t.Fatalf("Create(%d, huge) succeeded", size)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "huge pages") || strings.Contains(msg, " -") {
+			t.Errorf("Create(%d, huge) = %q; want a refusal about huge-page rounding, no wrapped size", size, msg)
+		}
+	}
+	s, err := Create("aligned", 3<<20, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, align := range []uintptr{1 << 63, math.MaxInt - 4096, 3 << 20} {
+		m, err := s.MapAligned(0, s.Size(), align)
+		if err == nil {
+			m.Close()
+			t.Errorf("MapAligned(align %#x) succeeded", align)
+			continue
+		}
+		if !strings.Contains(err.Error(), "alignment") {
+			t.Errorf("MapAligned(align %#x) = %q; want it to name the alignment", align, err)
+		}
 	}
 }

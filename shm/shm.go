@@ -12,6 +12,7 @@ package shm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,6 +78,9 @@ func Create(name string, size int64, opt Options) (*Segment, error) {
 		return nil, fmt.Errorf("shm.Create %s: size %d must be positive", name, size)
 	}
 	if opt.Huge {
+		if size > math.MaxInt64-(HugePageSize-1) {
+			return nil, fmt.Errorf("shm.Create %s: size %d cannot be rounded up to whole %d-byte huge pages (it would exceed %d bytes)", name, size, HugePageSize, int64(math.MaxInt64))
+		}
 		size = (size + HugePageSize - 1) &^ (HugePageSize - 1)
 	}
 	dir := opt.Dir
@@ -212,6 +216,9 @@ func (s *Segment) MapAligned(off, length int64, align uintptr) (*Mapping, error)
 	}
 	if off < 0 || off > s.size || length <= 0 || length > s.size-off {
 		return nil, fmt.Errorf("shm.MapAligned: range of %d bytes at offset %d is outside segment of %d bytes", length, off, s.size)
+	}
+	if align&(align-1) != 0 || align > uintptr(math.MaxInt)-uintptr(length) {
+		return nil, fmt.Errorf("shm.MapAligned: cannot map %d bytes at an alignment of %d (a power of two whose sum with the length fits an int)", length, align)
 	}
 	b, err := sys.MmapAligned(s.Fd(), off, int(length), align)
 	if err != nil {

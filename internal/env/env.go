@@ -78,6 +78,20 @@ const (
 // MaxWaitSleep is the largest SHMEM_WAIT_SLEEP; the smallest is 1ns.
 const MaxWaitSleep = 500 * time.Millisecond
 
+// MaxSymmetricSize is the largest SHMEM_SYMMETRIC_SIZE: 2^48 bytes
+// (256t) per PE, which is the whole user address space of a 4-level
+// page table and more memory than any one machine has. The bound keeps
+// every size the runtime derives from it - the heap rounded up to huge
+// pages, plus the team pool, plus the address space reserved to map it
+// aligned, times the PEs of a node - far from int64 overflow, so that a
+// size the parser accepts either works or fails at start-up with a
+// message that names SHMEM_SYMMETRIC_SIZE (not enough memory), never
+// in arithmetic.
+const MaxSymmetricSize = 1 << 48
+
+// maxSymmetricSizeText is MaxSymmetricSize as a user writes it.
+const maxSymmetricSizeText = "256t"
+
 // maxCount bounds the int knobs, so that loop counts fit any int.
 const maxCount = 1<<31 - 1
 
@@ -139,8 +153,8 @@ func defs() []def {
 			Help: "Bytes of symmetric heap per PE: a number with an optional suffix " +
 				"k, m, g or t (powers of 1024), fractions allowed, e.g. 64m or 1.5g. " +
 				"All PEs on a node together need this times their number in /dev/shm " +
-				"or memfd memory.",
-		}, func(c *Config) *int64 { return &c.SymmetricSize }),
+				"or memfd memory. At most 256t.",
+		}, MaxSymmetricSize, maxSymmetricSizeText, func(c *Config) *int64 { return &c.SymmetricSize }),
 		boolKnob(Knob{
 			Name:    VarDebug,
 			Default: "off",
@@ -345,7 +359,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func sizeKnob(k Knob, field func(*Config) *int64) def {
+// sizeKnob is a size knob in [1, max]; maxText is max as a user writes
+// it.
+func sizeKnob(k Knob, max int64, maxText string, field func(*Config) *int64) def {
 	k.Type = TypeSize
 	return def{k, func(c *Config, v string) error {
 		n, err := ParseSize(v)
@@ -354,6 +370,10 @@ func sizeKnob(k Knob, field func(*Config) *int64) def {
 		}
 		if n == 0 {
 			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. 512M"}
+		}
+		if n > max {
+			return &Error{Value: v, Problem: "size too large",
+				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. 512M", maxText, max)}
 		}
 		*field(c) = n
 		return nil

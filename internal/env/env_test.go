@@ -128,6 +128,10 @@ func TestLoad(t *testing.T) {
 		{"spin max", map[string]string{VarWaitSpin: "2147483647"}, func(c *Config) { c.WaitSpin = 1<<31 - 1 }},
 		{"yield", map[string]string{VarWaitYield: "7"}, func(c *Config) { c.WaitYield = 7 }},
 		{"yield auto", map[string]string{VarWaitYield: "AUTO"}, func(c *Config) {}},
+		{"size max", map[string]string{VarSymmetricSize: "256t"}, func(c *Config) { c.SymmetricSize = MaxSymmetricSize }},
+		{"size max bytes", map[string]string{VarSymmetricSize: "281474976710656"}, func(c *Config) { c.SymmetricSize = 1 << 48 }},
+		{"size max g", map[string]string{VarSymmetricSize: "262144G"}, func(c *Config) { c.SymmetricSize = 1 << 48 }},
+		{"size 1", map[string]string{VarSymmetricSize: "1"}, func(c *Config) { c.SymmetricSize = 1 }},
 		{"sleep", map[string]string{VarWaitSleep: "200us"}, func(c *Config) { c.WaitSleep = 200 * time.Microsecond }},
 		{"sleep max", map[string]string{VarWaitSleep: "500ms"}, func(c *Config) { c.WaitSleep = 500 * time.Millisecond }},
 		{"sleep min", map[string]string{VarWaitSleep: "1ns"}, func(c *Config) { c.WaitSleep = 1 }},
@@ -158,6 +162,15 @@ func TestLoadErrors(t *testing.T) {
 		{VarSymmetricSize, "0", []string{"zero size", "default, 512M"}},
 		{VarSymmetricSize, "-1g", []string{"negative size"}},
 		{VarSymmetricSize, "1e9", []string{`unknown suffix "e9"`}},
+		// The parser's own maximum and everything else above
+		// MaxSymmetricSize: refused here, with the variable named, not
+		// garbled later by the runtime's arithmetic.
+		{VarSymmetricSize, "9223372036854775807", []string{`size too large in SHMEM_SYMMETRIC_SIZE="9223372036854775807"; use at most 256t (281474976710656 bytes)`, "default, 512M"}},
+		{VarSymmetricSize, "8388607t", []string{"size too large", "at most 256t"}},
+		{VarSymmetricSize, "256.0001t", []string{"size too large", "at most 256t"}},
+		{VarSymmetricSize, "281474976710657", []string{"size too large", "at most 256t"}},
+		{VarSymmetricSize, "262145g", []string{"size too large"}},
+		{VarSymmetricSize, "9223372036854775808", []string{"size too large"}},
 		{VarDebug, "maybe", []string{`SHMEM_DEBUG="maybe"`, "not a boolean", "yes/no", "default, off"}},
 		{VarHugePages, "2", []string{"SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"}},
 		{VarTransport, "shm", []string{`unknown value in SHMEM_TRANSPORT="shm"; use one of auto, xpmem, cma`, "default, auto"}},
@@ -317,7 +330,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		if c.SymmetricSize <= 0 || c.WaitSpin < 0 || c.WaitYield < 0 ||
+		if c.SymmetricSize <= 0 || c.SymmetricSize > MaxSymmetricSize || c.WaitSpin < 0 || c.WaitYield < 0 ||
 			c.WaitSleep <= 0 || c.WaitSleep > MaxWaitSleep {
 			t.Fatalf("Load(%s=%q) = %+v out of range", k.Name, v, c)
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/shm"
 )
 
@@ -52,10 +53,11 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 	if npes < 1 {
 		return nil, fmt.Errorf("goshmem: a job needs at least one PE, got %d", npes)
 	}
-	if heapSize <= 0 {
-		return nil, fmt.Errorf("goshmem: symmetric heap size %d: the size must be positive; set SHMEM_SYMMETRIC_SIZE", heapSize)
+	heap, seg, err := SegmentSize(heapSize, opt.Huge)
+	if err != nil {
+		return nil, err
 	}
-	if err := CheckBacking(int64(npes), heapSize+PoolBytes); err != nil {
+	if err := checkBacking(int64(npes), seg, heapSize); err != nil {
 		return nil, err
 	}
 	var idb [8]byte
@@ -73,20 +75,19 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 		s.Close()
 		return nil, err
 	}
-	page := int64(os.Getpagesize())
-	if opt.Huge {
-		page = shm.HugePageSize
-		heapSize = (heapSize + page - 1) &^ (page - 1)
-	}
-	_, err = OpenControl(m.Bytes(), npes, uint64(heapSize), s.JobID, true)
+	_, err = OpenControl(m.Bytes(), npes, uint64(heap), s.JobID, true)
 	m.Close()
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	sopt.Huge = opt.Huge
-	s.HeapSize = heapSize
-	s.Stride = StrideFor(heapSize, page)
+	page := int64(os.Getpagesize())
+	if opt.Huge {
+		page = shm.HugePageSize
+	}
+	s.HeapSize = heap
+	s.Stride = StrideFor(heap, page) // seg, or seg rounded up to whole pages
 	if s.Stride > math.MaxInt64/int64(npes) {
 		s.Close()
 		return nil, fmt.Errorf("goshmem: %d heaps of %d bytes overflow; lower SHMEM_SYMMETRIC_SIZE", npes, s.Stride)
@@ -100,6 +101,39 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 	s.Heaps = h
 	return s, nil
 }
+
+// MaxMapAlign is the largest alignment at which a process maps a heap
+// segment (node maps a heap at the smallest power of two that holds it,
+// from 2 MiB up to this); mapping it reserves the segment's size plus
+// this much address space.
+const MaxMapAlign = 1 << 30
+
+// SegmentSize returns, for a heap of heapSize bytes per PE, the user's
+// heap as the job has it (rounded up to whole huge pages when huge) and
+// the size of each heap segment (that heap, then the team pool, rounded
+// up to whole huge pages when huge). It refuses, naming
+// SHMEM_SYMMETRIC_SIZE, a size that is not positive or above
+// env.MaxSymmetricSize, which bounds every size derived from it (the
+// segment, plus MaxMapAlign of address space to map it aligned) far
+// below overflow.
+func SegmentSize(heapSize int64, huge bool) (heap, seg int64, err error) {
+	if heapSize <= 0 {
+		return 0, 0, fmt.Errorf("goshmem: symmetric heap size %d: the size must be positive; set SHMEM_SYMMETRIC_SIZE", heapSize)
+	}
+	if heapSize > env.MaxSymmetricSize {
+		return 0, 0, fmt.Errorf("goshmem: symmetric heap size %d bytes per PE is above goshmem's maximum of %d bytes (256t, more than any machine's memory); "+
+			"lower SHMEM_SYMMETRIC_SIZE (Config.HeapSize)", heapSize, int64(env.MaxSymmetricSize))
+	}
+	heap, seg = heapSize, heapSize+PoolBytes
+	if huge {
+		heap = roundUp(heap, shm.HugePageSize)
+		seg = roundUp(heap+PoolBytes, shm.HugePageSize)
+	}
+	return heap, seg, nil
+}
+
+// roundUp rounds n up to a multiple of the power of two a.
+func roundUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
 
 // Close releases every descriptor (mappings stay valid).
 func (s *Segments) Close() {
@@ -201,15 +235,23 @@ func (spec Spec) Adopt() (*Segments, error) {
 // backed by this machine's memory and swap, or by the memory limit of
 // this process's cgroup. Heaps are backed lazily, so passing this check
 // does not reserve memory; it rules out jobs that cannot fit at all.
-func CheckBacking(npes, heapSize int64) error {
-	total := npes * heapSize
-	if heapSize > 0 && total/heapSize != npes {
+func CheckBacking(npes, heapSize int64) error { return checkBacking(npes, heapSize, heapSize) }
+
+// checkBacking is CheckBacking for segments of seg bytes that hold a
+// user's heap of heapSize bytes (the size the messages name).
+func checkBacking(npes, seg, heapSize int64) error {
+	total := npes * seg
+	if seg > 0 && total/seg != npes {
 		return fmt.Errorf("goshmem: %d heaps of %d bytes overflow; lower SHMEM_SYMMETRIC_SIZE", npes, heapSize)
 	}
 	limit, what := memoryLimit()
 	if limit > 0 && total > limit {
-		return fmt.Errorf("goshmem: %d PEs x SHMEM_SYMMETRIC_SIZE=%d bytes = %d bytes of symmetric heap, but %s allows only %d bytes; "+
-			"lower SHMEM_SYMMETRIC_SIZE or start fewer PEs", npes, heapSize, total, what, limit)
+		pools := ""
+		if seg != heapSize {
+			pools = fmt.Sprintf(" (%d bytes with the team pools)", total)
+		}
+		return fmt.Errorf("goshmem: %d PEs x SHMEM_SYMMETRIC_SIZE=%d bytes = %d bytes of symmetric heap%s, but %s allows only %d bytes; "+
+			"lower SHMEM_SYMMETRIC_SIZE or start fewer PEs", npes, heapSize, npes*heapSize, pools, what, limit)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package job_test
 
 import (
+	"errors"
 	"math"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/shm"
@@ -316,4 +318,115 @@ func TestFilesIndependentOfNPEs(t *testing.T) {
 		}
 		s.Close()
 	}
+}
+
+// TestSegmentSize: the heap and segment sizes derived from a heap size,
+// and the refusal, naming SHMEM_SYMMETRIC_SIZE, of sizes out of range.
+func TestSegmentSize(t *testing.T) {
+	const huge = shm.HugePageSize
+	for _, tc := range []struct {
+		size      int64
+		huge      bool
+		heap, seg int64
+		err       []string
+	}{
+		{size: 1, heap: 1, seg: 1 + job.PoolBytes},
+		{size: mib, heap: mib, seg: mib + job.PoolBytes},
+		{size: 1, huge: true, heap: huge, seg: 2 * huge},
+		{size: huge, huge: true, heap: huge, seg: 2 * huge},
+		{size: huge + 1, huge: true, heap: 2 * huge, seg: 3 * huge},
+		{size: env.MaxSymmetricSize, heap: env.MaxSymmetricSize, seg: env.MaxSymmetricSize + job.PoolBytes},
+		{size: env.MaxSymmetricSize, huge: true, heap: env.MaxSymmetricSize, seg: env.MaxSymmetricSize + huge},
+		{size: 0, err: []string{"must be positive", "SHMEM_SYMMETRIC_SIZE"}},
+		{size: -1, huge: true, err: []string{"must be positive", "SHMEM_SYMMETRIC_SIZE"}},
+		{size: env.MaxSymmetricSize + 1, err: []string{"281474976710657 bytes per PE is above goshmem's maximum", "lower SHMEM_SYMMETRIC_SIZE"}},
+		{size: math.MaxInt64, huge: true, err: []string{"9223372036854775807 bytes per PE is above", "lower SHMEM_SYMMETRIC_SIZE"}},
+		{size: math.MaxInt64 - job.PoolBytes + 1, err: []string{"is above", "lower SHMEM_SYMMETRIC_SIZE"}},
+	} {
+		heap, seg, err := job.SegmentSize(tc.size, tc.huge)
+		if tc.err != nil {
+			if err == nil {
+				t.Errorf("SegmentSize(%d, %v) = %d, %d; want an error", tc.size, tc.huge, heap, seg)
+				continue
+			}
+			for _, w := range tc.err {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("SegmentSize(%d, %v) = %q, does not mention %q", tc.size, tc.huge, err, w)
+				}
+			}
+			continue
+		}
+		if err != nil || heap != tc.heap || seg != tc.seg {
+			t.Errorf("SegmentSize(%d, %v) = %d, %d, %v; want %d, %d", tc.size, tc.huge, heap, seg, err, tc.heap, tc.seg)
+		}
+	}
+}
+
+// TestCreateTooLarge: a heap size the runtime cannot use fails Create
+// with a message that names SHMEM_SYMMETRIC_SIZE and says to lower it,
+// not with a wrapped, negative size from deeper down.
+func TestCreateTooLarge(t *testing.T) {
+	sizes := []int64{math.MaxInt64, math.MaxInt64 - job.PoolBytes + 1, env.MaxSymmetricSize + 1}
+	if job.CheckBacking(1, env.MaxSymmetricSize) != nil {
+		// Accepted by the parser, but more than this machine has.
+		sizes = append(sizes, env.MaxSymmetricSize)
+	}
+	for _, size := range sizes {
+		for _, huge := range []bool{false, true} {
+			s, err := job.Create(1, size, job.CreateOptions{Huge: huge})
+			if err == nil {
+				s.Close()
+				t.Errorf("Create(1, %d, huge %v) succeeded", size, huge)
+				continue
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "lower SHMEM_SYMMETRIC_SIZE") || strings.Contains(msg, " -") {
+				t.Errorf("Create(1, %d, huge %v) = %q; want it to say to lower SHMEM_SYMMETRIC_SIZE, with no wrapped size", size, huge, msg)
+			}
+		}
+	}
+}
+
+// FuzzHeapSize: every SHMEM_SYMMETRIC_SIZE the parser accepts can be
+// turned into heap and segment sizes, and the segment mapped at the
+// largest alignment, without overflow; every value it refuses is
+// refused with the variable named.
+func FuzzHeapSize(f *testing.F) {
+	for _, s := range []string{"1", "512M", "1.5g", "256t", "255.99999t", "256.0000001t", "8388607t",
+		"9223372036854775807", "281474976710656", "281474976710657", "0", "-1", "1e3", "0.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		c, err := env.Load(func(name string) string {
+			if name == env.VarSymmetricSize {
+				return v
+			}
+			return ""
+		})
+		if err != nil {
+			var e *env.Error
+			if !errors.As(err, &e) || e.Name != env.VarSymmetricSize || e.Accept == "" {
+				t.Fatalf("SHMEM_SYMMETRIC_SIZE=%q refused by %v, which does not name the variable", v, err)
+			}
+			return
+		}
+		size := c.SymmetricSize
+		for _, huge := range []bool{false, true} {
+			heap, seg, err := job.SegmentSize(size, huge)
+			if err != nil {
+				t.Fatalf("SHMEM_SYMMETRIC_SIZE=%q (%d bytes) is accepted by the parser but SegmentSize(huge %v) refuses it: %v", v, size, huge, err)
+			}
+			if heap < size || seg < heap+job.PoolBytes || seg-size > 2*shm.HugePageSize+job.PoolBytes {
+				t.Fatalf("SegmentSize(%d, %v) = %d, %d: not the heap rounded up plus the pool", size, huge, heap, seg)
+			}
+			if huge && (heap%shm.HugePageSize != 0 || seg%shm.HugePageSize != 0) {
+				t.Fatalf("SegmentSize(%d, huge) = %d, %d: not whole huge pages", size, heap, seg)
+			}
+			// Mapping a segment reserves its size plus up to
+			// MaxMapAlign of address space: that sum must fit.
+			if seg > math.MaxInt64-job.MaxMapAlign {
+				t.Fatalf("SegmentSize(%d, %v) = %d leaves no room to reserve it at %d-byte alignment", size, huge, seg, job.MaxMapAlign)
+			}
+		}
+	})
 }
