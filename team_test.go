@@ -1060,3 +1060,44 @@ func TestTeamSplitStridedOverflow(t *testing.T) {
 		t.Errorf("job: %v", err)
 	}
 }
+
+// TestTeamConcurrentSplits: two goroutines of every PE create, use and
+// destroy teams on two different parent teams at the same time (the
+// spec allows concurrent operations on different teams under
+// SHMEM_THREAD_MULTIPLE). They share the PE's slot pool; run it with
+// -race.
+func TestTeamConcurrentSplits(t *testing.T) {
+	const n, rounds = 3, 40
+	runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+		p.SetThreadLevel(goshmem.ThreadMultiple)
+		w := goshmem.TeamWorld(p)
+		dup, err := w.SplitStrided(0, 1, n, nil)
+		if err != nil {
+			panic(err)
+		}
+		bufs := mustCalloc[int64](p, 4)
+		var wg sync.WaitGroup
+		for g, parent := range []*goshmem.Team{w, dup} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in, out := bufs[2*g:2*g+1], bufs[2*g+1:2*g+2]
+				for r := range rounds {
+					tm, err := parent.SplitStrided(n-1, -1, n, nil)
+					if err != nil {
+						t.Errorf("PE %d goroutine %d round %d: %v", p.MyPE(), g, r, err)
+						return
+					}
+					in[0] = int64(r + p.MyPE())
+					goshmem.SumReduce(tm, out, in)
+					if want := int64(n*r + n*(n-1)/2); out[0] != want {
+						t.Errorf("PE %d goroutine %d round %d: sum %d, want %d", p.MyPE(), g, r, out[0], want)
+					}
+					tm.Destroy()
+				}
+			}()
+		}
+		wg.Wait()
+		dup.Destroy()
+	})
+}
