@@ -10,6 +10,10 @@ import (
 // Team collectives (OpenSHMEM 1.5). Every member calls them with the
 // same arguments (and symmetric dst and src); they return when this
 // PE's part is complete: dst holds the result and src may be reused.
+// The result's length follows from src (nelems is len(src)); dst must
+// be at least that long, and a longer dst keeps its elements past the
+// result untouched. A dst too short is a programmer error (a panic
+// naming the routine).
 //
 // Inside a team whose heaps are all mapped here (Team.shared), data
 // moves by plain copies between the mapped heaps: a receiver copies
@@ -125,9 +129,7 @@ const flatMax = 1 << 10
 // dst may alias src.
 func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
 	t.check(routine)
-	if len(dst) != len(src) {
-		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
-	}
+	dst = fitDest(routine, dst, len(src))
 	n, members := len(src), t.NPEs()
 	size := mem.SizeOf[T]()
 	if t.hierarchical(uintptr(n) * size) {
@@ -208,6 +210,22 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	t.sync(routine)
 }
 
+// fitDest returns the first n elements of dst, where a collective
+// writes its n-element result; the rest of a longer dst is left
+// untouched (the spec asks only that dest be large enough). A shorter
+// dst is a programmer error.
+func fitDest[T any](routine string, dst []T, n int) []T {
+	if len(dst) < n {
+		shortDest(routine, len(dst), n)
+	}
+	return dst[:n]
+}
+
+//go:noinline
+func shortDest(routine string, have, need int) {
+	panicf("%s: dest has %d elements but source has %d; dest must hold at least as many", routine, have, need)
+}
+
 // view returns member m's copy of sym: the mapped memory itself when it
 // is mapped here, else a copy fetched with Get into buf.
 func view[T any](t *Team, sym []T, m int, buf []T) []T {
@@ -251,9 +269,7 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	const routine = "Broadcast"
 	t.check(routine)
 	t.checkPE(routine, root)
-	if len(dst) != len(src) {
-		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
-	}
+	dst = fitDest(routine, dst, len(src))
 	switch {
 	case t.hierarchical(uintptr(len(src)) * mem.SizeOf[T]()):
 		broadcastHier(t, dst, src, root)
@@ -331,15 +347,17 @@ func broadcastHier[T any](t *Team, dst, src []T, root int) {
 }
 
 // FCollect concatenates the members' src, all of the same length, in
-// team order into every member's dst (shmem_fcollect): each member
-// writes its block directly into every member's dst.
+// team order into every member's dst (shmem_fcollect), which must hold
+// at least NPEs times len(src) elements: each member writes its block
+// directly into every member's dst.
 func FCollect[T any](t *Team, dst, src []T) {
 	const routine = "FCollect"
 	t.check(routine)
 	n := len(src)
-	if len(dst) != n*t.NPEs() {
-		panicf("%s: dest has %d elements, want %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
+	if len(dst) < n*t.NPEs() {
+		panicf("%s: dest has %d elements, want at least %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
 	}
+	dst = dst[:n*t.NPEs()]
 	pow2 := t.NPEs()&(t.NPEs()-1) == 0
 	auto := t.alg.fcollect == "" || t.alg.fcollect == "auto"
 	switch {
@@ -467,9 +485,7 @@ func SumExscan[T Summable](t *Team, dst, src []T) { scan(t, "SumExscan", dst, sr
 // (read in place where mapped), into a scratch buffer, then writes dst.
 func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	t.check(routine)
-	if len(dst) != len(src) {
-		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
-	}
+	dst = fitDest(routine, dst, len(src))
 	n := len(src)
 	t.sync(routine)
 	acc := scratch[T](t, 0, n)
