@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -693,5 +694,80 @@ func TestLockMisaligned(t *testing.T) {
 				t.Errorf("%s: message %q claims an address inside the heap is outside it", routine, msg)
 			}
 		})
+	}
+}
+
+// TestConfigValidate: a Config field with a value its SHMEM_* variable
+// would reject makes RunLocalConfig fail before any PE runs, with an
+// error naming the field, the value and the valid values, as the same
+// value in the environment does; every value the variable accepts is
+// accepted in the Config too (one list of names, internal/env's).
+func TestConfigValidate(t *testing.T) {
+	base := node.Config{HeapSize: testHeap}
+	for _, c := range []struct {
+		field string
+		set   func(c *node.Config)
+		want  []string
+	}{
+		{"ReduceAlgorithm", func(c *node.Config) { c.ReduceAlgorithm = "bogus" }, []string{"Config.ReduceAlgorithm", "bogus", "rabenseifner", "SHMEM_REDUCE_ALGORITHM"}},
+		{"BarrierAlgorithm", func(c *node.Config) { c.BarrierAlgorithm = "bogus" }, []string{"Config.BarrierAlgorithm", "dissemination or tree"}},
+		{"BcastAlgorithm", func(c *node.Config) { c.BcastAlgorithm = "Tree" }, []string{"Config.BcastAlgorithm", "Tree", "direct or tree"}},
+		{"FCollectAlgorithm", func(c *node.Config) { c.FCollectAlgorithm = "bogus" }, []string{"Config.FCollectAlgorithm", "recursive-doubling"}},
+		{"Transport", func(c *node.Config) { c.Transport = "tcp" }, []string{"Config.Transport", "tcp", "auto, xpmem or cma"}},
+		{"HeapPolicy", func(c *node.Config) { c.HeapPolicy = "spread" }, []string{"Config.HeapPolicy", "spread", "local, interleave or none"}},
+		{"NUMACollectives", func(c *node.Config) { c.NUMACollectives = "sometimes" }, []string{"Config.NUMACollectives", "auto, always or never"}},
+		{"HeapSize", func(c *node.Config) { c.HeapSize = -5 }, []string{"Config.HeapSize", "-5", "SHMEM_SYMMETRIC_SIZE"}},
+		{"WaitSpin", func(c *node.Config) { c.WaitSpin = -1 }, []string{"Config.WaitSpin", "-1"}},
+		{"WaitYield", func(c *node.Config) { c.WaitYield = -1 }, []string{"Config.WaitYield", "-1"}},
+		{"SimDomains", func(c *node.Config) { c.SimDomains = -2 }, []string{"Config.SimDomains", "-2"}},
+		{"WaitSleep", func(c *node.Config) { c.WaitSleep = time.Second }, []string{"Config.WaitSleep", "1s", "500ms"}},
+		{"WaitSleep", func(c *node.Config) { c.WaitSleep = -time.Millisecond }, []string{"Config.WaitSleep", "-1ms"}},
+	} {
+		cfg := base
+		c.set(&cfg)
+		err := goshmem.RunLocalConfig(cfg, 2, func(*goshmem.PE) { t.Errorf("%s: fn ran with an invalid Config", c.field) })
+		if err == nil {
+			t.Errorf("RunLocalConfig with a bad %s succeeded", c.field)
+			continue
+		}
+		checkContains(t, c.field, err.Error(), c.want...)
+	}
+	// Two bad fields: both named.
+	cfg := base
+	cfg.ReduceAlgorithm, cfg.Transport = "bogus", "tcp"
+	if err := cfg.Validate(); err == nil {
+		t.Errorf("Validate with two bad fields succeeded")
+	} else {
+		checkContains(t, "two fields", err.Error(), "Config.ReduceAlgorithm", "Config.Transport")
+	}
+	// Every value of every enum variable, and the defaults, are valid.
+	fields := map[string]func(c *node.Config, v string){
+		env.VarTransport:   func(c *node.Config, v string) { c.Transport = v },
+		env.VarHeapPolicy:  func(c *node.Config, v string) { c.HeapPolicy = v },
+		env.VarBarrierAlg:  func(c *node.Config, v string) { c.BarrierAlgorithm = v },
+		env.VarReduceAlg:   func(c *node.Config, v string) { c.ReduceAlgorithm = v },
+		env.VarBcastAlg:    func(c *node.Config, v string) { c.BcastAlgorithm = v },
+		env.VarFCollectAlg: func(c *node.Config, v string) { c.FCollectAlgorithm = v },
+		env.VarNUMAColl:    func(c *node.Config, v string) { c.NUMACollectives = v },
+	}
+	for _, k := range env.Knobs() {
+		if k.Type != env.TypeEnum {
+			continue
+		}
+		set, ok := fields[k.Name]
+		if !ok {
+			t.Errorf("enum variable %s has no Config field in this test", k.Name)
+			continue
+		}
+		for _, v := range append([]string{""}, k.Values...) {
+			cfg := base
+			set(&cfg, v)
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("%s=%q as a Config: %v", k.Name, v, err)
+			}
+		}
+	}
+	if lc, err := goshmem.LoadConfig(); err != nil || lc.Validate() != nil {
+		t.Errorf("the default environment's Config does not validate: %v, %v", err, lc.Validate())
 	}
 }
