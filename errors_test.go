@@ -771,3 +771,71 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("the default environment's Config does not validate: %v, %v", err, lc.Validate())
 	}
 }
+
+// TestFailBeforeStore: a call that is going to fail fails before it
+// changes any memory, and names the argument that is wrong: a strided
+// put whose last elements run past the heap's end leaves the elements
+// that would fit untouched on the target; a strided get leaves the
+// local dest untouched; a non-blocking fetching AMO with a nil fetch
+// does not run the AMO. On mapped peers, through CMA, and to self.
+func TestFailBeforeStore(t *testing.T) {
+	const sentinel = int64(0x5a5a)
+	for _, cfg := range []node.Config{{HeapSize: testHeap}, {HeapSize: testHeap, Transport: "cma"}} {
+		for _, npes := range []int{1, 2} {
+			name := fmt.Sprintf("transport=%q/npes=%d", cfg.Transport, npes)
+			runCfg(t, cfg, npes, func(p *goshmem.PE) {
+				f := newFixture(p)
+				target := npes - 1
+				last := f.tail[len(f.tail)-2:] // the part of f.past inside the heap
+				reset := func() {
+					p.BarrierAll()
+					last[0], last[1] = sentinel, sentinel
+					f.x[0] = sentinel
+					p.BarrierAll()
+				}
+				type tc struct {
+					routine, want string
+					fn            func()
+					local         []int64 // local memory that must stay as it was
+				}
+				loc := []int64{sentinel, sentinel, sentinel, sentinel, sentinel, sentinel, sentinel}
+				src := []int64{1, 2, 3, 4, 5, 6, 7}
+				cases := []tc{
+					{"IPut", f.notInHeap("IPut", "dest", addr(f.past), 32),
+						func() { goshmem.IPut(f.c, f.past, src, 1, 1, 4, target) }, nil},
+					{"IPut", f.notInHeap("IPut", "dest", addr(f.past[:3]), 24),
+						func() { goshmem.IPut(f.c, f.past[:3], src, 2, 1, 2, target) }, nil},
+					{"IGet", f.notInHeap("IGet", "source", addr(f.past), 32),
+						func() { goshmem.IGet(f.c, loc, f.past, 2, 1, 4, target) }, loc},
+					{"Put", f.notInHeap("Put", "dest", addr(f.past), 32),
+						func() { goshmem.Put(f.c, f.past, src[:4], target) }, nil},
+					{"PutNBI", f.notInHeap("PutNBI", "dest", addr(f.past), 32),
+						func() { goshmem.PutNBI(f.c, f.past, src[:4], target) }, nil},
+					{"GetNBI", f.notInHeap("GetNBI", "source", addr(f.past), 32),
+						func() { goshmem.GetNBI(f.c, loc[:4], f.past, target) }, loc},
+					{"AtomicFetchAddNBI", "goshmem.AtomicFetchAddNBI: fetch is nil",
+						func() { goshmem.AtomicFetchAddNBI(f.c, nil, &f.x[0], 1, target) }, nil},
+					{"AtomicSwapNBI", "goshmem.AtomicSwapNBI: fetch is nil",
+						func() { goshmem.AtomicSwapNBI(f.c, nil, &f.x[0], 1, target) }, nil},
+				}
+				for _, c := range cases {
+					reset()
+					if p.MyPE() == 0 {
+						if msg := panicMsg(c.fn); !strings.HasPrefix(msg, c.want) {
+							t.Errorf("%s: %s: panic %q, want %q", name, c.routine, msg, c.want)
+						}
+						for i, v := range c.local {
+							if v != sentinel {
+								t.Errorf("%s: %s failed but changed local dest[%d] to %d", name, c.routine, i, v)
+							}
+						}
+					}
+					p.BarrierAll()
+					if p.MyPE() == target && (last[0] != sentinel || last[1] != sentinel || f.x[0] != sentinel) {
+						t.Errorf("%s: %s failed but changed the target's memory: %d %d, x[0] %d", name, c.routine, last[0], last[1], f.x[0])
+					}
+				}
+			})
+		}
+	}
+}
