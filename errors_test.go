@@ -839,3 +839,125 @@ func TestFailBeforeStore(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesNameRoutineAndArgument: every public RMA, AMO, team and
+// collective routine, given one bad argument, panics with a message
+// that starts with goshmem.<Routine>: and names that argument (never
+// the routine it is built on, nor "collective"). Every PE makes the same
+// call, as a collective needs; the check comes before any
+// synchronization, so the job stays in step.
+func TestMessagesNameRoutineAndArgument(t *testing.T) {
+	const big = 1024 // above the dropbox and flat sizes: the general paths
+	type call struct {
+		routine, arg string
+		fn           func(c *goshmem.Ctx, w *goshmem.Team, x, goMem []int64, xv, gv *int64)
+	}
+	var calls []call
+	add := func(routine, arg string, fn func(c *goshmem.Ctx, w *goshmem.Team, x, goMem []int64, xv, gv *int64)) {
+		calls = append(calls, call{routine, arg, fn})
+	}
+	type C = goshmem.Ctx
+	type T = goshmem.Team
+	// RMA: the symmetric argument outside the heap.
+	add("Put", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Put(c, g, x, 0) })
+	add("Get", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Get(c, x, g, 0) })
+	add("P", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.P(c, gv, 1, 0) })
+	add("G", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.G(c, gv, 0) })
+	add("PutNBI", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.PutNBI(c, g, x, 0) })
+	add("GetNBI", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.GetNBI(c, x, g, 0) })
+	add("PutBytes", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.PutBytes(c, byteView(g), byteView(x), 0) })
+	add("GetBytes", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.GetBytes(c, byteView(x), byteView(g), 0) })
+	add("IPut", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IPut(c, g, x, 2, 1, 4, 0) })
+	add("IGet", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IGet(c, x, g, 1, 2, 4, 0) })
+	add("IPut", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IPut(c, x, x[:2], 1, 1, 4, 0) })
+	add("IGet", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IGet(c, x[:2], x, 1, 1, 4, 0) })
+	// AMOs: the target outside the heap; the fetch routines read a source.
+	add("AtomicFetch", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.AtomicFetch(c, gv, 0) })
+	add("AtomicFetchNBI", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.AtomicFetchNBI(c, xv, gv, 0) })
+	add("AtomicFetchNBI", "fetch", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.AtomicFetchNBI(c, nil, xv, 0) })
+	for _, a := range []struct {
+		routine string
+		fn      func(c *C, dst *int64)
+	}{
+		{"AtomicSet", func(c *C, d *int64) { goshmem.AtomicSet(c, d, 1, 0) }},
+		{"AtomicSwap", func(c *C, d *int64) { goshmem.AtomicSwap(c, d, 1, 0) }},
+		{"AtomicCompareSwap", func(c *C, d *int64) { goshmem.AtomicCompareSwap(c, d, 0, 1, 0) }},
+		{"AtomicFetchAdd", func(c *C, d *int64) { goshmem.AtomicFetchAdd(c, d, 1, 0) }},
+		{"AtomicAdd", func(c *C, d *int64) { goshmem.AtomicAdd(c, d, 1, 0) }},
+		{"AtomicFetchInc", func(c *C, d *int64) { goshmem.AtomicFetchInc(c, d, 0) }},
+		{"AtomicInc", func(c *C, d *int64) { goshmem.AtomicInc(c, d, 0) }},
+		{"AtomicFetchAnd", func(c *C, d *int64) { goshmem.AtomicFetchAnd(c, d, 1, 0) }},
+		{"AtomicAnd", func(c *C, d *int64) { goshmem.AtomicAnd(c, d, 1, 0) }},
+		{"AtomicFetchOr", func(c *C, d *int64) { goshmem.AtomicFetchOr(c, d, 1, 0) }},
+		{"AtomicOr", func(c *C, d *int64) { goshmem.AtomicOr(c, d, 1, 0) }},
+		{"AtomicFetchXor", func(c *C, d *int64) { goshmem.AtomicFetchXor(c, d, 1, 0) }},
+		{"AtomicXor", func(c *C, d *int64) { goshmem.AtomicXor(c, d, 1, 0) }},
+		{"AtomicSwapNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicSwapNBI(c, &f, d, 1, 0) }},
+		{"AtomicCompareSwapNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicCompareSwapNBI(c, &f, d, 0, 1, 0) }},
+		{"AtomicFetchAddNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchAddNBI(c, &f, d, 1, 0) }},
+		{"AtomicFetchIncNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchIncNBI(c, &f, d, 0) }},
+		{"AtomicFetchAndNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchAndNBI(c, &f, d, 1, 0) }},
+		{"AtomicFetchOrNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchOrNBI(c, &f, d, 1, 0) }},
+		{"AtomicFetchXorNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchXorNBI(c, &f, d, 1, 0) }},
+	} {
+		add(a.routine, "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { a.fn(c, gv) })
+	}
+	// Collectives: dest, then source, outside the heap; bad roots.
+	for _, r := range []struct {
+		routine string
+		fn      func(w *T, dst, src []int64)
+	}{
+		{"SumReduce", goshmem.SumReduce[int64]},
+		{"ProdReduce", goshmem.ProdReduce[int64]},
+		{"MinReduce", goshmem.MinReduce[int64]},
+		{"MaxReduce", goshmem.MaxReduce[int64]},
+		{"AndReduce", goshmem.AndReduce[int64]},
+		{"OrReduce", goshmem.OrReduce[int64]},
+		{"XorReduce", goshmem.XorReduce[int64]},
+		{"SumInscan", goshmem.SumInscan[int64]},
+		{"SumExscan", goshmem.SumExscan[int64]},
+		{"Broadcast", func(w *T, d, s []int64) { goshmem.Broadcast(w, d, s, 0) }},
+		{"FCollect", func(w *T, d, s []int64) { goshmem.FCollect(w, d, s[:big/2]) }},
+		{"Collect", func(w *T, d, s []int64) { goshmem.Collect(w, d, s[:big/2]) }},
+		{"Alltoall", func(w *T, d, s []int64) { goshmem.Alltoall(w, d, s, big/2) }},
+		{"Alltoalls", func(w *T, d, s []int64) { goshmem.Alltoalls(w, d, s, 1, 1, big/2) }},
+	} {
+		add(r.routine, "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { r.fn(w, g, x) })
+		add(r.routine, "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { r.fn(w, x, g) })
+	}
+	add("Broadcast", "root", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Broadcast(w, x, x, 2) })
+	add("Broadcast", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Broadcast(w, x[:1], x[:2], 0) })
+	add("SumReduce", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.SumReduce(w, x[:1], x[:2]) })
+	add("FCollect", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.FCollect(w, x[:3], x[:2]) })
+	add("Alltoalls", "strides", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Alltoalls(w, x, x, 0, 1, 1) })
+	// Team routines.
+	add("TeamWorldPE", "PE", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.WorldPE(7) })
+	add("TeamPtr", "PE", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.TeamPtr(w, x, -1) })
+	add("TeamSync", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Sync() })
+	add("TeamBarrier", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Barrier() })
+	add("SumReduce", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.SumReduce(nil, x, x) })
+	add("TeamDestroy", "TeamWorld", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.Destroy() })
+
+	for _, cfg := range []node.Config{{HeapSize: testHeap}, {HeapSize: testHeap, Transport: "cma"}} {
+		runCfg(t, cfg, 2, func(p *goshmem.PE) {
+			x := mustCalloc[int64](p, big)
+			goMem := make([]int64, big)
+			goVar := new(int64)
+			w := goshmem.TeamWorld(p)
+			for _, c := range calls {
+				msg := panicMsg(func() { c.fn(p.Ctx(), w, x, goMem, &x[0], goVar) })
+				prefix := "goshmem." + c.routine + ": "
+				if !strings.HasPrefix(msg, prefix) || !strings.Contains(msg[len(prefix):], c.arg) {
+					t.Errorf("transport %q: %s with a bad %s: panic %q, want it to start with %q and name %s",
+						cfg.Transport, c.routine, c.arg, msg, prefix, c.arg)
+				}
+			}
+			// In step: a collective still works.
+			x[0] = int64(p.MyPE() + 1)
+			goshmem.SumReduce(w, x[1:2], x[:1])
+			if x[1] != 3 {
+				t.Errorf("sum after the bad calls = %d, want 3", x[1])
+			}
+		})
+	}
+}

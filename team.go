@@ -410,7 +410,7 @@ func (t *Team) WorldPE(pe int) int {
 		return -1
 	}
 	t.check("TeamWorldPE")
-	t.checkPE("TeamWorldPE", pe)
+	t.checkPE("TeamWorldPE", "PE", pe)
 	return t.worlds[pe]
 }
 
@@ -432,7 +432,7 @@ func TeamPtr[T any](t *Team, x []T, pe int) []T {
 		return nil
 	}
 	t.check("TeamPtr")
-	t.checkPE("TeamPtr", pe)
+	t.checkPE("TeamPtr", "PE", pe)
 	return Ptr(t.pe, x, t.worlds[pe])
 }
 
@@ -452,9 +452,11 @@ func (t *Team) check(routine string) {
 	}
 }
 
-func (t *Team) checkPE(routine string, pe int) {
+// checkPE panics unless pe, the argument arg of routine, is a PE
+// number of the team.
+func (t *Team) checkPE(routine, arg string, pe int) {
 	if uint(pe) >= uint(t.members.Size()) {
-		panicf("%s: PE %d out of range [0, %d) of the team", routine, pe, t.members.Size())
+		panicf("%s: %s %d out of range [0, %d) of the team", routine, arg, pe, t.members.Size())
 	}
 }
 

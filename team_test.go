@@ -780,7 +780,7 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 		}{
 			{func() { w.WorldPE(2) }, "goshmem.TeamWorldPE: PE 2 out of range [0, 2) of the team"},
 			{func() { w.WorldPE(-1) }, "goshmem.TeamWorldPE: PE -1 out of range [0, 2) of the team"},
-			{func() { goshmem.Broadcast(w, x, x, 2) }, "goshmem.Broadcast: PE 2 out of range [0, 2) of the team"},
+			{func() { goshmem.Broadcast(w, x, x, 2) }, "goshmem.Broadcast: root PE 2 out of range [0, 2) of the team"},
 			{func() { goshmem.Broadcast(w, x[:2], x[:3], 0) }, "goshmem.Broadcast: dest has 2 elements but source has 3"},
 			{func() { goshmem.SumReduce(w, x[:2], x[:3]) }, "goshmem.SumReduce: dest has 2 elements but source has 3"},
 			{func() { goshmem.XorReduce(w, x[:2], x[:3]) }, "goshmem.XorReduce: dest has 2 elements but source has 3"},
