@@ -422,7 +422,36 @@ func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
 		return nil, fmt.Errorf("goshmem.TeamCreateCtx: %w", ErrInvalidTeam)
 	}
 	t.check("TeamCreateCtx")
-	return t.pe.CtxCreateTeam(t.worlds, opts)
+	c, err := t.pe.CtxCreateTeam(t.worlds, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.SetTeam(t)
+	return c, nil
+}
+
+// ErrInvalidCtx is wrapped by the error of CtxGetTeam given the invalid
+// context (a nil *Ctx, SHMEM_CTX_INVALID).
+var ErrInvalidCtx = errors.New("the context is SHMEM_CTX_INVALID (a nil *Ctx)")
+
+// CtxGetTeam returns the team ctx was created on (shmem_ctx_get_team):
+// the team of Team.CtxCreate, TeamWorld for the default context and for
+// the contexts of PE.CtxCreate. For the invalid context (nil) it returns
+// the invalid team (nil) and an error wrapping ErrInvalidCtx; a
+// destroyed context panics.
+//
+// It is a function rather than a method because Ctx is node.Ctx, which
+// cannot know the Team type of this package: a team context carries its
+// *Team opaquely (node.Ctx.SetTeam), and this function gives it its
+// type back.
+func CtxGetTeam(ctx *Ctx) (*Team, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("goshmem.CtxGetTeam: %w", ErrInvalidCtx)
+	}
+	if t, ok := ctx.CtxTeam("CtxGetTeam").(*Team); ok {
+		return t, nil
+	}
+	return TeamWorld(ctx.PE()), nil
 }
 
 // TeamPtr returns x as it lives on team PE pe's heap (shmem_team_ptr),

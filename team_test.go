@@ -1263,3 +1263,102 @@ func TestTeamSplitFailsOnEveryPE(t *testing.T) {
 		})
 	}
 }
+
+// TestCtxGetTeam: shmem_ctx_get_team. A context created on a team
+// returns that team; the default context and the contexts of
+// PE.CtxCreate return TeamWorld; the invalid context (nil) returns the
+// invalid team and an error; a destroyed context is a programmer error.
+func TestCtxGetTeam(t *testing.T) {
+	const n = 3
+	runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+		w := goshmem.TeamWorld(p)
+		odd, err := w.SplitStrided(1, 2, 1, nil)
+		if err != nil {
+			panic(err)
+		}
+		back, err := w.SplitStrided(n-1, -1, n, nil)
+		if err != nil {
+			panic(err)
+		}
+		pctx, err := p.CtxCreate(goshmem.CtxPrivate)
+		if err != nil {
+			panic(err)
+		}
+		cases := []struct {
+			name string
+			ctx  *goshmem.Ctx
+			want *goshmem.Team
+		}{
+			{"default context", p.Ctx(), w},
+			{"PE.CtxCreate", pctx, w},
+		}
+		for _, tm := range []struct {
+			name string
+			t    *goshmem.Team
+		}{{"TeamWorld", w}, {"TeamShared", goshmem.TeamShared(p)}, {"reversed split", back}, {"odd split", odd}} {
+			if tm.t == nil {
+				continue // not a member
+			}
+			c, err := tm.t.CtxCreate(0)
+			if err != nil {
+				panic(err)
+			}
+			cases = append(cases, struct {
+				name string
+				ctx  *goshmem.Ctx
+				want *goshmem.Team
+			}{tm.name + ".CtxCreate", c, tm.t})
+		}
+		for _, c := range cases {
+			got, err := goshmem.CtxGetTeam(c.ctx)
+			if got != c.want || err != nil {
+				t.Errorf("PE %d: CtxGetTeam(%s) = %p, %v; want %p", p.MyPE(), c.name, got, err, c.want)
+			}
+			if c.ctx != p.Ctx() {
+				c.ctx.Destroy()
+				if msg := panicMsg(func() { goshmem.CtxGetTeam(c.ctx) }); !strings.HasPrefix(msg, "goshmem.CtxGetTeam: the context was destroyed") {
+					t.Errorf("PE %d: CtxGetTeam on a destroyed %s context: panic %q", p.MyPE(), c.name, msg)
+				}
+			}
+		}
+		if got, err := goshmem.CtxGetTeam(nil); got != nil || !errors.Is(err, goshmem.ErrInvalidCtx) || !strings.HasPrefix(err.Error(), "goshmem.CtxGetTeam: ") {
+			t.Errorf("CtxGetTeam(nil) = %v, %v; want nil and an error wrapping ErrInvalidCtx", got != nil, err)
+		}
+		back.Destroy()
+		odd.Destroy()
+	})
+}
+
+// ExampleCtxGetTeam shows shmem_ctx_get_team: a context created on a
+// team knows its team, and team-relative PE numbers address it.
+func ExampleCtxGetTeam() {
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, 4, func(pe *goshmem.PE) {
+		evens, err := goshmem.TeamWorld(pe).SplitStrided(0, 2, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		if evens == nil {
+			return // odd PEs are not in the team
+		}
+		ctx, err := evens.CtxCreate(0)
+		if err != nil {
+			panic(err)
+		}
+		tm, _ := goshmem.CtxGetTeam(ctx)
+		if pe.MyPE() == 2 {
+			fmt.Printf("world PE 2 is PE %d of its context's team of %d\n", tm.MyPE(), tm.NPEs())
+		}
+		def, _ := goshmem.CtxGetTeam(pe.Ctx())
+		if pe.MyPE() == 2 && def == goshmem.TeamWorld(pe) {
+			fmt.Println("the default context belongs to TeamWorld")
+		}
+		ctx.Destroy()
+		evens.Destroy()
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// world PE 2 is PE 1 of its context's team of 2
+	// the default context belongs to TeamWorld
+}

@@ -34,12 +34,13 @@ type Ctx struct {
 	peers     []peer
 	world     []int
 	opts      CtxOptions
+	team      any // the API layer's team of a team context (see node/team.go)
 	isDefault bool
 	destroyed bool
 	// slow sends every operation through the checked slow path: set
 	// when the context is destroyed and, under SHMEM_DEBUG, always.
 	slow bool
-	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 3]byte // the fields above take 67 bytes
+	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 3]byte // the fields above take 83 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
