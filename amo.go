@@ -81,44 +81,65 @@ func AtomicXor[T Integer](c *Ctx, dst *T, v T, pe int) {
 
 // The non-blocking fetching AMOs (shmem_atomic_*_nbi) store the fetched
 // value into *fetch; on mapped memory they complete before returning.
+// A nil fetch panics before the AMO changes anything.
+
+// checkFetch panics if fetch is nil.
+func checkFetch[T any](routine string, fetch *T) {
+	if fetch == nil {
+		nilFetch(routine)
+	}
+}
+
+//go:noinline
+func nilFetch(routine string) {
+	panicf("%s: fetch is nil; pass the address of a local variable to store the fetched value in", routine)
+}
 
 // AtomicFetchNBI is the non-blocking AtomicFetch.
 func AtomicFetchNBI[T Standard](c *Ctx, fetch *T, src *T, pe int) {
+	checkFetch("AtomicFetchNBI", fetch)
 	var z T
 	*fetch = node.AMO(c, "AtomicFetchNBI", node.OpFetch, src, z, z, pe)
 }
 
 // AtomicSwapNBI is the non-blocking AtomicSwap.
 func AtomicSwapNBI[T Standard](c *Ctx, fetch *T, dst *T, v T, pe int) {
+	checkFetch("AtomicSwapNBI", fetch)
 	*fetch = node.AMO(c, "AtomicSwapNBI", node.OpSwap, dst, v, v, pe)
 }
 
 // AtomicCompareSwapNBI is the non-blocking AtomicCompareSwap.
 func AtomicCompareSwapNBI[T Integer](c *Ctx, fetch *T, dst *T, cond, v T, pe int) {
+	checkFetch("AtomicCompareSwapNBI", fetch)
 	*fetch = node.AMO(c, "AtomicCompareSwapNBI", node.OpCSwap, dst, v, cond, pe)
 }
 
 // AtomicFetchAddNBI is the non-blocking AtomicFetchAdd.
 func AtomicFetchAddNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
+	checkFetch("AtomicFetchAddNBI", fetch)
 	*fetch = node.AMO(c, "AtomicFetchAddNBI", node.OpAdd, dst, v, v, pe)
 }
 
 // AtomicFetchIncNBI is the non-blocking AtomicFetchInc.
 func AtomicFetchIncNBI[T Integer](c *Ctx, fetch *T, dst *T, pe int) {
+	checkFetch("AtomicFetchIncNBI", fetch)
 	*fetch = node.AMO(c, "AtomicFetchIncNBI", node.OpAdd, dst, 1, 1, pe)
 }
 
 // AtomicFetchAndNBI is the non-blocking AtomicFetchAnd.
 func AtomicFetchAndNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
+	checkFetch("AtomicFetchAndNBI", fetch)
 	*fetch = node.AMO(c, "AtomicFetchAndNBI", node.OpAnd, dst, v, v, pe)
 }
 
 // AtomicFetchOrNBI is the non-blocking AtomicFetchOr.
 func AtomicFetchOrNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
+	checkFetch("AtomicFetchOrNBI", fetch)
 	*fetch = node.AMO(c, "AtomicFetchOrNBI", node.OpOr, dst, v, v, pe)
 }
 
 // AtomicFetchXorNBI is the non-blocking AtomicFetchXor.
 func AtomicFetchXorNBI[T Integer](c *Ctx, fetch *T, dst *T, v T, pe int) {
+	checkFetch("AtomicFetchXorNBI", fetch)
 	*fetch = node.AMO(c, "AtomicFetchXorNBI", node.OpXor, dst, v, v, pe)
 }

@@ -10,6 +10,10 @@ import (
 // Team collectives (OpenSHMEM 1.5). Every member calls them with the
 // same arguments (and symmetric dst and src); they return when this
 // PE's part is complete: dst holds the result and src may be reused.
+// The result's length follows from src (nelems is len(src)); dst must
+// be at least that long, and a longer dst keeps its elements past the
+// result untouched. A dst too short is a programmer error (a panic
+// naming the routine).
 //
 // Inside a team whose heaps are all mapped here (Team.shared), data
 // moves by plain copies between the mapped heaps: a receiver copies
@@ -125,9 +129,8 @@ const flatMax = 1 << 10
 // dst may alias src.
 func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
 	t.check(routine)
-	if len(dst) != len(src) {
-		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
-	}
+	dst = fitDest(routine, dst, len(src))
+	checkSym(t, routine, dst, src)
 	n, members := len(src), t.NPEs()
 	size := mem.SizeOf[T]()
 	if t.hierarchical(uintptr(n) * size) {
@@ -196,37 +199,69 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 		buf := scratch[T](t, 0, hi-lo)
 		for m := 0; m < members; m++ {
 			if m != t.me {
-				fold(acc, view(t, src[lo:hi], m, buf))
+				fold(acc, view(t, routine, src[lo:hi], m, buf))
 			}
 		}
 		for m := 0; m < members; m++ {
 			if m != t.me {
-				write(t, dst[lo:hi], acc, m)
+				write(t, routine, dst[lo:hi], acc, m)
 			}
 		}
 	}
 	t.sync(routine)
 }
 
+// fitDest returns the first n elements of dst, where a collective
+// writes its n-element result; the rest of a longer dst is left
+// untouched (the spec asks only that dest be large enough). A shorter
+// dst is a programmer error.
+func fitDest[T any](routine string, dst []T, n int) []T {
+	if len(dst) < n {
+		shortDest(routine, len(dst), n)
+	}
+	return dst[:n]
+}
+
+//go:noinline
+func shortDest(routine string, have, need int) {
+	panicf("%s: dest has %d elements but source has %d; dest must hold at least as many", routine, have, need)
+}
+
+// checkSym panics, naming routine and the argument, unless dst and src
+// lie in the symmetric heap, as a collective's dest and source must:
+// before any synchronization, so that every member fails alike and
+// nothing has been written.
+func checkSym[T any](t *Team, routine string, dst, src []T) {
+	size := mem.SizeOf[T]()
+	for _, a := range [2]struct {
+		x    []T
+		dest bool
+	}{{dst, true}, {src, false}} {
+		if n := uintptr(len(a.x)) * size; n > 0 && !t.pe.InHeap(mem.Addr(a.x), n) {
+			t.pe.Ctx().CheckRMA(routine, a.dest, mem.Addr(a.x), n, t.pe.MyPE())
+		}
+	}
+}
+
 // view returns member m's copy of sym: the mapped memory itself when it
 // is mapped here, else a copy fetched with Get into buf.
-func view[T any](t *Team, sym []T, m int, buf []T) []T {
+func view[T any](t *Team, routine string, sym []T, m int, buf []T) []T {
 	w := t.worlds[m]
 	if r := Ptr(t.pe, sym, w); r != nil {
 		return r
 	}
-	get(t.pe.Ctx(), "collective", buf[:len(sym)], sym, w)
+	get(t.pe.Ctx(), routine, buf[:len(sym)], sym, w)
 	return buf[:len(sym)]
 }
 
 // write stores x into member m's copy of sym.
-func write[T any](t *Team, sym, x []T, m int) {
+func write[T any](t *Team, routine string, sym, x []T, m int) {
 	w := t.worlds[m]
 	if w == t.pe.MyPE() {
 		copy(sym, x)
 		return
 	}
-	put(t.pe.Ctx(), "collective", sym, x, w)
+	put(t.pe.Ctx(), routine, sym, x, w)
 }
 
 // scratch returns the team's scratch buffer i (0 or 1) as n elements of
@@ -250,10 +285,9 @@ func scratch[T any](t *Team, i, n int) []T {
 func Broadcast[T any](t *Team, dst, src []T, root int) {
 	const routine = "Broadcast"
 	t.check(routine)
-	t.checkPE(routine, root)
-	if len(dst) != len(src) {
-		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
-	}
+	t.checkPE(routine, "root PE", root)
+	dst = fitDest(routine, dst, len(src))
+	checkSym(t, routine, dst, src)
 	switch {
 	case t.hierarchical(uintptr(len(src)) * mem.SizeOf[T]()):
 		broadcastHier(t, dst, src, root)
@@ -268,7 +302,7 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 			if t.me == root {
 				copy(dst, src)
 			} else {
-				copy(dst, view(t, src, root, dst))
+				copy(dst, view(t, routine, src, root, dst))
 			}
 		}
 		t.sync(routine)
@@ -292,7 +326,7 @@ func broadcastTree[T any](t *Team, dst, src []T, root int) {
 	} else {
 		parent := abs(rel &^ (1 << (bitLen(rel) - 1)))
 		t.pe.TeamWait(routine, t.slot, readyWord, e)
-		copy(dst, view(t, dst, parent, dst))
+		copy(dst, view(t, routine, dst, parent, dst))
 	}
 	for k := bitLen(rel); rel+1<<k < n; k++ {
 		c := abs(rel + 1<<k)
@@ -331,15 +365,18 @@ func broadcastHier[T any](t *Team, dst, src []T, root int) {
 }
 
 // FCollect concatenates the members' src, all of the same length, in
-// team order into every member's dst (shmem_fcollect): each member
-// writes its block directly into every member's dst.
+// team order into every member's dst (shmem_fcollect), which must hold
+// at least NPEs times len(src) elements: each member writes its block
+// directly into every member's dst.
 func FCollect[T any](t *Team, dst, src []T) {
 	const routine = "FCollect"
 	t.check(routine)
 	n := len(src)
-	if len(dst) != n*t.NPEs() {
-		panicf("%s: dest has %d elements, want %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
+	if len(dst) < n*t.NPEs() {
+		panicf("%s: dest has %d elements, want at least %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
 	}
+	dst = dst[:n*t.NPEs()]
+	checkSym(t, routine, dst, src)
 	pow2 := t.NPEs()&(t.NPEs()-1) == 0
 	auto := t.alg.fcollect == "" || t.alg.fcollect == "auto"
 	switch {
@@ -352,7 +389,7 @@ func FCollect[T any](t *Team, dst, src []T) {
 	}
 	t.sync(routine)
 	for m := 0; m < t.NPEs() && n > 0; m++ {
-		write(t, dst[t.me*n:(t.me+1)*n], src, m)
+		write(t, routine, dst[t.me*n:(t.me+1)*n], src, m)
 	}
 	t.sync(routine)
 }
@@ -378,7 +415,7 @@ func fcollectRing[T any](t *Team, dst, src []T) {
 		t.pe.TeamWait(routine, t.slot, ringWord, c0+1+uint32(s))
 		b := (left - s + members) % members
 		blk := dst[b*n : (b+1)*n]
-		copy(blk, view(t, blk, left, blk))
+		copy(blk, view(t, routine, blk, left, blk))
 		if s < members-2 {
 			announce(c0 + 2 + uint32(s))
 		}
@@ -393,6 +430,7 @@ func fcollectRing[T any](t *Team, dst, src []T) {
 func Collect[T any](t *Team, dst, src []T) {
 	const routine = "Collect"
 	t.check(routine)
+	checkSym(t, routine, dst, src)
 	t.pe.TeamSet(t.pe.MyPE(), t.slot, countWord, uint32(len(src)))
 	t.sync(routine)
 	off, total := 0, 0
@@ -408,7 +446,7 @@ func Collect[T any](t *Team, dst, src []T) {
 		panicf("%s: dest has %d elements, the members' sources total %d", routine, len(dst), total)
 	}
 	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
-		write(t, dst[off:off+len(src)], src, m)
+		write(t, routine, dst[off:off+len(src)], src, m)
 	}
 	t.sync(routine)
 }
@@ -439,11 +477,12 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	if need := (members*n-1)*srcStride + 1; n > 0 && len(src) < need {
 		panicf("%s: source has %d elements, %d needed", routine, len(src), need)
 	}
+	checkSym(t, routine, dst, src)
 	t.sync(routine)
 	for j := 0; j < members && n > 0; j++ {
 		w := t.worlds[j]
 		if dstStride == 1 && srcStride == 1 {
-			write(t, dst[t.me*n:(t.me+1)*n], src[j*n:(j+1)*n], j)
+			write(t, routine, dst[t.me*n:(t.me+1)*n], src[j*n:(j+1)*n], j)
 			continue
 		}
 		c := t.pe.Ctx()
@@ -467,9 +506,8 @@ func SumExscan[T Summable](t *Team, dst, src []T) { scan(t, "SumExscan", dst, sr
 // (read in place where mapped), into a scratch buffer, then writes dst.
 func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	t.check(routine)
-	if len(dst) != len(src) {
-		panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, len(dst), len(src))
-	}
+	dst = fitDest(routine, dst, len(src))
+	checkSym(t, routine, dst, src)
 	n := len(src)
 	t.sync(routine)
 	acc := scratch[T](t, 0, n)
@@ -480,7 +518,7 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 		last = t.me
 	}
 	for m := 0; m <= last; m++ {
-		sumK(acc, view(t, src, m, buf))
+		sumK(acc, view(t, routine, src, m, buf))
 	}
 	t.sync(routine) // every member has read every source it needs
 	copy(dst, acc)

@@ -44,12 +44,12 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 		signal(me-p, rdFold)
 		wait(rdAck) // it has read my dst
 		wait(rdBack)
-		copy(dst, view(t, dst, me-p, buf))
+		copy(dst, view(t, routine, dst, me-p, buf))
 		signal(me-p, rdDone)
 		return
 	case me < n-p: // fold in member me+p's source
 		wait(rdFold)
-		x := view(t, dst, me+p, buf)
+		x := view(t, routine, dst, me+p, buf)
 		copy(buf, x)
 		signal(me+p, rdAck)
 		fold(dst, buf)
@@ -59,7 +59,7 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 		partner := me ^ k
 		signal(partner, rdReady+r*wordsPerLine)
 		wait(rdReady + r*wordsPerLine)
-		x := view(t, dst, partner, buf)
+		x := view(t, routine, dst, partner, buf)
 		copy(buf, x)
 		signal(partner, rdAck+r*wordsPerLine)
 		wait(rdAck + r*wordsPerLine) // the partner has read my dst
@@ -114,7 +114,7 @@ func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x [
 	for s := 0; s < n-1; s++ { // reduce-scatter
 		t.pe.TeamWait(routine, t.slot, ringProd, prodBase+uint32(s+1))
 		lo, hi := chunk(me - 1 - s)
-		fold(dst[lo:hi], view(t, dst[lo:hi], left, buf[:hi-lo]))
+		fold(dst[lo:hi], view(t, routine, dst[lo:hi], left, buf[:hi-lo]))
 		ack(s + 1)
 		produce(s + 2)
 	}
@@ -123,7 +123,7 @@ func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x [
 		// The right neighbour read this chunk's partial in its step s.
 		t.pe.TeamWait(routine, t.slot, ringAck, ackBase+uint32(s+1))
 		lo, hi := chunk(me - s)
-		copy(dst[lo:hi], view(t, dst[lo:hi], left, buf[:hi-lo]))
+		copy(dst[lo:hi], view(t, routine, dst[lo:hi], left, buf[:hi-lo]))
 		ack(n + s)
 		produce(n + 1 + s)
 	}
@@ -159,7 +159,7 @@ func fcollectRecursiveDoubling[T any](t *Team, dst, src []T) {
 		t.pe.TeamWait(routine, t.slot, fcReady+w, e)
 		base := partner &^ (d - 1)
 		blk := dst[base*nb : (base+d)*nb]
-		copy(blk, view(t, blk, partner, blk))
+		copy(blk, view(t, routine, blk, partner, blk))
 		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), fcAck+w, e)
 		rounds++
 	}
@@ -210,7 +210,7 @@ func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(
 		signal(r.partner, rsReady+w)
 		wait(rsReady + w)
 		keep := dst[r.keepLo:r.keepHi]
-		fold(keep, view(t, keep, r.partner, buf[:len(keep)]))
+		fold(keep, view(t, routine, keep, r.partner, buf[:len(keep)]))
 		signal(r.partner, rsAck+w)
 	}
 	for i := len(rounds) - 1; i >= 0; i-- { // allgather
@@ -219,7 +219,7 @@ func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(
 		wait(agReady + w)
 		wait(rsAck + w) // the partner has read my partial of the half I give
 		give := dst[r.giveLo:r.giveHi]
-		copy(give, view(t, give, r.partner, buf[:len(give)]))
+		copy(give, view(t, routine, give, r.partner, buf[:len(give)]))
 		signal(r.partner, agAck+w)
 	}
 	for i := range rounds {

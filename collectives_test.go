@@ -858,3 +858,96 @@ func TestCollectivesDisjointTeams(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectivesLongDest: the spec asks of every collective's dest
+// only that it be large enough. Given a longer one, each collective
+// writes its result into the first part and leaves the rest untouched,
+// with every algorithm (dropbox, flat, partitioned, recursive doubling,
+// ring, Rabenseifner, tree, hierarchical) and transport.
+func TestCollectivesLongDest(t *testing.T) {
+	const tail = 5
+	const junk = int64(-7777)
+	for _, cfg := range []node.Config{
+		{HeapSize: 1 << 20},
+		{HeapSize: 1 << 20, Transport: "cma"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling", FCollectAlgorithm: "recursive-doubling", Transport: "cma"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "ring", FCollectAlgorithm: "ring", BcastAlgorithm: "tree"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "rabenseifner", Transport: "cma"},
+		{HeapSize: 1 << 20, ReduceAlgorithm: "partitioned", BcastAlgorithm: "direct", FCollectAlgorithm: "direct"},
+		{HeapSize: 1 << 20, SimDomains: 2},
+	} {
+		for _, n := range []int{2, 3, 4} {
+			for _, size := range []int{3, 600} { // in a dropbox; above flatMax
+				name := fmt.Sprintf("%+v/n=%d/size=%d", cfg, n, size)
+				runCfg(t, cfg, n, func(p *goshmem.PE) {
+					w := goshmem.TeamWorld(p)
+					me := p.MyPE()
+					src := mustCalloc[int64](p, size*n)
+					for i := range src {
+						src[i] = int64((me+1)*100000 + i)
+					}
+					dst := mustCalloc[int64](p, size*n+tail)
+					run := func(coll string, want []int64, fn func(dst []int64)) {
+						for i := range dst {
+							dst[i] = junk
+						}
+						p.BarrierAll()
+						fn(dst)
+						for i, v := range want {
+							if dst[i] != v {
+								t.Errorf("%s PE %d: %s: dst[%d] = %d, want %d", name, me, coll, i, dst[i], v)
+								break
+							}
+						}
+						for i := len(want); i < len(dst); i++ {
+							if dst[i] != junk {
+								t.Errorf("%s PE %d: %s wrote dst[%d] = %d past its %d-element result", name, me, coll, i, dst[i], len(want))
+								break
+							}
+						}
+						p.BarrierAll()
+					}
+					of := func(q, i int) int64 { return int64((q+1)*100000 + i) }
+					sum := make([]int64, size)
+					maxv := make([]int64, size)
+					in := make([]int64, size)
+					ex := make([]int64, size)
+					for i := range sum {
+						for q := 0; q < n; q++ {
+							sum[i] += of(q, i)
+							if q <= me {
+								in[i] += of(q, i)
+							}
+							if q < me {
+								ex[i] += of(q, i)
+							}
+						}
+						maxv[i] = of(n-1, i)
+					}
+					root := n - 1
+					bcast := make([]int64, size)
+					fcoll := make([]int64, 0, size*n)
+					a2a := make([]int64, 0, size*n)
+					for q := 0; q < n; q++ {
+						for i := 0; i < size; i++ {
+							fcoll = append(fcoll, of(q, i))
+							a2a = append(a2a, of(q, me*size+i))
+						}
+					}
+					for i := range bcast {
+						bcast[i] = of(root, i)
+					}
+					s := src[:size]
+					run("SumReduce", sum, func(d []int64) { goshmem.SumReduce(w, d, s) })
+					run("MaxReduce", maxv, func(d []int64) { goshmem.MaxReduce(w, d, s) })
+					run("Broadcast", bcast, func(d []int64) { goshmem.Broadcast(w, d, s, root) })
+					run("FCollect", fcoll, func(d []int64) { goshmem.FCollect(w, d, s) })
+					run("Collect", fcoll, func(d []int64) { goshmem.Collect(w, d, s) })
+					run("Alltoall", a2a, func(d []int64) { goshmem.Alltoall(w, d, src, size) })
+					run("SumInscan", in, func(d []int64) { goshmem.SumInscan(w, d, s) })
+					run("SumExscan", ex, func(d []int64) { goshmem.SumExscan(w, d, s) })
+				})
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -691,6 +692,271 @@ func TestLockMisaligned(t *testing.T) {
 			checkContains(t, routine, msg, "goshmem."+routine+": ", fmt.Sprintf("%#x", a), "aligned")
 			if strings.Contains(msg, "not inside the symmetric heap") {
 				t.Errorf("%s: message %q claims an address inside the heap is outside it", routine, msg)
+			}
+		})
+	}
+}
+
+// TestConfigValidate: a Config field with a value its SHMEM_* variable
+// would reject makes RunLocalConfig fail before any PE runs, with an
+// error naming the field, the value and the valid values, as the same
+// value in the environment does; every value the variable accepts is
+// accepted in the Config too (one list of names, internal/env's).
+func TestConfigValidate(t *testing.T) {
+	base := node.Config{HeapSize: testHeap}
+	for _, c := range []struct {
+		field string
+		set   func(c *node.Config)
+		want  []string
+	}{
+		{"ReduceAlgorithm", func(c *node.Config) { c.ReduceAlgorithm = "bogus" }, []string{"Config.ReduceAlgorithm", "bogus", "rabenseifner", "SHMEM_REDUCE_ALGORITHM"}},
+		{"BarrierAlgorithm", func(c *node.Config) { c.BarrierAlgorithm = "bogus" }, []string{"Config.BarrierAlgorithm", "dissemination or tree"}},
+		{"BcastAlgorithm", func(c *node.Config) { c.BcastAlgorithm = "Tree" }, []string{"Config.BcastAlgorithm", "Tree", "direct or tree"}},
+		{"FCollectAlgorithm", func(c *node.Config) { c.FCollectAlgorithm = "bogus" }, []string{"Config.FCollectAlgorithm", "recursive-doubling"}},
+		{"Transport", func(c *node.Config) { c.Transport = "tcp" }, []string{"Config.Transport", "tcp", "auto, xpmem or cma"}},
+		{"HeapPolicy", func(c *node.Config) { c.HeapPolicy = "spread" }, []string{"Config.HeapPolicy", "spread", "local, interleave or none"}},
+		{"NUMACollectives", func(c *node.Config) { c.NUMACollectives = "sometimes" }, []string{"Config.NUMACollectives", "auto, always or never"}},
+		{"HeapSize", func(c *node.Config) { c.HeapSize = -5 }, []string{"Config.HeapSize", "-5", "SHMEM_SYMMETRIC_SIZE"}},
+		{"WaitSpin", func(c *node.Config) { c.WaitSpin = -1 }, []string{"Config.WaitSpin", "-1"}},
+		{"WaitYield", func(c *node.Config) { c.WaitYield = -1 }, []string{"Config.WaitYield", "-1"}},
+		{"SimDomains", func(c *node.Config) { c.SimDomains = -2 }, []string{"Config.SimDomains", "-2"}},
+		{"WaitSleep", func(c *node.Config) { c.WaitSleep = time.Second }, []string{"Config.WaitSleep", "1s", "500ms"}},
+		{"WaitSleep", func(c *node.Config) { c.WaitSleep = -time.Millisecond }, []string{"Config.WaitSleep", "-1ms"}},
+	} {
+		cfg := base
+		c.set(&cfg)
+		err := goshmem.RunLocalConfig(cfg, 2, func(*goshmem.PE) { t.Errorf("%s: fn ran with an invalid Config", c.field) })
+		if err == nil {
+			t.Errorf("RunLocalConfig with a bad %s succeeded", c.field)
+			continue
+		}
+		checkContains(t, c.field, err.Error(), c.want...)
+	}
+	// Two bad fields: both named.
+	cfg := base
+	cfg.ReduceAlgorithm, cfg.Transport = "bogus", "tcp"
+	if err := cfg.Validate(); err == nil {
+		t.Errorf("Validate with two bad fields succeeded")
+	} else {
+		checkContains(t, "two fields", err.Error(), "Config.ReduceAlgorithm", "Config.Transport")
+	}
+	// Every value of every enum variable, and the defaults, are valid.
+	fields := map[string]func(c *node.Config, v string){
+		env.VarTransport:   func(c *node.Config, v string) { c.Transport = v },
+		env.VarHeapPolicy:  func(c *node.Config, v string) { c.HeapPolicy = v },
+		env.VarBarrierAlg:  func(c *node.Config, v string) { c.BarrierAlgorithm = v },
+		env.VarReduceAlg:   func(c *node.Config, v string) { c.ReduceAlgorithm = v },
+		env.VarBcastAlg:    func(c *node.Config, v string) { c.BcastAlgorithm = v },
+		env.VarFCollectAlg: func(c *node.Config, v string) { c.FCollectAlgorithm = v },
+		env.VarNUMAColl:    func(c *node.Config, v string) { c.NUMACollectives = v },
+	}
+	for _, k := range env.Knobs() {
+		if k.Type != env.TypeEnum {
+			continue
+		}
+		set, ok := fields[k.Name]
+		if !ok {
+			t.Errorf("enum variable %s has no Config field in this test", k.Name)
+			continue
+		}
+		for _, v := range append([]string{""}, k.Values...) {
+			cfg := base
+			set(&cfg, v)
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("%s=%q as a Config: %v", k.Name, v, err)
+			}
+		}
+	}
+	if lc, err := goshmem.LoadConfig(); err != nil || lc.Validate() != nil {
+		t.Errorf("the default environment's Config does not validate: %v, %v", err, lc.Validate())
+	}
+}
+
+// TestFailBeforeStore: a call that is going to fail fails before it
+// changes any memory, and names the argument that is wrong: a strided
+// put whose last elements run past the heap's end leaves the elements
+// that would fit untouched on the target; a strided get leaves the
+// local dest untouched; a non-blocking fetching AMO with a nil fetch
+// does not run the AMO. On mapped peers, through CMA, and to self.
+func TestFailBeforeStore(t *testing.T) {
+	const sentinel = int64(0x5a5a)
+	for _, cfg := range []node.Config{{HeapSize: testHeap}, {HeapSize: testHeap, Transport: "cma"}} {
+		for _, npes := range []int{1, 2} {
+			name := fmt.Sprintf("transport=%q/npes=%d", cfg.Transport, npes)
+			runCfg(t, cfg, npes, func(p *goshmem.PE) {
+				f := newFixture(p)
+				target := npes - 1
+				last := f.tail[len(f.tail)-2:] // the part of f.past inside the heap
+				reset := func() {
+					p.BarrierAll()
+					last[0], last[1] = sentinel, sentinel
+					f.x[0] = sentinel
+					p.BarrierAll()
+				}
+				type tc struct {
+					routine, want string
+					fn            func()
+					local         []int64 // local memory that must stay as it was
+				}
+				loc := []int64{sentinel, sentinel, sentinel, sentinel, sentinel, sentinel, sentinel}
+				src := []int64{1, 2, 3, 4, 5, 6, 7}
+				cases := []tc{
+					{"IPut", f.notInHeap("IPut", "dest", addr(f.past), 32),
+						func() { goshmem.IPut(f.c, f.past, src, 1, 1, 4, target) }, nil},
+					{"IPut", f.notInHeap("IPut", "dest", addr(f.past[:3]), 24),
+						func() { goshmem.IPut(f.c, f.past[:3], src, 2, 1, 2, target) }, nil},
+					{"IGet", f.notInHeap("IGet", "source", addr(f.past), 32),
+						func() { goshmem.IGet(f.c, loc, f.past, 2, 1, 4, target) }, loc},
+					{"Put", f.notInHeap("Put", "dest", addr(f.past), 32),
+						func() { goshmem.Put(f.c, f.past, src[:4], target) }, nil},
+					{"PutNBI", f.notInHeap("PutNBI", "dest", addr(f.past), 32),
+						func() { goshmem.PutNBI(f.c, f.past, src[:4], target) }, nil},
+					{"GetNBI", f.notInHeap("GetNBI", "source", addr(f.past), 32),
+						func() { goshmem.GetNBI(f.c, loc[:4], f.past, target) }, loc},
+					{"AtomicFetchAddNBI", "goshmem.AtomicFetchAddNBI: fetch is nil",
+						func() { goshmem.AtomicFetchAddNBI(f.c, nil, &f.x[0], 1, target) }, nil},
+					{"AtomicSwapNBI", "goshmem.AtomicSwapNBI: fetch is nil",
+						func() { goshmem.AtomicSwapNBI(f.c, nil, &f.x[0], 1, target) }, nil},
+				}
+				for _, c := range cases {
+					reset()
+					if p.MyPE() == 0 {
+						if msg := panicMsg(c.fn); !strings.HasPrefix(msg, c.want) {
+							t.Errorf("%s: %s: panic %q, want %q", name, c.routine, msg, c.want)
+						}
+						for i, v := range c.local {
+							if v != sentinel {
+								t.Errorf("%s: %s failed but changed local dest[%d] to %d", name, c.routine, i, v)
+							}
+						}
+					}
+					p.BarrierAll()
+					if p.MyPE() == target && (last[0] != sentinel || last[1] != sentinel || f.x[0] != sentinel) {
+						t.Errorf("%s: %s failed but changed the target's memory: %d %d, x[0] %d", name, c.routine, last[0], last[1], f.x[0])
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMessagesNameRoutineAndArgument: every public RMA, AMO, team and
+// collective routine, given one bad argument, panics with a message
+// that starts with goshmem.<Routine>: and names that argument (never
+// the routine it is built on, nor "collective"). Every PE makes the same
+// call, as a collective needs; the check comes before any
+// synchronization, so the job stays in step.
+func TestMessagesNameRoutineAndArgument(t *testing.T) {
+	const big = 1024 // above the dropbox and flat sizes: the general paths
+	type call struct {
+		routine, arg string
+		fn           func(c *goshmem.Ctx, w *goshmem.Team, x, goMem []int64, xv, gv *int64)
+	}
+	var calls []call
+	add := func(routine, arg string, fn func(c *goshmem.Ctx, w *goshmem.Team, x, goMem []int64, xv, gv *int64)) {
+		calls = append(calls, call{routine, arg, fn})
+	}
+	type C = goshmem.Ctx
+	type T = goshmem.Team
+	// RMA: the symmetric argument outside the heap.
+	add("Put", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Put(c, g, x, 0) })
+	add("Get", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Get(c, x, g, 0) })
+	add("P", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.P(c, gv, 1, 0) })
+	add("G", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.G(c, gv, 0) })
+	add("PutNBI", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.PutNBI(c, g, x, 0) })
+	add("GetNBI", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.GetNBI(c, x, g, 0) })
+	add("PutBytes", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.PutBytes(c, byteView(g), byteView(x), 0) })
+	add("GetBytes", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.GetBytes(c, byteView(x), byteView(g), 0) })
+	add("IPut", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IPut(c, g, x, 2, 1, 4, 0) })
+	add("IGet", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IGet(c, x, g, 1, 2, 4, 0) })
+	add("IPut", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IPut(c, x, x[:2], 1, 1, 4, 0) })
+	add("IGet", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.IGet(c, x[:2], x, 1, 1, 4, 0) })
+	// AMOs: the target outside the heap; the fetch routines read a source.
+	add("AtomicFetch", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.AtomicFetch(c, gv, 0) })
+	add("AtomicFetchNBI", "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.AtomicFetchNBI(c, xv, gv, 0) })
+	add("AtomicFetchNBI", "fetch", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.AtomicFetchNBI(c, nil, xv, 0) })
+	for _, a := range []struct {
+		routine string
+		fn      func(c *C, dst *int64)
+	}{
+		{"AtomicSet", func(c *C, d *int64) { goshmem.AtomicSet(c, d, 1, 0) }},
+		{"AtomicSwap", func(c *C, d *int64) { goshmem.AtomicSwap(c, d, 1, 0) }},
+		{"AtomicCompareSwap", func(c *C, d *int64) { goshmem.AtomicCompareSwap(c, d, 0, 1, 0) }},
+		{"AtomicFetchAdd", func(c *C, d *int64) { goshmem.AtomicFetchAdd(c, d, 1, 0) }},
+		{"AtomicAdd", func(c *C, d *int64) { goshmem.AtomicAdd(c, d, 1, 0) }},
+		{"AtomicFetchInc", func(c *C, d *int64) { goshmem.AtomicFetchInc(c, d, 0) }},
+		{"AtomicInc", func(c *C, d *int64) { goshmem.AtomicInc(c, d, 0) }},
+		{"AtomicFetchAnd", func(c *C, d *int64) { goshmem.AtomicFetchAnd(c, d, 1, 0) }},
+		{"AtomicAnd", func(c *C, d *int64) { goshmem.AtomicAnd(c, d, 1, 0) }},
+		{"AtomicFetchOr", func(c *C, d *int64) { goshmem.AtomicFetchOr(c, d, 1, 0) }},
+		{"AtomicOr", func(c *C, d *int64) { goshmem.AtomicOr(c, d, 1, 0) }},
+		{"AtomicFetchXor", func(c *C, d *int64) { goshmem.AtomicFetchXor(c, d, 1, 0) }},
+		{"AtomicXor", func(c *C, d *int64) { goshmem.AtomicXor(c, d, 1, 0) }},
+		{"AtomicSwapNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicSwapNBI(c, &f, d, 1, 0) }},
+		{"AtomicCompareSwapNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicCompareSwapNBI(c, &f, d, 0, 1, 0) }},
+		{"AtomicFetchAddNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchAddNBI(c, &f, d, 1, 0) }},
+		{"AtomicFetchIncNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchIncNBI(c, &f, d, 0) }},
+		{"AtomicFetchAndNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchAndNBI(c, &f, d, 1, 0) }},
+		{"AtomicFetchOrNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchOrNBI(c, &f, d, 1, 0) }},
+		{"AtomicFetchXorNBI", func(c *C, d *int64) { var f int64; goshmem.AtomicFetchXorNBI(c, &f, d, 1, 0) }},
+	} {
+		add(a.routine, "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { a.fn(c, gv) })
+	}
+	// Collectives: dest, then source, outside the heap; bad roots.
+	for _, r := range []struct {
+		routine string
+		fn      func(w *T, dst, src []int64)
+	}{
+		{"SumReduce", goshmem.SumReduce[int64]},
+		{"ProdReduce", goshmem.ProdReduce[int64]},
+		{"MinReduce", goshmem.MinReduce[int64]},
+		{"MaxReduce", goshmem.MaxReduce[int64]},
+		{"AndReduce", goshmem.AndReduce[int64]},
+		{"OrReduce", goshmem.OrReduce[int64]},
+		{"XorReduce", goshmem.XorReduce[int64]},
+		{"SumInscan", goshmem.SumInscan[int64]},
+		{"SumExscan", goshmem.SumExscan[int64]},
+		{"Broadcast", func(w *T, d, s []int64) { goshmem.Broadcast(w, d, s, 0) }},
+		{"FCollect", func(w *T, d, s []int64) { goshmem.FCollect(w, d, s[:big/2]) }},
+		{"Collect", func(w *T, d, s []int64) { goshmem.Collect(w, d, s[:big/2]) }},
+		{"Alltoall", func(w *T, d, s []int64) { goshmem.Alltoall(w, d, s, big/2) }},
+		{"Alltoalls", func(w *T, d, s []int64) { goshmem.Alltoalls(w, d, s, 1, 1, big/2) }},
+	} {
+		add(r.routine, "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { r.fn(w, g, x) })
+		add(r.routine, "source", func(c *C, w *T, x, g []int64, xv, gv *int64) { r.fn(w, x, g) })
+	}
+	add("Broadcast", "root", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Broadcast(w, x, x, 2) })
+	add("Broadcast", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Broadcast(w, x[:1], x[:2], 0) })
+	add("SumReduce", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.SumReduce(w, x[:1], x[:2]) })
+	add("FCollect", "dest", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.FCollect(w, x[:3], x[:2]) })
+	add("Alltoalls", "strides", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.Alltoalls(w, x, x, 0, 1, 1) })
+	// Team routines.
+	add("TeamWorldPE", "PE", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.WorldPE(7) })
+	add("TeamPtr", "PE", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.TeamPtr(w, x, -1) })
+	add("TeamSync", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Sync() })
+	add("TeamBarrier", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Barrier() })
+	add("SumReduce", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.SumReduce(nil, x, x) })
+	add("TeamDestroy", "TeamWorld", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.Destroy() })
+
+	for _, cfg := range []node.Config{{HeapSize: testHeap}, {HeapSize: testHeap, Transport: "cma"}} {
+		runCfg(t, cfg, 2, func(p *goshmem.PE) {
+			x := mustCalloc[int64](p, big)
+			goMem := make([]int64, big)
+			goVar := new(int64)
+			w := goshmem.TeamWorld(p)
+			for _, c := range calls {
+				msg := panicMsg(func() { c.fn(p.Ctx(), w, x, goMem, &x[0], goVar) })
+				prefix := "goshmem." + c.routine + ": "
+				if !strings.HasPrefix(msg, prefix) || !strings.Contains(msg[len(prefix):], c.arg) {
+					t.Errorf("transport %q: %s with a bad %s: panic %q, want it to start with %q and name %s",
+						cfg.Transport, c.routine, c.arg, msg, prefix, c.arg)
+				}
+			}
+			// In step: a collective still works.
+			x[0] = int64(p.MyPE() + 1)
+			goshmem.SumReduce(w, x[1:2], x[:1])
+			if x[1] != 3 {
+				t.Errorf("sum after the bad calls = %d, want 3", x[1])
 			}
 		})
 	}

@@ -213,7 +213,11 @@ func RunLocal(n int, fn func(pe *PE)) error {
 	return node.RunLocal(cfg, n, fn)
 }
 
-// RunLocalConfig is RunLocal with an explicit configuration.
+// RunLocalConfig is RunLocal with an explicit configuration. A field
+// with a value its SHMEM_* variable would not accept (an unknown
+// algorithm or transport name, a heap size that is not positive, ...)
+// is an error naming the field and the valid values (see
+// node.Config.Validate); no PE starts.
 func RunLocalConfig(cfg node.Config, n int, fn func(pe *PE)) error {
 	return node.RunLocal(cfg, n, fn)
 }

@@ -1,6 +1,9 @@
 package goshmem
 
 import (
+	"math"
+	"strconv"
+
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
@@ -84,12 +87,8 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 	if ds < 1 || ss < 1 || n < 0 {
 		panicf("%s: strides must be >= 1 and n >= 0 (got dst stride %d, src stride %d, n %d)", routine, ds, ss, n)
 	}
-	if need := (n-1)*ds + 1; len(dst) < need {
-		panicf("%s: dest has %d elements, %d needed for %d elements at stride %d", routine, len(dst), need, n, ds)
-	}
-	if need := (n-1)*ss + 1; len(src) < need {
-		panicf("%s: source has %d elements, %d needed for %d elements at stride %d", routine, len(src), need, n, ss)
-	}
+	checkStrided(routine, "dest", len(dst), n, ds)
+	checkStrided(routine, "source", len(src), n, ss)
 	sym, stride := dst, ds
 	if !put {
 		sym, stride = src, ss
@@ -97,7 +96,10 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 	ext := sym[:(n-1)*stride+1]
 	base, off, ok := c.Target(mem.Addr(ext), uintptr(len(ext))*mem.SizeOf[T](), pe)
 	if !ok {
-		// CMA or a bad argument: element by element through the slow path.
+		// CMA or a bad argument: check the whole range, so that a call
+		// that fails changes no memory, then element by element through
+		// the slow path.
+		c.CheckRMA(routine, put, mem.Addr(ext), uintptr(len(ext))*mem.SizeOf[T](), pe)
 		for i := 0; i < n; i++ {
 			if put {
 				p(c, routine, &dst[i*ds], src[i*ss], pe)
@@ -118,6 +120,23 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 			dst[i*ds] = remote[i*ss]
 		}
 	}
+}
+
+// checkStrided panics unless a slice of have elements holds n elements
+// at stride: (n-1)*stride+1 of them (n >= 1, stride >= 1).
+func checkStrided(routine, arg string, have, n, stride int) {
+	if have < 1 || n-1 > (have-1)/stride {
+		panicf("%s: %s has %d elements, %s needed for %d elements at stride %d", routine, arg, have, neededStrided(n, stride), n, stride)
+	}
+}
+
+// neededStrided is (n-1)*stride+1 for a message, saturated where it
+// does not fit an int.
+func neededStrided(n, stride int) string {
+	if n-1 > (math.MaxInt-1)/stride {
+		return "more than fit in an int"
+	}
+	return strconv.Itoa((n-1)*stride + 1)
 }
 
 // PutBytes and GetBytes are the untyped forms (shmem_putmem, shmem_getmem).

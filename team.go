@@ -13,7 +13,13 @@ import (
 // Team is an OpenSHMEM team (shmem_team_t) as seen by one PE: an ordered
 // subset of the job's PEs that collectives run over and team contexts
 // address by team-relative PE number. A nil *Team is
-// SHMEM_TEAM_INVALID: MyPE and NPEs return -1 on it.
+// SHMEM_TEAM_INVALID, what a split hands the PEs it leaves out. On it,
+// as the spec asks: MyPE, NPEs, TranslatePE and WorldPE return -1;
+// GetConfig returns the zero TeamConfig; TeamPtr returns nil;
+// SplitStrided, Split2D and CtxCreate create nothing and return an
+// error wrapping ErrInvalidTeam; Destroy does nothing. Sync, Barrier
+// and every collective panic (a programmer error), naming the routine
+// and its team argument.
 //
 // Team creation is collective over the parent team; collectives are
 // collective over the team. Back-to-back creations and collectives need
@@ -377,8 +383,12 @@ func (t *Team) NPEs() int {
 	return t.members.Size()
 }
 
-// GetConfig returns the team's configuration (shmem_team_get_config).
+// GetConfig returns the team's configuration (shmem_team_get_config),
+// the zero TeamConfig for the invalid team.
 func (t *Team) GetConfig() TeamConfig {
+	if t == nil {
+		return TeamConfig{}
+	}
 	t.check("TeamGetConfig")
 	return t.cfg
 }
@@ -393,40 +403,89 @@ func (t *Team) TranslatePE(pe int, dst *Team) int {
 	return dst.members.Index(t.members.PE(pe))
 }
 
-// WorldPE returns the world PE number of team PE pe.
+// WorldPE returns the world PE number of team PE pe
+// (TranslatePE(pe, TeamWorld)), -1 for the invalid team.
 func (t *Team) WorldPE(pe int) int {
+	if t == nil {
+		return -1
+	}
 	t.check("TeamWorldPE")
-	t.checkPE("TeamWorldPE", pe)
+	t.checkPE("TeamWorldPE", "PE", pe)
 	return t.worlds[pe]
 }
 
 // CtxCreate creates a context on the team (shmem_team_create_ctx): RMA
-// and AMOs on it take team-relative PE numbers.
+// and AMOs on it take team-relative PE numbers. On the invalid team it
+// creates nothing and returns an error wrapping ErrInvalidTeam.
 func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
+	if t == nil {
+		return nil, fmt.Errorf("goshmem.TeamCreateCtx: %w", ErrInvalidTeam)
+	}
 	t.check("TeamCreateCtx")
-	return t.pe.CtxCreateTeam(t.worlds, opts)
+	c, err := t.pe.CtxCreateTeam(t.worlds, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.SetTeam(t)
+	return c, nil
+}
+
+// ErrInvalidCtx is wrapped by the error of CtxGetTeam given the invalid
+// context (a nil *Ctx, SHMEM_CTX_INVALID).
+var ErrInvalidCtx = errors.New("the context is SHMEM_CTX_INVALID (a nil *Ctx)")
+
+// CtxGetTeam returns the team ctx was created on (shmem_ctx_get_team):
+// the team of Team.CtxCreate, TeamWorld for the default context and for
+// the contexts of PE.CtxCreate. For the invalid context (nil) it returns
+// the invalid team (nil) and an error wrapping ErrInvalidCtx; a
+// destroyed context panics.
+//
+// It is a function rather than a method because Ctx is node.Ctx, which
+// cannot know the Team type of this package: a team context carries its
+// *Team opaquely (node.Ctx.SetTeam), and this function gives it its
+// type back.
+func CtxGetTeam(ctx *Ctx) (*Team, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("goshmem.CtxGetTeam: %w", ErrInvalidCtx)
+	}
+	if t, ok := ctx.CtxTeam("CtxGetTeam").(*Team); ok {
+		return t, nil
+	}
+	return TeamWorld(ctx.PE()), nil
 }
 
 // TeamPtr returns x as it lives on team PE pe's heap (shmem_team_ptr),
-// or nil where Ptr would return nil.
+// or nil where Ptr would return nil, and for the invalid team.
 func TeamPtr[T any](t *Team, x []T, pe int) []T {
+	if t == nil {
+		return nil
+	}
 	t.check("TeamPtr")
-	t.checkPE("TeamPtr", pe)
+	t.checkPE("TeamPtr", "PE", pe)
 	return Ptr(t.pe, x, t.worlds[pe])
 }
 
+// ErrInvalidTeam is wrapped by the errors of the team routines that
+// return one when given the invalid team (a nil *Team,
+// SHMEM_TEAM_INVALID).
+var ErrInvalidTeam = errors.New("the team is SHMEM_TEAM_INVALID (a nil *Team)")
+
+// check panics unless t is a live team: for the routines where the
+// invalid or a destroyed team is a programmer error.
 func (t *Team) check(routine string) {
 	if t == nil {
-		panicf("%s: the team is invalid (SHMEM_TEAM_INVALID)", routine)
+		panicf("%s: the team argument is SHMEM_TEAM_INVALID (a nil *Team); only the members of a split get a valid team", routine)
 	}
 	if t.dead {
-		panicf("%s: the team was destroyed", routine)
+		panicf("%s: the team argument was destroyed (TeamDestroy)", routine)
 	}
 }
 
-func (t *Team) checkPE(routine string, pe int) {
+// checkPE panics unless pe, the argument arg of routine, is a PE
+// number of the team.
+func (t *Team) checkPE(routine, arg string, pe int) {
 	if uint(pe) >= uint(t.members.Size()) {
-		panicf("%s: PE %d out of range [0, %d) of the team", routine, pe, t.members.Size())
+		panicf("%s: %s %d out of range [0, %d) of the team", routine, arg, pe, t.members.Size())
 	}
 }
 
@@ -465,8 +524,14 @@ func (t *Team) sync(routine string) {
 // ... (size of them; stride may be negative, or 0 for a one-PE team)
 // (shmem_team_split_strided). Every parent PE must call it; those not in
 // the new team get nil (SHMEM_TEAM_INVALID). An invalid split returns
-// nil and the same error on every PE. cfg may be nil.
+// nil and the same error on every PE, and so does a split that cannot
+// be created because some PE of the new team belongs to too many teams.
+// On the invalid team it returns nil and an error wrapping
+// ErrInvalidTeam. cfg may be nil.
 func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, error) {
+	if t == nil {
+		return nil, fmt.Errorf("goshmem.TeamSplitStrided: parent %w", ErrInvalidTeam)
+	}
 	t.check("TeamSplitStrided")
 	m, err := t.members.SplitStrided(start, stride, size)
 	if err != nil {
@@ -480,46 +545,30 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 
 // Split2D splits the team into the rows (x teams, of xrange
 // consecutive PEs) and columns (y teams) of a 2-D layout of its PEs
-// (shmem_team_split_2d). Every PE gets its own row and column.
+// (shmem_team_split_2d). Every PE gets its own row and column. A
+// failure is the same on every PE of the parent, which then gets nil
+// teams and an error; on the invalid team it returns nil teams and an
+// error wrapping ErrInvalidTeam.
 func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err error) {
+	if t == nil {
+		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: parent %w", ErrInvalidTeam)
+	}
 	t.check("TeamSplit2D")
 	xm, ym, err := t.members.Split2D(t.me, xrange)
 	if err != nil {
 		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: %w", err)
 	}
-	// Every parent PE takes part in both creations, and then in an
-	// agreement on whether any failed, so that all of them return the
-	// same outcome and none waits for a PE that gave up.
+	// Every parent PE takes part in both creations; each creation fails
+	// or succeeds on every parent PE alike, so every PE that got an x
+	// team destroys it together with the other members of that team.
 	x, errx := t.create("TeamSplit2D", xm, xcfg)
 	y, erry := t.create("TeamSplit2D", ym, ycfg)
-	err = errors.Join(errx, erry)
-	if t.anyFailed("TeamSplit2D", err != nil) {
+	if err = errors.Join(errx, erry); err != nil {
 		x.Destroy()
 		y.Destroy()
-		if err == nil {
-			err = fmt.Errorf("goshmem.TeamSplit2D: another PE of the parent team could not create its team: %w", errNoSlot)
-		}
 		return nil, nil, err
 	}
 	return x, y, nil
-}
-
-// anyFailed tells every member of t whether any member passed true.
-func (t *Team) anyFailed(routine string, failed bool) bool {
-	v := uint32(0)
-	if failed {
-		v = 1
-	}
-	t.pe.TeamSet(t.pe.MyPE(), t.slot, postWord, v)
-	t.sync(routine)
-	any := false
-	for m, q := range t.worlds {
-		if t.pe.TeamLoad(q, int(t.slots[m]), postWord) != 0 {
-			any = true
-		}
-	}
-	t.sync(routine)
-	return any
 }
 
 // errNoSlot is returned when a PE of the new team has no free slot.
@@ -528,8 +577,12 @@ var errNoSlot = errors.New("no free team slot")
 // create is the collective part of every split: each parent PE passes
 // the membership of the team it joins (empty: none); members take a
 // slot from their own pool, clear it, and publish its number in their
-// parent slot; after a parent sync each member reads its team's slots;
-// a second parent sync frees the published words for the next split.
+// parent slot (or that they have none left); after a parent sync every
+// parent PE reads every parent PE's word, so that all of them see the
+// same failure, and members read their team's slots; a second parent
+// sync frees the published words for the next split. The outcome is
+// the same on every parent PE: a team (or nil for non-members) and no
+// error, or nil and the same error.
 func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig) (*Team, error) {
 	pe := t.pe
 	pool := teamsOf(pe).pool
@@ -549,7 +602,14 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig) (*T
 	t.sync(routine)
 	var nt *Team
 	var err error
-	if me >= 0 {
+	for i, q := range t.worlds {
+		if pe.TeamLoad(q, int(t.slots[i]), postWord) == ^uint32(0) {
+			err = fmt.Errorf("goshmem.%s: PE %d belongs to %d teams already, the most a PE can (%d); destroy teams that are no longer used: %w",
+				routine, q, node.TeamSlots-teamshared.Reserved, node.TeamSlots-teamshared.Reserved, errNoSlot)
+			break
+		}
+	}
+	if me >= 0 && err == nil {
 		nt = &Team{pe: pe, members: m, me: me, slot: slot}
 		if cfg != nil {
 			nt.cfg = *cfg
@@ -558,10 +618,9 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig) (*T
 		for i := range nt.slots {
 			q := m.PE(i)
 			v := pe.TeamLoad(q, int(t.slots[t.members.Index(q)]), postWord)
-			if v == ^uint32(0) || v == 0 {
-				err = fmt.Errorf("goshmem.%s: PE %d belongs to %d teams already, the most a PE can (%d); destroy teams that are no longer used: %w",
-					routine, q, node.TeamSlots-teamshared.Reserved, node.TeamSlots-teamshared.Reserved, errNoSlot)
-				continue
+			if v == 0 {
+				// q did not join: the PEs passed different arguments.
+				panicf("%s: PE %d did not join the new team; every PE of the parent team must pass the same arguments", routine, q)
 			}
 			nt.slots[i] = int32(v - 1)
 		}

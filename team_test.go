@@ -590,8 +590,17 @@ func TestTeamPtr(t *testing.T) {
 // Misuse.
 
 // teamRoutines returns a call of every routine that takes a team, by
-// the routine name its panics must carry.
+// the routine name its panics must carry: with the invalid team, the
+// collectives (the first len(teamQueries) entries are the routines the
+// spec gives an answer for the invalid team, see TestTeamInvalid).
 func teamRoutines(tm *goshmem.Team, x []int64) []struct {
+	name string
+	fn   func()
+} {
+	return append(teamQueries(tm, x), teamCollectives(tm, x)...)
+}
+
+func teamQueries(tm *goshmem.Team, x []int64) []struct {
 	name string
 	fn   func()
 } {
@@ -603,10 +612,21 @@ func teamRoutines(tm *goshmem.Team, x []int64) []struct {
 		{"TeamWorldPE", func() { tm.WorldPE(0) }},
 		{"TeamCreateCtx", func() { tm.CtxCreate(0) }},
 		{"TeamPtr", func() { goshmem.TeamPtr(tm, x, 0) }},
-		{"TeamSync", func() { tm.Sync() }},
-		{"TeamBarrier", func() { tm.Barrier() }},
 		{"TeamSplitStrided", func() { tm.SplitStrided(0, 1, 1, nil) }},
 		{"TeamSplit2D", func() { tm.Split2D(1, nil, nil) }},
+	}
+}
+
+func teamCollectives(tm *goshmem.Team, x []int64) []struct {
+	name string
+	fn   func()
+} {
+	return []struct {
+		name string
+		fn   func()
+	}{
+		{"TeamSync", func() { tm.Sync() }},
+		{"TeamBarrier", func() { tm.Barrier() }},
 		{"SumReduce", func() { goshmem.SumReduce(tm, x, x) }},
 		{"ProdReduce", func() { goshmem.ProdReduce(tm, x, x) }},
 		{"MinReduce", func() { goshmem.MinReduce(tm, x, x) }},
@@ -618,7 +638,94 @@ func teamRoutines(tm *goshmem.Team, x []int64) []struct {
 		{"FCollect", func() { goshmem.FCollect(tm, x, x[:1]) }},
 		{"Collect", func() { goshmem.Collect(tm, x, x[:1]) }},
 		{"Alltoalls", func() { goshmem.Alltoalls(tm, x, x, 1, 1, 1) }},
+		{"Alltoall", func() { goshmem.Alltoall(tm, x, x, 1) }},
+		{"SumInscan", func() { goshmem.SumInscan(tm, x, x) }},
+		{"SumExscan", func() { goshmem.SumExscan(tm, x, x) }},
 	}
+}
+
+// TestTeamInvalid: every routine that takes a team, given the invalid
+// team (nil, SHMEM_TEAM_INVALID), does what OpenSHMEM 1.5 says: the
+// queries answer -1, the splits and shmem_team_create_ctx create
+// nothing and return an error on every PE, shmem_team_ptr returns
+// NULL, shmem_team_destroy does nothing; the collectives, for which the
+// invalid team is a programmer error, panic naming the routine and the
+// team argument (never a nil dereference).
+func TestTeamInvalid(t *testing.T) {
+	runCfg(t, teamCfg, 2, func(p *goshmem.PE) {
+		x := mustCalloc[int64](p, 8)
+		var inv *goshmem.Team
+		w := goshmem.TeamWorld(p)
+		for _, c := range []struct {
+			name      string
+			got, want int
+		}{
+			{"MyPE", inv.MyPE(), -1},
+			{"NPEs", inv.NPEs(), -1},
+			{"TranslatePE from it", inv.TranslatePE(0, w), -1},
+			{"TranslatePE into it", w.TranslatePE(0, inv), -1},
+			{"WorldPE", inv.WorldPE(0), -1},
+		} {
+			if c.got != c.want {
+				t.Errorf("invalid team: %s = %d, want %d", c.name, c.got, c.want)
+			}
+		}
+		check := func(name string, fn func() error) {
+			t.Helper()
+			var err error
+			if msg := panicMsg(func() { err = fn() }); msg != "" {
+				t.Errorf("%s on the invalid team panicked: %s", name, msg)
+				return
+			}
+			if !errors.Is(err, goshmem.ErrInvalidTeam) || !strings.HasPrefix(err.Error(), "goshmem."+name+": ") {
+				t.Errorf("%s on the invalid team: error %v, want goshmem.%s: ... wrapping ErrInvalidTeam", name, err, name)
+			}
+		}
+		check("TeamSplitStrided", func() error {
+			tm, err := inv.SplitStrided(0, 1, 1, nil)
+			if tm != nil {
+				t.Errorf("SplitStrided on the invalid team made a team")
+			}
+			return err
+		})
+		check("TeamSplit2D", func() error {
+			xt, yt, err := inv.Split2D(1, nil, nil)
+			if xt != nil || yt != nil {
+				t.Errorf("Split2D on the invalid team made teams")
+			}
+			return err
+		})
+		check("TeamCreateCtx", func() error {
+			c, err := inv.CtxCreate(0)
+			if c != nil {
+				t.Errorf("CtxCreate on the invalid team made a context")
+			}
+			return err
+		})
+		if msg := panicMsg(func() {
+			if cfg := inv.GetConfig(); cfg != (goshmem.TeamConfig{}) {
+				t.Errorf("GetConfig on the invalid team = %+v, want the zero config", cfg)
+			}
+			if r := goshmem.TeamPtr(inv, x, 0); r != nil {
+				t.Errorf("TeamPtr on the invalid team = %p, want nil", r)
+			}
+			inv.Destroy()
+		}); msg != "" {
+			t.Errorf("GetConfig, TeamPtr or Destroy on the invalid team panicked: %s", msg)
+		}
+		for _, r := range teamCollectives(inv, x) {
+			want := "goshmem." + r.name + ": the team argument is SHMEM_TEAM_INVALID"
+			if msg := panicMsg(r.fn); !strings.HasPrefix(msg, want) {
+				t.Errorf("%s on the invalid team: panic %q, want %q", r.name, msg, want)
+			}
+		}
+		// The job is still in step: a collective on the world works.
+		x[0] = int64(p.MyPE() + 1)
+		goshmem.SumReduce(w, x[1:2], x[:1])
+		if x[1] != 3 {
+			t.Errorf("sum after the invalid-team calls = %d, want 3", x[1])
+		}
+	})
 }
 
 func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
@@ -627,13 +734,6 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 		var inv *goshmem.Team
 		if inv.MyPE() != -1 || inv.NPEs() != -1 || inv.TranslatePE(0, goshmem.TeamWorld(p)) != -1 {
 			t.Errorf("invalid team: MyPE %d NPEs %d", inv.MyPE(), inv.NPEs())
-		}
-		inv.Destroy() // no-op
-		for _, r := range teamRoutines(inv, x) {
-			want := "goshmem." + r.name + ": the team is invalid"
-			if msg := panicMsg(r.fn); !strings.Contains(msg, want) {
-				t.Errorf("%s on the invalid team: panic %q, want %q", r.name, msg, want)
-			}
 		}
 		dead, err := goshmem.TeamWorld(p).SplitStrided(0, 1, 2, nil)
 		if err != nil {
@@ -651,7 +751,7 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 			name string
 			fn   func()
 		}{"TeamDestroy", func() { dead.Destroy() }}) {
-			want := "goshmem." + r.name + ": the team was destroyed"
+			want := "goshmem." + r.name + ": the team argument was destroyed"
 			if msg := panicMsg(r.fn); !strings.Contains(msg, want) {
 				t.Errorf("%s on a destroyed team: panic %q, want %q", r.name, msg, want)
 			}
@@ -680,11 +780,12 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 		}{
 			{func() { w.WorldPE(2) }, "goshmem.TeamWorldPE: PE 2 out of range [0, 2) of the team"},
 			{func() { w.WorldPE(-1) }, "goshmem.TeamWorldPE: PE -1 out of range [0, 2) of the team"},
-			{func() { goshmem.Broadcast(w, x, x, 2) }, "goshmem.Broadcast: PE 2 out of range [0, 2) of the team"},
-			{func() { goshmem.Broadcast(w, x, x[:3], 0) }, "goshmem.Broadcast: dest has 8 elements but source has 3"},
+			{func() { goshmem.Broadcast(w, x, x, 2) }, "goshmem.Broadcast: root PE 2 out of range [0, 2) of the team"},
+			{func() { goshmem.Broadcast(w, x[:2], x[:3], 0) }, "goshmem.Broadcast: dest has 2 elements but source has 3"},
 			{func() { goshmem.SumReduce(w, x[:2], x[:3]) }, "goshmem.SumReduce: dest has 2 elements but source has 3"},
-			{func() { goshmem.XorReduce(w, x[:4], x[:3]) }, "goshmem.XorReduce: dest has 4 elements but source has 3"},
-			{func() { goshmem.FCollect(w, x[:5], x[:2]) }, "goshmem.FCollect: dest has 5 elements, want 4"},
+			{func() { goshmem.XorReduce(w, x[:2], x[:3]) }, "goshmem.XorReduce: dest has 2 elements but source has 3"},
+			{func() { goshmem.SumInscan(w, x[:2], x[:3]) }, "goshmem.SumInscan: dest has 2 elements but source has 3"},
+			{func() { goshmem.FCollect(w, x[:3], x[:2]) }, "goshmem.FCollect: dest has 3 elements, want at least 4"},
 			{func() { goshmem.Alltoalls(w, x, x, 0, 1, 1) }, "goshmem.Alltoalls: strides must be >= 1"},
 			{func() { goshmem.Alltoalls(w, x, x, 1, 1, -1) }, "goshmem.Alltoalls: strides must be >= 1 and n >= 0"},
 			{func() { goshmem.Alltoalls(w, x[:2], x, 2, 1, 1) }, "goshmem.Alltoalls: dest has 2 elements, 3 needed"},
@@ -1059,4 +1160,205 @@ func TestTeamSplitStridedOverflow(t *testing.T) {
 	if err != nil {
 		t.Errorf("job: %v", err)
 	}
+}
+
+// TestTeamConcurrentSplits: two goroutines of every PE create, use and
+// destroy teams on two different parent teams at the same time (the
+// spec allows concurrent operations on different teams under
+// SHMEM_THREAD_MULTIPLE). They share the PE's slot pool; run it with
+// -race.
+func TestTeamConcurrentSplits(t *testing.T) {
+	const n, rounds = 3, 40
+	runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+		p.SetThreadLevel(goshmem.ThreadMultiple)
+		w := goshmem.TeamWorld(p)
+		dup, err := w.SplitStrided(0, 1, n, nil)
+		if err != nil {
+			panic(err)
+		}
+		bufs := mustCalloc[int64](p, 4)
+		var wg sync.WaitGroup
+		for g, parent := range []*goshmem.Team{w, dup} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in, out := bufs[2*g:2*g+1], bufs[2*g+1:2*g+2]
+				for r := range rounds {
+					tm, err := parent.SplitStrided(n-1, -1, n, nil)
+					if err != nil {
+						t.Errorf("PE %d goroutine %d round %d: %v", p.MyPE(), g, r, err)
+						return
+					}
+					in[0] = int64(r + p.MyPE())
+					goshmem.SumReduce(tm, out, in)
+					if want := int64(n*r + n*(n-1)/2); out[0] != want {
+						t.Errorf("PE %d goroutine %d round %d: sum %d, want %d", p.MyPE(), g, r, out[0], want)
+					}
+					tm.Destroy()
+				}
+			}()
+		}
+		wg.Wait()
+		dup.Destroy()
+	})
+}
+
+// TestTeamSplitFailsOnEveryPE: when one PE of the new team has no slot
+// left (it is in 251 one-PE teams), the split fails on every PE of the
+// parent with the same error (shmem_team_split_strided returns nonzero
+// on all PEs of the parent team), and a split that leaves that PE out
+// still succeeds.
+func TestTeamSplitFailsOnEveryPE(t *testing.T) {
+	const n = 3
+	for _, cfg := range []node.Config{teamCfg, {HeapSize: 1 << 20, Transport: "cma"}} {
+		t.Run("transport="+cfg.Transport, func(t *testing.T) {
+			var msgs perPE[string]
+			runCfg(t, cfg, n, func(p *goshmem.PE) {
+				me := p.MyPE()
+				w := goshmem.TeamWorld(p)
+				var mine []*goshmem.Team
+				for i := 0; i < maxLiveTeams; i++ {
+					tm, err := w.SplitStrided(0, 0, 1, nil) // {world PE 0}
+					if err != nil || (tm != nil) != (me == 0) {
+						panic(fmt.Sprintf("PE %d: one-PE team %d: %v, %v", me, i, tm != nil, err))
+					}
+					if tm != nil {
+						mine = append(mine, tm)
+					}
+				}
+				for _, s := range []struct{ start, stride, size int }{{0, 0, 1}, {0, 1, n}, {n - 1, -1, n}} {
+					tm, err := w.SplitStrided(s.start, s.stride, s.size, nil)
+					if tm != nil || err == nil {
+						t.Errorf("PE %d: SplitStrided%v with PE 0 out of slots = %v, %v; want nil and an error on every PE", me, s, tm != nil, err)
+						continue
+					}
+					checkContains(t, "out of slots", err.Error(), "goshmem.TeamSplitStrided: PE 0 belongs to 251 teams", "destroy")
+					msgs.set(me, err.Error())
+				}
+				x, y, err := w.Split2D(1, nil, nil)
+				if x != nil || y != nil || err == nil {
+					t.Errorf("PE %d: Split2D with PE 0 out of slots = %v, %v, %v", me, x != nil, y != nil, err)
+				}
+				// A team without PE 0 needs none of its slots.
+				tm, err := w.SplitStrided(1, 1, n-1, nil)
+				if err != nil || (tm != nil) != (me > 0) {
+					t.Errorf("PE %d: SplitStrided(1, 1, %d) without PE 0 = %v, %v", me, n-1, tm != nil, err)
+				}
+				tm.Destroy()
+				for _, tm := range mine {
+					tm.Destroy()
+				}
+				tm, err = w.SplitStrided(0, 1, n, nil)
+				if err != nil {
+					t.Errorf("PE %d: split after the destroys: %v", me, err)
+				}
+				tm.Destroy()
+			})
+			m0, _ := msgs.get(0)
+			for q := 1; q < n; q++ {
+				if m, ok := msgs.get(q); !ok || m != m0 {
+					t.Errorf("PE %d's error %q differs from PE 0's %q", q, m, m0)
+				}
+			}
+		})
+	}
+}
+
+// TestCtxGetTeam: shmem_ctx_get_team. A context created on a team
+// returns that team; the default context and the contexts of
+// PE.CtxCreate return TeamWorld; the invalid context (nil) returns the
+// invalid team and an error; a destroyed context is a programmer error.
+func TestCtxGetTeam(t *testing.T) {
+	const n = 3
+	runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+		w := goshmem.TeamWorld(p)
+		odd, err := w.SplitStrided(1, 2, 1, nil)
+		if err != nil {
+			panic(err)
+		}
+		back, err := w.SplitStrided(n-1, -1, n, nil)
+		if err != nil {
+			panic(err)
+		}
+		pctx, err := p.CtxCreate(goshmem.CtxPrivate)
+		if err != nil {
+			panic(err)
+		}
+		cases := []struct {
+			name string
+			ctx  *goshmem.Ctx
+			want *goshmem.Team
+		}{
+			{"default context", p.Ctx(), w},
+			{"PE.CtxCreate", pctx, w},
+		}
+		for _, tm := range []struct {
+			name string
+			t    *goshmem.Team
+		}{{"TeamWorld", w}, {"TeamShared", goshmem.TeamShared(p)}, {"reversed split", back}, {"odd split", odd}} {
+			if tm.t == nil {
+				continue // not a member
+			}
+			c, err := tm.t.CtxCreate(0)
+			if err != nil {
+				panic(err)
+			}
+			cases = append(cases, struct {
+				name string
+				ctx  *goshmem.Ctx
+				want *goshmem.Team
+			}{tm.name + ".CtxCreate", c, tm.t})
+		}
+		for _, c := range cases {
+			got, err := goshmem.CtxGetTeam(c.ctx)
+			if got != c.want || err != nil {
+				t.Errorf("PE %d: CtxGetTeam(%s) = %p, %v; want %p", p.MyPE(), c.name, got, err, c.want)
+			}
+			if c.ctx != p.Ctx() {
+				c.ctx.Destroy()
+				if msg := panicMsg(func() { goshmem.CtxGetTeam(c.ctx) }); !strings.HasPrefix(msg, "goshmem.CtxGetTeam: the context was destroyed") {
+					t.Errorf("PE %d: CtxGetTeam on a destroyed %s context: panic %q", p.MyPE(), c.name, msg)
+				}
+			}
+		}
+		if got, err := goshmem.CtxGetTeam(nil); got != nil || !errors.Is(err, goshmem.ErrInvalidCtx) || !strings.HasPrefix(err.Error(), "goshmem.CtxGetTeam: ") {
+			t.Errorf("CtxGetTeam(nil) = %v, %v; want nil and an error wrapping ErrInvalidCtx", got != nil, err)
+		}
+		back.Destroy()
+		odd.Destroy()
+	})
+}
+
+// ExampleCtxGetTeam shows shmem_ctx_get_team: a context created on a
+// team knows its team, and team-relative PE numbers address it.
+func ExampleCtxGetTeam() {
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, 4, func(pe *goshmem.PE) {
+		evens, err := goshmem.TeamWorld(pe).SplitStrided(0, 2, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		if evens == nil {
+			return // odd PEs are not in the team
+		}
+		ctx, err := evens.CtxCreate(0)
+		if err != nil {
+			panic(err)
+		}
+		tm, _ := goshmem.CtxGetTeam(ctx)
+		if pe.MyPE() == 2 {
+			fmt.Printf("world PE 2 is PE %d of its context's team of %d\n", tm.MyPE(), tm.NPEs())
+		}
+		def, _ := goshmem.CtxGetTeam(pe.Ctx())
+		if pe.MyPE() == 2 && def == goshmem.TeamWorld(pe) {
+			fmt.Println("the default context belongs to TeamWorld")
+		}
+		ctx.Destroy()
+		evens.Destroy()
+	})
+	if err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// world PE 2 is PE 1 of its context's team of 2
+	// the default context belongs to TeamWorld
 }

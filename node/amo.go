@@ -170,15 +170,13 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 	p := c.pe
 	pe = c.worldPE(routine, pe)
 	size := mem.SizeOf[T]()
-	off, in := p.heap.Offset(mem.PtrAddr(dst), size)
-	if !in {
-		badAddr(routine, "dest", mem.PtrAddr(dst), size, p)
+	arg := "dest"
+	if o == OpFetch {
+		arg = "source" // the fetch routines read *src
 	}
+	off := p.symOffset(routine, arg, mem.PtrAddr(dst), size)
 	if off&(size-1) != 0 {
-		panicf("%s: dest %#x is not aligned to %d bytes", routine, mem.PtrAddr(dst), size)
-	}
-	if p.job.cfg.Debug {
-		p.checkAllocated(routine, mem.PtrAddr(dst), off, size)
+		panicf("%s: %s %#x is not aligned to %d bytes", routine, arg, mem.PtrAddr(dst), size)
 	}
 	if !p.job.amoLocked && p.peers[pe].base != nil {
 		// SHMEM_DEBUG sent a mapped AMO here: run it with the CPU atomic.

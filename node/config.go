@@ -1,7 +1,13 @@
 package node
 
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/goshmem/goshmem/internal/env"
 )
 
 // Config is the runtime's view of the SHMEM_* environment (see
@@ -46,3 +52,62 @@ type Config struct {
 // DefaultHeapSize is the symmetric heap size per PE when
 // SHMEM_SYMMETRIC_SIZE is not set.
 const DefaultHeapSize = 512 << 20
+
+// Validate checks every field of c that has constrained values, against
+// the same tables internal/env parses the SHMEM_* variables with (one
+// list of valid names): the transport, the heap policy, the collective
+// algorithms and SHMEM_NUMA_COLLECTIVES must be "" (the default) or one
+// of the variable's values, exactly (lower case); HeapSize must be
+// positive; WaitSpin, WaitYield and SimDomains must not be negative;
+// WaitSleep must be 0 (the default) or in (0, env.MaxWaitSleep]. (Per-PE
+// NUMANodes are checked at start-up, against the job size.) The error
+// names each bad field, its value and what is valid, joined with
+// errors.Join. RunLocal, Main and Init call it before they start
+// anything.
+func (c Config) Validate() error {
+	knobs := map[string]env.Knob{}
+	for _, k := range env.Knobs() {
+		knobs[k.Name] = k
+	}
+	var errs []error
+	bad := func(field, variable string, value any, accept string) {
+		errs = append(errs, fmt.Errorf("goshmem: Config.%s = %v is invalid; %s (what %s takes)", field, value, accept, variable))
+	}
+	for _, f := range []struct {
+		what, field, variable, value string
+	}{
+		{"transport", "Transport", env.VarTransport, c.Transport},
+		{"heap policy", "HeapPolicy", env.VarHeapPolicy, c.HeapPolicy},
+		{"barrier algorithm", "BarrierAlgorithm", env.VarBarrierAlg, c.BarrierAlgorithm},
+		{"reduce algorithm", "ReduceAlgorithm", env.VarReduceAlg, c.ReduceAlgorithm},
+		{"broadcast algorithm", "BcastAlgorithm", env.VarBcastAlg, c.BcastAlgorithm},
+		{"fcollect algorithm", "FCollectAlgorithm", env.VarFCollectAlg, c.FCollectAlgorithm},
+		{"NUMA collectives mode", "NUMACollectives", env.VarNUMAColl, c.NUMACollectives},
+	} {
+		k := knobs[f.variable]
+		if f.value != "" && !slices.Contains(k.Values, f.value) {
+			vs := k.Values
+			errs = append(errs, fmt.Errorf("goshmem: unknown %s %q in Config.%s; set %s to %s or %s (or leave it empty for the default, %s)",
+				f.what, f.value, f.field, f.variable, strings.Join(vs[:len(vs)-1], ", "), vs[len(vs)-1], k.Default))
+		}
+	}
+	if c.HeapSize <= 0 {
+		bad("HeapSize", env.VarSymmetricSize, c.HeapSize, "set the heap size in bytes, more than 0, e.g. 64 MiB")
+	}
+	for _, f := range []struct {
+		field, variable string
+		value           int
+	}{
+		{"WaitSpin", env.VarWaitSpin, c.WaitSpin},
+		{"WaitYield", env.VarWaitYield, c.WaitYield},
+		{"SimDomains", env.VarSimDomains, c.SimDomains},
+	} {
+		if f.value < 0 {
+			bad(f.field, f.variable, f.value, "use 0 (auto, or off) or a positive count")
+		}
+	}
+	if c.WaitSleep < 0 || c.WaitSleep > env.MaxWaitSleep {
+		bad("WaitSleep", env.VarWaitSleep, c.WaitSleep.String(), fmt.Sprintf("use 0 (the default) or a duration more than 0 and at most %v", env.MaxWaitSleep))
+	}
+	return errors.Join(errs...)
+}

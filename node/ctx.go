@@ -44,11 +44,12 @@ type Ctx struct {
 	peers     []peer
 	world     []int
 	opts      CtxOptions // and ctxDestroyed
+	team      any        // the API layer's team of a team context (see node/team.go)
 	isDefault bool
 	// slow sends every operation through the checked slow path: set
 	// when the context is destroyed and, under SHMEM_DEBUG, always.
 	slow bool
-	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 2]byte // the fields above take 66 bytes
+	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 2]byte // the fields above take 82 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32

@@ -46,17 +46,7 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 	if len(local) == 0 {
 		return
 	}
-	off, in := p.heap.Offset(sym, uintptr(len(local)))
-	if !in {
-		arg := "dest"
-		if !put {
-			arg = "source"
-		}
-		badAddr(routine, arg, sym, uintptr(len(local)), p)
-	}
-	if p.job.cfg.Debug {
-		p.checkAllocated(routine, sym, off, uintptr(len(local)))
-	}
+	off := p.symOffset(routine, symArg(put), sym, uintptr(len(local)))
 	if p.peers[pe].base != nil {
 		// Mapped: the context is in SHMEM_DEBUG mode.
 		b := mem.ByteSlice(p.peers[pe].base, off, len(local))
@@ -68,6 +58,46 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 		return
 	}
 	p.cma(routine, put, off, local, pe)
+}
+
+// CheckRMA panics unless an RMA on c that reaches the n bytes at
+// symmetric address sym on PE pe is valid: a live context, a PE of the
+// context, [sym, sym+n) inside the heap (and, under SHMEM_DEBUG, inside
+// one live allocation). Routines that move their data in several steps
+// call it first, so that a call that is going to fail fails before it
+// has changed any memory. put tells whether sym is the dest (put) or
+// the source (get), for the message.
+//
+//go:noinline
+func (c *Ctx) CheckRMA(routine string, put bool, sym, n uintptr, pe int) {
+	c.live(routine)
+	c.worldPE(routine, pe)
+	if n > 0 {
+		c.pe.symOffset(routine, symArg(put), sym, n)
+	}
+}
+
+// symArg names the symmetric argument of an RMA: the dest of a put,
+// the source of a get.
+func symArg(put bool) string {
+	if put {
+		return "dest"
+	}
+	return "source"
+}
+
+// symOffset returns the offset of [sym, sym+n) in this PE's heap, or
+// panics naming routine and its argument arg when it is not inside the
+// heap (or, under SHMEM_DEBUG, not inside one live allocation).
+func (p *PE) symOffset(routine, arg string, sym, n uintptr) uintptr {
+	off, in := p.heap.Offset(sym, n)
+	if !in {
+		badAddr(routine, arg, sym, n, p)
+	}
+	if p.job.cfg.Debug {
+		p.checkAllocated(routine, arg, sym, off, n)
+	}
+	return off
 }
 
 // cma moves bytes to or from PE pe's heap in its own process.
@@ -90,10 +120,10 @@ func (p *PE) cma(routine string, put bool, off uintptr, local []byte, pe int) {
 
 // checkAllocated panics unless [off, off+n) lies inside one live
 // symmetric allocation (SHMEM_DEBUG).
-func (p *PE) checkAllocated(routine string, addr, off, n uintptr) {
+func (p *PE) checkAllocated(routine, arg string, addr, off, n uintptr) {
 	start, size, ok := p.alloc.Block(off)
 	if !ok || off+n > start+size {
-		panicf("%s: [%#x, %#x) is inside the symmetric heap but not inside one live allocation (SHMEM_DEBUG); was it freed, or does it run past the end of its block?",
-			routine, addr, addr+n)
+		panicf("%s: %s [%#x, %#x) is inside the symmetric heap but not inside one live allocation (SHMEM_DEBUG); was it freed, or does it run past the end of its block?",
+			routine, arg, addr, addr+n)
 	}
 }

@@ -69,9 +69,6 @@ func startProcess(cfg Config) (*Job, error) {
 
 // localJob creates an in-process job of n PEs.
 func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
-	if cfg.HeapSize <= 0 {
-		return nil, fmt.Errorf("goshmem: heap size %d bytes is not positive; set Config.HeapSize (SHMEM_SYMMETRIC_SIZE), e.g. 64 MiB", cfg.HeapSize)
-	}
 	segs, err := job.Create(n, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge, Kind: kinds})
 	if err != nil {
 		return nil, err
@@ -214,6 +211,9 @@ func RunLocal(cfg Config, n int, fn func(*PE)) error {
 	if n < 1 {
 		return fmt.Errorf("goshmem.RunLocal: need at least 1 PE, got %d", n)
 	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	j, err := localJob(cfg, n, nil)
 	if err != nil {
 		return err
@@ -226,6 +226,9 @@ func RunLocal(cfg Config, n int, fn func(*PE)) error {
 // the program was started on its own. When the job ends by GlobalExit,
 // Main does not return: the process exits with the GlobalExit status.
 func Main(cfg Config, fn func(*PE)) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	j, err := startProcess(cfg)
 	if err != nil {
 		return err
@@ -236,6 +239,9 @@ func Main(cfg Config, fn func(*PE)) error {
 // Init starts the one PE this process hosts (shmem_init); use Main or
 // RunLocal for processes that host several. Call Finalize at the end.
 func Init(cfg Config) (*PE, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	j, err := startProcess(cfg)
 	if err != nil {
 		return nil, err

@@ -118,3 +118,15 @@ func (p *PE) TeamBytes(q, slot, off, n int) []byte {
 
 // Wake wakes PE q if it sleeps in a wait (after a store it may wait for).
 func (p *PE) Wake(q int) { wait.Ring(p.peers[q].door) }
+
+// SetTeam records team, the API layer's team a context was created on
+// (shmem_team_create_ctx), for CtxTeam to return.
+func (c *Ctx) SetTeam(team any) { c.team = team }
+
+// CtxTeam returns what SetTeam recorded for c: nil for the default
+// context and for contexts made by PE.CtxCreate. It panics if c was
+// destroyed.
+func (c *Ctx) CtxTeam(routine string) any {
+	c.live(routine)
+	return c.team
+}

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 )
 
 // Members is the ordered membership of a team, as global (world) PE
@@ -160,9 +161,12 @@ func Rounds(n int) int {
 
 // Pool hands out the synchronization slots of one PE: slots 0 to
 // Reserved-1 belong to the predefined teams, the rest to created teams.
-// It is used by one PE only (team creation is collective, never
-// concurrent on one PE).
+// It is safe for concurrent use: under SHMEM_THREAD_MULTIPLE several
+// goroutines of one PE may create and destroy teams on different parent
+// teams at the same time. (Only team creation and destruction use it,
+// never a collective or RMA.)
 type Pool struct {
+	mu   sync.Mutex
 	used []uint64 // bit i set: slot i in use
 	n    int
 }
@@ -182,6 +186,8 @@ func NewPool(n int) *Pool {
 
 // Get returns a free slot, or ok false when all n are in use.
 func (p *Pool) Get() (slot int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for w, bitsUsed := range p.used {
 		if free := ^bitsUsed; free != 0 {
 			i := w*64 + bits.TrailingZeros64(free)
@@ -197,6 +203,8 @@ func (p *Pool) Get() (slot int, ok bool) {
 
 // Put returns slot to the pool.
 func (p *Pool) Put(slot int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if slot < Reserved || slot >= p.n || p.used[slot/64]&(1<<(slot%64)) == 0 {
 		panic(fmt.Sprintf("teamshared.Pool.Put: slot %d is not a created team's slot in use", slot))
 	}
@@ -205,6 +213,8 @@ func (p *Pool) Put(slot int) {
 
 // InUse returns the number of slots in use, reserved ones included.
 func (p *Pool) InUse() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	n := 0
 	for _, w := range p.used {
 		n += bits.OnesCount64(w)

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/goshmem/goshmem/teamshared"
@@ -704,4 +706,45 @@ func FuzzSplit2D(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPoolConcurrent: goroutines of one PE that create and destroy
+// teams on different parents at the same time (allowed by the spec
+// under SHMEM_THREAD_MULTIPLE) share the PE's pool: no slot is ever
+// handed out twice, and every slot comes back. Run it with -race.
+func TestPoolConcurrent(t *testing.T) {
+	const n, workers, rounds = 40, 4, 2000
+	p := teamshared.NewPool(n)
+	var owner [n]atomic.Int32 // 1 + the worker holding the slot, 0: free
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var held []int
+			for r := range rounds {
+				if s, ok := p.Get(); ok {
+					if prev := owner[s].Swap(int32(w + 1)); prev != 0 {
+						t.Errorf("slot %d handed to worker %d while worker %d holds it", s, w, prev-1)
+						return
+					}
+					held = append(held, s)
+				}
+				if len(held) > 0 && (r%3 == 0 || len(held) > 4) {
+					s := held[0]
+					held = held[1:]
+					owner[s].Store(0)
+					p.Put(s)
+				}
+			}
+			for _, s := range held {
+				owner[s].Store(0)
+				p.Put(s)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := p.InUse(); got != teamshared.Reserved {
+		t.Errorf("InUse after every worker returned its slots = %d, want %d", got, teamshared.Reserved)
+	}
 }
