@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
 )
 
 // waitCase: ivar starts at init, which does not satisfy (cmp, v); the
@@ -497,4 +498,93 @@ func TestWaitWakesOnStores(t *testing.T) {
 			}
 		})
 	}
+}
+
+// benchOne runs body on a one-PE in-process job with a zeroed symmetric
+// array of n elements; the timer covers only body.
+func benchOne[T goshmem.Integer](b *testing.B, n int, body func(b *testing.B, p *goshmem.PE, x []T)) {
+	b.Helper()
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: testHeap}, 1, func(p *goshmem.PE) {
+		x, err := goshmem.Calloc[T](p, n)
+		if err != nil {
+			panic(err)
+		}
+		b.ResetTimer()
+		body(b, p, x)
+		b.StopTimer()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// The ready paths of the waits and tests: the condition already holds,
+// which is what a wait costs when the data has arrived.
+
+func BenchmarkWaitUntilReady(b *testing.B) {
+	benchOne(b, 1, func(b *testing.B, p *goshmem.PE, x []int64) {
+		x[0] = 1
+		for b.Loop() {
+			goshmem.WaitUntil(p, &x[0], goshmem.CmpEQ, 1)
+		}
+	})
+}
+
+func BenchmarkSignalWaitUntilReady(b *testing.B) {
+	benchOne(b, 1, func(b *testing.B, p *goshmem.PE, x []uint64) {
+		x[0] = 1
+		var s uint64
+		for b.Loop() {
+			s += goshmem.SignalWaitUntil(p, &x[0], goshmem.CmpEQ, 1)
+		}
+		if s == 0 {
+			b.Fatal("no signal")
+		}
+	})
+}
+
+func BenchmarkTestAny(b *testing.B) {
+	benchOne(b, 8, func(b *testing.B, p *goshmem.PE, x []int64) {
+		for i := range x {
+			x[i] = 1
+		}
+		s := 0
+		for b.Loop() {
+			s += goshmem.TestAny(p, x, nil, goshmem.CmpEQ, 1)
+		}
+		_ = s
+	})
+}
+
+func BenchmarkWaitUntilAnyReady(b *testing.B) {
+	benchOne(b, 8, func(b *testing.B, p *goshmem.PE, x []int64) {
+		for i := range x {
+			x[i] = 1
+		}
+		s := 0
+		for b.Loop() {
+			s += goshmem.WaitUntilAny(p, x, nil, goshmem.CmpEQ, 1)
+		}
+		_ = s
+	})
+}
+
+func BenchmarkWaitUntilSomeReady(b *testing.B) {
+	benchOne(b, 8, func(b *testing.B, p *goshmem.PE, x []int64) {
+		x[3] = 1
+		idx := make([]int, 0, 8)
+		for b.Loop() {
+			idx = goshmem.WaitUntilSome(p, x, nil, goshmem.CmpEQ, 1, idx[:0])
+		}
+	})
+}
+
+// BenchmarkPutSignal is PutSignal of one 8-byte element to the peer.
+func BenchmarkPutSignal(b *testing.B) {
+	benchPair(b, "xpmem", 2, func(b *testing.B, c *goshmem.Ctx, x []uint64) {
+		src := []uint64{7}
+		for b.Loop() {
+			goshmem.PutSignal(c, x[:1], src, &x[1], 1, goshmem.SignalAdd, 1)
+		}
+	})
 }
