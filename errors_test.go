@@ -124,10 +124,10 @@ func addrCases() []errCase {
 			}},
 		{name: "WaitUntilAll ivars past heap end", npes: 1, fn: func(f *fixture) {
 			goshmem.WaitUntilAll(f.p, f.past, nil, goshmem.CmpEQ, 0)
-		}, want: func(f *fixture) []string { return []string{f.notInHeap("WaitUntilAll", "ivar", addr(f.past), 32)} }},
+		}, want: func(f *fixture) []string { return []string{f.notInHeap("WaitUntilAll", "ivars", addr(f.past), 32)} }},
 		{name: "SignalFetch Go var", npes: 1, fn: func(f *fixture) {
 			goshmem.SignalFetch(f.p, (*uint64)(unsafe.Pointer(f.goVar)))
-		}, want: strs("goshmem.SignalFetch: ivar", "is not inside the symmetric heap")},
+		}, want: strs("goshmem.SignalFetch: sig", "is not inside the symmetric heap")},
 		{name: "SetLock Go var", npes: 1, fn: func(f *fixture) { f.p.SetLock(f.goVar) },
 			want: func(f *fixture) []string {
 				return []string{f.notInHeap("SetLock", "lock", uintptr(unsafe.Pointer(f.goVar)), 8)}

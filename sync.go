@@ -41,13 +41,13 @@ func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
 
 // waitUntil is WaitUntil's outlined slow path.
 func waitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	p.CheckLocal("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("WaitUntil", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
 	p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
 }
 
 // Test reports whether *ivar compares to v by cmp (shmem_test).
 func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
-	p.CheckLocal("Test", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("Test", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
 	return compare(load(ivar), cmp, v)
 }
 
@@ -56,9 +56,9 @@ func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
 
 func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
 	if len(ivars) > 0 {
-		p.CheckLocal(routine, mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
+		p.CheckLocal(routine, "ivars", mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
 	} else if uint(cmp) > uint(CmpLE) {
-		p.CheckLocal(routine, 0, 0, cmp) // panics with the comparison named
+		p.CheckLocal(routine, "ivars", 0, 0, cmp) // panics with the comparison named
 	}
 	if status != nil && len(status) != len(ivars) {
 		panicf("%s: status has %d elements but ivars has %d", routine, len(status), len(ivars))
@@ -266,16 +266,30 @@ func PutSignalNBI[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Si
 // SignalFetch returns the value of the calling PE's signal word
 // (shmem_signal_fetch).
 func SignalFetch(p *PE, sig *uint64) uint64 {
-	p.CheckLocal("SignalFetch", mem.PtrAddr(sig), 8, CmpEQ)
+	p.CheckLocal("SignalFetch", "sig", mem.PtrAddr(sig), 8, CmpEQ)
 	return atomic.LoadUint64(sig)
 }
 
-// SignalWaitUntil waits until *sig compares to v by cmp and returns its
-// value (shmem_signal_wait_until).
+// SignalWaitUntil waits until *sig, a signal word of the calling PE,
+// compares to v by cmp and returns the value that satisfied the
+// comparison (shmem_signal_wait_until): the word is read once per test,
+// and the value returned is the one tested, even if the word has changed
+// since.
 func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
-	if !p.InHeap(mem.PtrAddr(sig), 8) || uint(cmp) > uint(CmpLE) || !compare(atomic.LoadUint64(sig), cmp, v) {
-		p.CheckLocal("SignalWaitUntil", mem.PtrAddr(sig), 8, cmp)
-		p.WaitSlow("SignalWaitUntil", func() bool { return compare(atomic.LoadUint64(sig), cmp, v) })
+	if p.InHeap(mem.PtrAddr(sig), 8) && uint(cmp) <= uint(CmpLE) {
+		if x := atomic.LoadUint64(sig); compare(x, cmp, v) {
+			return x
+		}
 	}
-	return atomic.LoadUint64(sig)
+	return signalWaitUntil(p, sig, cmp, v)
+}
+
+// signalWaitUntil is SignalWaitUntil's outlined slow path.
+//
+//go:noinline
+func signalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
+	p.CheckLocal("SignalWaitUntil", "sig", mem.PtrAddr(sig), 8, cmp)
+	var x uint64
+	p.WaitSlow("SignalWaitUntil", func() bool { x = atomic.LoadUint64(sig); return compare(x, cmp, v) })
+	return x // WaitSlow returns right after the call of cond that held
 }

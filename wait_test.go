@@ -3,6 +3,7 @@ package goshmem_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -587,4 +588,77 @@ func BenchmarkPutSignal(b *testing.B) {
 			goshmem.PutSignal(c, x[:1], src, &x[1], 1, goshmem.SignalAdd, 1)
 		}
 	})
+}
+
+// TestSignalWaitUntilReturnsSatisfyingValue: while PE 1 keeps
+// put-signalling SignalSet 1 and 2, every SignalWaitUntil(CmpEQ, 1) of
+// PE 0 must return 1, the value that satisfied it (shmem_signal_wait_until
+// returns "the contents of the signal data object, sig_addr, at the
+// calling PE that satisfies the wait condition"), never a later 2.
+func TestSignalWaitUntilReturnsSatisfyingValue(t *testing.T) {
+	const budget = 500 * time.Millisecond
+	const maxCalls = 50_000_000
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		c := p.Ctx()
+		sig := mustCalloc[uint64](p, 1)
+		stop := mustCalloc[int64](p, 1)
+		p.BarrierAll()
+		if p.MyPE() == 1 {
+			for !goshmem.Test(p, &stop[0], goshmem.CmpNE, 0) {
+				goshmem.PutSignal(c, []byte(nil), nil, &sig[0], 1, goshmem.SignalSet, 0)
+				goshmem.PutSignal(c, []byte(nil), nil, &sig[0], 2, goshmem.SignalSet, 0)
+			}
+		} else {
+			calls, bad := 0, 0
+			var first uint64
+			for start := time.Now(); calls < maxCalls && time.Since(start) < budget; {
+				for range 1000 {
+					calls++
+					if got := goshmem.SignalWaitUntil(p, &sig[0], goshmem.CmpEQ, 1); got != 1 {
+						if bad == 0 {
+							first = got
+						}
+						bad++
+					}
+				}
+			}
+			goshmem.AtomicSet(c, &stop[0], 1, 1)
+			if bad > 0 {
+				t.Errorf("SignalWaitUntil(CmpEQ, 1) returned a value other than 1 in %d of %d calls (first: %d)", bad, calls, first)
+			}
+			t.Logf("%d calls", calls)
+		}
+		p.BarrierAll()
+	})
+}
+
+// TestWaitArgumentNames: a wait or signal routine given a variable
+// outside the symmetric heap panics naming the routine and the argument
+// by its OpenSHMEM name (ivar, ivars, sig).
+func TestWaitArgumentNames(t *testing.T) {
+	var goVar uint64
+	goSlice := make([]int64, 4)
+	sig := &goVar
+	for _, tc := range []struct {
+		name string
+		fn   func(p *goshmem.PE)
+		want string
+	}{
+		{"WaitUntil", func(p *goshmem.PE) { goshmem.WaitUntil(p, &goSlice[0], goshmem.CmpEQ, 0) }, "goshmem.WaitUntil: ivar ["},
+		{"Test", func(p *goshmem.PE) { goshmem.Test(p, &goSlice[0], goshmem.CmpEQ, 0) }, "goshmem.Test: ivar ["},
+		{"WaitUntilAll", func(p *goshmem.PE) { goshmem.WaitUntilAll(p, goSlice, nil, goshmem.CmpEQ, 0) }, "goshmem.WaitUntilAll: ivars ["},
+		{"TestAnyVector", func(p *goshmem.PE) { goshmem.TestAnyVector(p, goSlice, nil, goshmem.CmpEQ, goSlice) }, "goshmem.TestAnyVector: ivars ["},
+		{"SignalWaitUntil", func(p *goshmem.PE) { goshmem.SignalWaitUntil(p, sig, goshmem.CmpEQ, 0) }, "goshmem.SignalWaitUntil: sig ["},
+		{"SignalFetch", func(p *goshmem.PE) { goshmem.SignalFetch(p, sig) }, "goshmem.SignalFetch: sig ["},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run(t, 1, testHeap, func(p *goshmem.PE) {
+				v := panicOf(func() { tc.fn(p) })
+				msg, _ := v.(string)
+				if !strings.HasPrefix(msg, tc.want) || !strings.Contains(msg, "is not inside the symmetric heap") {
+					t.Errorf("panic %v, want a message starting %q", v, tc.want)
+				}
+			})
+		})
+	}
 }
