@@ -157,9 +157,10 @@ func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 }
 
 // WaitUntilSome blocks until at least one included ivars[i] compares to
-// v and appends the indices of all that do to idx
-// (shmem_wait_until_some); it returns idx unchanged when every element
-// is excluded.
+// v and appends to idx the indices of all that did, in one test of every
+// included element during the call (shmem_wait_until_some): at least one
+// index is appended, though the elements may have changed since. It
+// returns idx unchanged when every element is excluded.
 func WaitUntilSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
 	return waitSome(p, "WaitUntilSome", ivars, status, cmp, v, nil, idx)
 }
@@ -175,10 +176,16 @@ func waitSome[T Integer](p *PE, routine string, ivars []T, status []int32, cmp C
 	if !anyIncluded(len(ivars), status) {
 		return idx
 	}
-	if testAny(ivars, status, cmp, v, values) < 0 {
-		p.WaitSlow(routine, func() bool { return testAny(ivars, status, cmp, v, values) >= 0 })
+	// The indices returned are those of one pass over ivars that found
+	// at least one: testing again after the wait could find none.
+	n := len(idx)
+	if idx = testSome(ivars, status, cmp, v, values, idx); len(idx) == n {
+		p.WaitSlow(routine, func() bool {
+			idx = testSome(ivars, status, cmp, v, values, idx[:n])
+			return len(idx) > n
+		})
 	}
-	return testSome(ivars, status, cmp, v, values, idx)
+	return idx
 }
 
 // TestAll reports whether every included ivars[i] compares to v.

@@ -662,3 +662,60 @@ func TestWaitArgumentNames(t *testing.T) {
 		})
 	}
 }
+
+// TestWaitUntilSomeWhileChanging: PE 1 keeps raising and lowering the
+// last of many ivars; reading all the ivars takes longer than the value
+// stays up, so a WaitUntilSome that tests the entries again after the
+// condition held often finds none. Every WaitUntilSome and
+// WaitUntilSomeVector of PE 0 must return the index that satisfied the
+// condition during the call (shmem_wait_until_some returns at least one
+// index, each of which satisfied the wait condition). The race needs PE 0
+// and PE 1 to run at the same time, so the test runs for a while.
+func TestWaitUntilSomeWhileChanging(t *testing.T) {
+	const n = 1 << 12
+	const budget = 500 * time.Millisecond
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		c := p.Ctx()
+		iv := mustCalloc[int64](p, n)
+		stop := mustCalloc[int64](p, 1)
+		p.BarrierAll()
+		if p.MyPE() == 1 {
+			for !goshmem.Test(p, &stop[0], goshmem.CmpNE, 0) {
+				goshmem.AtomicSet(c, &iv[n-1], 1, 0)
+				goshmem.AtomicSet(c, &iv[n-1], 0, 0)
+			}
+		} else {
+			values := make([]int64, n)
+			for i := range values {
+				values[i] = 1
+			}
+			status := make([]int32, n)
+			for i := 0; i < n/2; i++ {
+				status[i] = 1 // the first half excluded
+			}
+			idx := make([]int, 0, 4)
+			calls := 0
+			var bad []string
+			for start := time.Now(); time.Since(start) < budget; calls++ {
+				var form string
+				switch calls % 3 {
+				case 0:
+					form, idx = "WaitUntilSome", goshmem.WaitUntilSome(p, iv, nil, goshmem.CmpEQ, 1, idx[:0])
+				case 1:
+					form, idx = "WaitUntilSomeVector", goshmem.WaitUntilSomeVector(p, iv, nil, goshmem.CmpEQ, values, idx[:0])
+				case 2:
+					form, idx = "WaitUntilSome with status", goshmem.WaitUntilSome(p, iv, status, goshmem.CmpEQ, 1, idx[:0])
+				}
+				if !slices.Equal(idx, []int{n - 1}) {
+					bad = append(bad, fmt.Sprintf("%s returned %v", form, idx))
+				}
+			}
+			goshmem.AtomicSet(c, &stop[0], 1, 1)
+			if len(bad) > 0 {
+				t.Errorf("%d of %d calls did not return the index %d that satisfied the wait, e.g. %s", len(bad), calls, n-1, bad[0])
+			}
+			t.Logf("%d calls", calls)
+		}
+		p.BarrierAll()
+	})
+}
