@@ -86,8 +86,17 @@ func testAll[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) boo
 	return true
 }
 
-func testAny[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) int {
-	for i := range ivars {
+// testAny returns the index of an included element that is ready, or
+// -1, looking from start (in [0, len(ivars)]) round to start-1.
+func testAny[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, start int) int {
+	if i := firstReady(ivars, status, cmp, v, values, start, len(ivars)); i >= 0 {
+		return i
+	}
+	return firstReady(ivars, status, cmp, v, values, 0, start)
+}
+
+func firstReady[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, lo, hi int) int {
+	for i := lo; i < hi; i++ {
 		if included(status, i) && ready(ivars, i, cmp, v, values) {
 			return i
 		}
@@ -134,6 +143,9 @@ func waitAll[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 
 // WaitUntilAny blocks until some included ivars[i] compares to v and
 // returns i (shmem_wait_until_any); -1 when every element is excluded.
+// When several do, which one is returned rotates from call to call (see
+// node.PE.AnyStart), so that a series of calls returns every satisfying
+// index and none starves.
 func WaitUntilAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
 	return waitAny(p, "WaitUntilAny", ivars, status, cmp, v, nil)
 }
@@ -149,9 +161,10 @@ func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 	if !anyIncluded(len(ivars), status) {
 		return -1
 	}
-	i := testAny(ivars, status, cmp, v, values)
+	start := p.AnyStart(len(ivars))
+	i := testAny(ivars, status, cmp, v, values, start)
 	if i < 0 {
-		p.WaitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values); return i >= 0 })
+		p.WaitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values, start); return i >= 0 })
 	}
 	return i
 }
@@ -202,21 +215,23 @@ func TestAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values 
 }
 
 // TestAny returns the index of an included ivars[i] that compares to v,
-// or -1.
+// or -1 (shmem_test_any). When several do, which one is returned rotates
+// from call to call, as for WaitUntilAny.
 func TestAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
 	checkVec(p, "TestAny", ivars, status, cmp, nil)
-	return testAny(ivars, status, cmp, v, nil)
+	return testAny(ivars, status, cmp, v, nil, p.AnyStart(len(ivars)))
 }
 
 // TestAnyVector is TestAny with one value per element.
 func TestAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
 	var z T
 	checkVec(p, "TestAnyVector", ivars, status, cmp, orEmpty(values))
-	return testAny(ivars, status, cmp, z, orEmpty(values))
+	return testAny(ivars, status, cmp, z, orEmpty(values), p.AnyStart(len(ivars)))
 }
 
 // TestSome appends to idx the indices of the included ivars[i] that
-// compare to v.
+// compare to v (shmem_test_some). It and WaitUntilSome return every
+// satisfying index of the test they make, so none can starve.
 func TestSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
 	checkVec(p, "TestSome", ivars, status, cmp, nil)
 	return testSome(ivars, status, cmp, v, nil, idx)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,6 +132,10 @@ func TestTestExact(t *testing.T) {
 	})
 }
 
+// oneOf is the expected result of a TestAny that may return any of
+// several indices.
+type oneOf []int
+
 // TestVectorTests covers TestAll, TestAny, TestSome and their Vector
 // forms, with and without status masks, on fixed contents.
 func TestVectorTests(t *testing.T) {
@@ -157,9 +162,9 @@ func TestVectorTests(t *testing.T) {
 			{"TestAll GE", goshmem.TestAll(p, iv, nil, goshmem.CmpGE, -1), true},
 			{"TestAll GT", goshmem.TestAll(p, iv, nil, goshmem.CmpGT, -1), false},
 			{"TestAll empty", goshmem.TestAll(p, iv[:0], nil, eq, 1), true},
-			{"TestAny nil status", goshmem.TestAny(p, iv, nil, eq, 5), 0},
-			{"TestAny masked", goshmem.TestAny(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, 5), 4},
-			{"TestAny only 3", goshmem.TestAny(p, iv, only3, goshmem.CmpLT, 0), 3},
+			{"TestAny nil status", goshmem.TestAny(p, iv, nil, eq, 5), oneOf{0, 2, 4}},
+			{"TestAny masked", goshmem.TestAny(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, 5), oneOf{4}},
+			{"TestAny only 3", goshmem.TestAny(p, iv, only3, goshmem.CmpLT, 0), oneOf{3}},
 			{"TestAny none", goshmem.TestAny(p, iv, nil, eq, 6), -1},
 			{"TestAny excluded match", goshmem.TestAny(p, iv, excl, eq, 7), -1},
 			{"TestAny all excluded", goshmem.TestAny(p, iv, all, eq, 5), -1},
@@ -171,8 +176,8 @@ func TestVectorTests(t *testing.T) {
 			{"TestAllVector", goshmem.TestAllVector(p, iv, nil, eq, vals), false},
 			{"TestAllVector masked", goshmem.TestAllVector(p, iv, []int32{0, 1, 0, 0, 1, 0}, eq, vals), true},
 			{"TestAllVector LE", goshmem.TestAllVector(p, iv, nil, goshmem.CmpLE, []int64{5, 0, 6, 0, 5, 7}), true},
-			{"TestAnyVector", goshmem.TestAnyVector(p, iv, nil, eq, vals), 0},
-			{"TestAnyVector masked", goshmem.TestAnyVector(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, vals), 3},
+			{"TestAnyVector", goshmem.TestAnyVector(p, iv, nil, eq, vals), oneOf{0, 2, 3, 5}},
+			{"TestAnyVector masked", goshmem.TestAnyVector(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, vals), oneOf{3, 5}},
 			{"TestAnyVector all excluded", goshmem.TestAnyVector(p, iv, all, eq, vals), -1},
 			{"TestAnyVector none", goshmem.TestAnyVector(p, iv, nil, goshmem.CmpGT, []int64{5, 0, 5, -1, 5, 7}), -1},
 			{"TestSomeVector", goshmem.TestSomeVector(p, iv, nil, eq, vals, nil), []int{0, 2, 3, 5}},
@@ -180,6 +185,12 @@ func TestVectorTests(t *testing.T) {
 			{"TestSomeVector all excluded", goshmem.TestSomeVector(p, iv, all, eq, vals, slices.Clone(prefix)), []int{99}},
 		}
 		for _, c := range cases {
+			if w, ok := c.want.(oneOf); ok {
+				if !slices.Contains(w, c.got.(int)) {
+					t.Errorf("%s = %v, want one of %v", c.name, c.got, w)
+				}
+				continue
+			}
 			if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 				t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 			}
@@ -190,8 +201,8 @@ func TestVectorTests(t *testing.T) {
 		if got := goshmem.TestSome(p, iv32, nil, goshmem.CmpGT, 3, nil); !slices.Equal(got, []int{1, 3}) {
 			t.Errorf("uint32 TestSome(GT 3) = %v, want [1 3]", got)
 		}
-		if got := goshmem.TestAny(p, iv32, []int32{0, 1, 0, 0}, goshmem.CmpGE, 3); got != 2 {
-			t.Errorf("uint32 TestAny(GE 3, 1 excluded) = %d, want 2", got)
+		if got := goshmem.TestAny(p, iv32, []int32{0, 1, 0, 0}, goshmem.CmpGE, 3); got != 2 && got != 3 {
+			t.Errorf("uint32 TestAny(GE 3, 1 excluded) = %d, want 2 or 3", got)
 		}
 	})
 }
@@ -717,5 +728,98 @@ func TestWaitUntilSomeWhileChanging(t *testing.T) {
 			t.Logf("%d calls", calls)
 		}
 		p.BarrierAll()
+	})
+}
+
+// TestAnyNoStarvation: on [1 1 1 1] with CmpEQ 1, a series of TestAny,
+// TestAnyVector, WaitUntilAny or WaitUntilAnyVector calls must return
+// every included index, not always the lowest (OpenSHMEM 1.5: a series
+// of calls must eventually return every satisfying index), also when the
+// calls are interleaved with others of the same PE and when several
+// goroutines of the PE call at once.
+func TestAnyNoStarvation(t *testing.T) {
+	const calls = 200
+	forms := []struct {
+		name string
+		fn   func(p *goshmem.PE, iv []int64, status []int32) int
+	}{
+		{"TestAny", func(p *goshmem.PE, iv []int64, st []int32) int { return goshmem.TestAny(p, iv, st, goshmem.CmpEQ, 1) }},
+		{"TestAnyVector", func(p *goshmem.PE, iv []int64, st []int32) int {
+			return goshmem.TestAnyVector(p, iv, st, goshmem.CmpEQ, []int64{1, 1, 1, 1})
+		}},
+		{"WaitUntilAny", func(p *goshmem.PE, iv []int64, st []int32) int {
+			return goshmem.WaitUntilAny(p, iv, st, goshmem.CmpEQ, 1)
+		}},
+		{"WaitUntilAnyVector", func(p *goshmem.PE, iv []int64, st []int32) int {
+			return goshmem.WaitUntilAnyVector(p, iv, st, goshmem.CmpEQ, []int64{1, 1, 1, 1})
+		}},
+	}
+	masks := []struct {
+		status []int32
+		want   []int // the included indices
+	}{
+		{nil, []int{0, 1, 2, 3}},
+		{[]int32{0, 1, 0, 0}, []int{0, 2, 3}},
+		{[]int32{1, 0, 0, 1}, []int{1, 2}},
+		{[]int32{1, 1, 1, 0}, []int{3}},
+	}
+	// returned calls f calls times and returns the indices it returned,
+	// sorted, or an error for an index outside want.
+	returned := func(f func() int, want []int) ([]int, error) {
+		seen := map[int]bool{}
+		for range calls {
+			i := f()
+			if !slices.Contains(want, i) {
+				return nil, fmt.Errorf("returned %d, not one of %v", i, want)
+			}
+			seen[i] = true
+		}
+		var got []int
+		for i := range seen {
+			got = append(got, i)
+		}
+		slices.Sort(got)
+		return got, nil
+	}
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		iv := mustCalloc[int64](p, 4)
+		other := mustCalloc[int64](p, 3)
+		for i := range iv {
+			iv[i] = 1
+		}
+		other[1] = 1
+		for _, f := range forms {
+			for _, m := range masks {
+				name := fmt.Sprintf("%s status %v", f.name, m.status)
+				got, err := returned(func() int { return f.fn(p, iv, m.status) }, m.want)
+				if err != nil || !slices.Equal(got, m.want) {
+					t.Errorf("%s: %d calls returned %v (%v), want every one of %v", name, calls, got, err, m.want)
+				}
+				// Interleaved with a call on another array of the PE.
+				got, err = returned(func() int {
+					if j := goshmem.TestAny(p, other, nil, goshmem.CmpEQ, 1); j != 1 {
+						t.Errorf("TestAny on [0 1 0] = %d, want 1", j)
+					}
+					return f.fn(p, iv, m.status)
+				}, m.want)
+				if err != nil || !slices.Equal(got, m.want) {
+					t.Errorf("%s, interleaved: %d calls returned %v (%v), want every one of %v", name, calls, got, err, m.want)
+				}
+			}
+		}
+		// Several goroutines of the PE at once (run it with -race).
+		var wg sync.WaitGroup
+		for g := range 3 {
+			f := forms[g%len(forms)]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := returned(func() int { return f.fn(p, iv, nil) }, masks[0].want)
+				if err != nil || !slices.Equal(got, masks[0].want) {
+					t.Errorf("goroutine %d, %s: %d calls returned %v (%v), want every index", g, f.name, calls, got, err)
+				}
+			}()
+		}
+		wg.Wait()
 	})
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -70,6 +71,13 @@ type PE struct {
 
 	extOnce sync.Once
 	ext     any // package goshmem's per-PE state (teams)
+
+	// anyTurn is where the next search for any satisfying element
+	// starts (AnyStart). Alone on its cache line: a loop polling TestAny
+	// bumps it, and the fields above are read by every put.
+	_       [shm.CacheLine]byte
+	anyTurn atomic.Uint32
+	_       [shm.CacheLine - 4]byte
 }
 
 func newPE(j *Job, me int) *PE {
@@ -205,6 +213,21 @@ func (p *PE) checkAbort(routine string) {
 	if e := abortError(routine, p.me, p.job.ctl); e != nil {
 		panic(e)
 	}
+}
+
+// AnyStart returns the index, in [0, n), at which a search of n
+// elements for any one that satisfies a condition starts (TestAny,
+// WaitUntilAny): OpenSHMEM requires that a series of such calls
+// eventually return every satisfying index, so the lowest must not
+// always win. Successive calls on this PE, from any goroutine, take
+// successive points of a Weyl sequence (multiples of 2^32 divided by
+// the golden ratio), which spread evenly over [0, n) even when the
+// calls on one array are interleaved with calls on others. It costs
+// one uncontended atomic add.
+func (p *PE) AnyStart(n int) int {
+	x := p.anyTurn.Add(0x9e3779b9)
+	hi, _ := bits.Mul64(uint64(x)<<32, uint64(n)) // x/2^32 * n
+	return int(hi)
 }
 
 // HeapBase returns the start of this PE's heap as mapped here.
