@@ -134,7 +134,7 @@ func addrCases() []errCase {
 			}},
 		{name: "PutSignal sig Go var", npes: 2, fn: func(f *fixture) {
 			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(f.goVar)), 1, goshmem.SignalSet, 1)
-		}, want: strs("dest", "is not inside the symmetric heap")},
+		}, want: strs("goshmem.PutSignal: sig [", "is not inside the symmetric heap")},
 	}
 }
 

@@ -269,8 +269,11 @@ func PutSignal[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 }
 
 func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
-	if op != SignalSet && op != SignalAdd {
-		panicf("%s: unknown signal operation %d; use SignalSet or SignalAdd", routine, int(op))
+	// Everything about the signal is checked before the data moves (put
+	// checks its own arguments before it writes): a call that fails
+	// changes no memory.
+	if _, off, ok := c.Target(mem.PtrAddr(sig), 8, pe); !ok || off&7 != 0 || uint(op) > uint(SignalAdd) {
+		checkSignal(c, routine, sig, op, pe)
 	}
 	put(c, routine, dst, src, pe)
 	if op == SignalSet {
@@ -278,6 +281,18 @@ func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal 
 	} else {
 		node.AMO(c, routine, node.OpAdd, sig, signal, 0, pe)
 	}
+}
+
+// checkSignal is putSignal's outlined check of op and sig: it panics
+// for a bad one and returns for a good one the fast path declined (a
+// peer reached through CMA, SHMEM_DEBUG).
+//
+//go:noinline
+func checkSignal(c *Ctx, routine string, sig *uint64, op SignalOp, pe int) {
+	if op != SignalSet && op != SignalAdd {
+		panicf("%s: unknown signal operation %d; use SignalSet or SignalAdd", routine, int(op))
+	}
+	c.CheckWord(routine, "sig", mem.PtrAddr(sig), 8, pe)
 }
 
 // PutSignalNBI is the non-blocking PutSignal.

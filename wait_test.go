@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/node"
@@ -822,4 +823,68 @@ func TestAnyNoStarvation(t *testing.T) {
 		}
 		wg.Wait()
 	})
+}
+
+// TestPutSignalBadSigNoEffect: a PutSignal or PutSignalNBI whose signal
+// word is wrong (outside the heap, misaligned, or freed under
+// SHMEM_DEBUG), or whose operation is unknown, panics naming sig (or the
+// operation) and leaves the destination on the target PE untouched: a
+// call that fails must fail before it changes any memory.
+func TestPutSignalBadSigNoEffect(t *testing.T) {
+	var goVar uint64
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, m.cfg, 2, func(p *goshmem.PE) {
+				c := p.Ctx()
+				buf := mustCalloc[int64](p, 4)
+				words := mustCalloc[uint64](p, 2)
+				freed := mustCalloc[uint64](p, 1)
+				goshmem.Free(p, freed)
+				p.BarrierAll()
+				if p.MyPE() == 0 {
+					type bad struct {
+						name string
+						sig  *uint64
+						op   goshmem.SignalOp
+						want string // after "goshmem.<routine>: "
+					}
+					cases := []bad{
+						{"Go variable", &goVar, goshmem.SignalSet, "sig ["},
+						{"misaligned", (*uint64)(unsafe.Add(unsafe.Pointer(&words[0]), 4)), goshmem.SignalAdd, "sig 0x"},
+						{"unknown op", &words[0], goshmem.SignalOp(9), "unknown signal operation 9"},
+					}
+					if m.cfg.Debug {
+						cases = append(cases, bad{"freed", &freed[0], goshmem.SignalSet, "sig ["})
+					}
+					for _, b := range cases {
+						for _, routine := range []string{"PutSignal", "PutSignalNBI"} {
+							v := panicOf(func() {
+								src := []int64{1, 2, 3, 4}
+								if routine == "PutSignal" {
+									goshmem.PutSignal(c, buf, src, b.sig, 5, b.op, 1)
+								} else {
+									goshmem.PutSignalNBI(c, buf, src, b.sig, 5, b.op, 1)
+								}
+							})
+							msg, _ := v.(string)
+							if want := "goshmem." + routine + ": " + b.want; !strings.HasPrefix(msg, want) {
+								t.Errorf("%s, %s: panic %v, want a message starting %q", routine, b.name, v, want)
+							}
+							c.Quiet()
+							got := make([]int64, 4)
+							goshmem.Get(c, got, buf, 1)
+							if !slices.Equal(got, make([]int64, 4)) {
+								t.Errorf("%s, %s: the destination on PE 1 became %v before the call panicked", routine, b.name, got)
+								goshmem.Put(c, buf, make([]int64, 4), 1)
+							}
+						}
+					}
+				}
+				p.BarrierAll()
+				if words[1] != 0 {
+					t.Errorf("PE %d: a signal word changed: %v", p.MyPE(), words)
+				}
+			})
+		})
+	}
 }
