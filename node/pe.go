@@ -186,17 +186,34 @@ func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
 
 // WaitSlow is the outlined part of every wait: spin, yield, sleep on
 // this PE's doorbell, and between sleeps check that the job is alive.
+// It returns right after a call of cond that reported true, and calls
+// cond no more, so cond may record what it saw.
+//
+// A failure of the job is noticed after every yield and every sleep, and
+// every 64 spins: the PE or launcher that records a failure wakes every
+// PE, and a sleep ends anyway after at most the policy's MaxSleep
+// (SHMEM_WAIT_SLEEP), when live checks the peers' processes.
 func (p *PE) WaitSlow(routine string, cond func() bool) {
 	b := wait.Start(p.policy)
-	ctl := p.job.ctl
+	abort := &p.job.ctl.Header.Abort.State
 	for n := 0; !cond(); n++ {
-		if b.Pause() == wait.Sleeping {
+		switch b.Pause() {
+		case wait.Spinning:
+			if n&63 != 0 {
+				continue
+			}
+		case wait.Sleeping:
 			if b.Sleep(&p.slot.Door, cond) {
 				return
 			}
+			fallthrough
+		case wait.Yielding:
+			// A yield can take a scheduler time slice, a sleep up to
+			// MaxSleep and may have been ended by a failure's wake-up:
+			// check now, not 64 polls later.
 			p.job.live()
 		}
-		if n&63 == 0 && ctl.Header.Abort.State.Load() != 0 {
+		if abort.Load() != 0 {
 			p.checkAbort(routine)
 		}
 	}
