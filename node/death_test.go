@@ -78,9 +78,6 @@ func scenarioDeath(p *goshmem.PE, name string, wait func(p *goshmem.PE, x []int6
 // 50 ms of the kill (the bound the README and docs/design.md give), with
 // a margin for this machine's scheduling.
 func TestDeadPeerNoticedInEveryWait(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a 4-process job per kind of wait")
-	}
 	const sleep = 100 * time.Millisecond
 	const bound = sleep + 50*time.Millisecond
 	const margin = 60 * time.Millisecond // process exit, scheduling on a loaded machine
