@@ -125,17 +125,17 @@ func addrCases() []errCase {
 			}},
 		{name: "WaitUntilAll ivars past heap end", npes: 1, fn: func(f *fixture) {
 			goshmem.WaitUntilAll(f.p, f.past, nil, goshmem.CmpEQ, 0)
-		}, want: func(f *fixture) []string { return []string{f.notInHeap("WaitUntilAll", "ivar", addr(f.past), 32)} }},
+		}, want: func(f *fixture) []string { return []string{f.notInHeap("WaitUntilAll", "ivars", addr(f.past), 32)} }},
 		{name: "SignalFetch Go var", npes: 1, fn: func(f *fixture) {
 			goshmem.SignalFetch(f.p, (*uint64)(unsafe.Pointer(f.goVar)))
-		}, want: strs("goshmem.SignalFetch: ivar", "is not inside the symmetric heap")},
+		}, want: strs("goshmem.SignalFetch: sig", "is not inside the symmetric heap")},
 		{name: "SetLock Go var", npes: 1, fn: func(f *fixture) { f.p.SetLock(f.goVar) },
 			want: func(f *fixture) []string {
 				return []string{f.notInHeap("SetLock", "lock", uintptr(unsafe.Pointer(f.goVar)), 8)}
 			}},
 		{name: "PutSignal sig Go var", npes: 2, fn: func(f *fixture) {
 			goshmem.PutSignal(f.c, f.x[:1], []int64{1}, (*uint64)(unsafe.Pointer(f.goVar)), 1, goshmem.SignalSet, 1)
-		}, want: strs("dest", "is not inside the symmetric heap")},
+		}, want: strs("goshmem.PutSignal: sig [", "is not inside the symmetric heap")},
 	}
 }
 

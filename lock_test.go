@@ -3,7 +3,9 @@ package goshmem_test
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/goshmem/goshmem"
 )
@@ -152,4 +154,52 @@ func TestLocksIndependent(t *testing.T) {
 			t.Errorf("PE %d: lock %d not free at the end", p.MyPE(), p.MyPE())
 		}
 	})
+}
+
+// TestLockBadArgument: SetLock, TestLock and ClearLock given a lock
+// outside the heap, misaligned, or (SHMEM_DEBUG) freed panic naming the
+// routine and lock before touching any memory.
+func TestLockBadArgument(t *testing.T) {
+	var goVar int64
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, m.cfg, 2, func(p *goshmem.PE) {
+				words := mustCalloc[int64](p, 2)
+				freed := mustCalloc[int64](p, 1)
+				goshmem.Free(p, freed)
+				p.BarrierAll()
+				cases := []struct {
+					name string
+					lock *int64
+					want string
+				}{
+					{"Go variable", &goVar, "lock ["},
+					{"misaligned", (*int64)(unsafe.Add(unsafe.Pointer(&words[0]), 4)), "lock 0x"},
+				}
+				if m.cfg.Debug {
+					cases = append(cases, struct {
+						name string
+						lock *int64
+						want string
+					}{"freed", &freed[0], "lock ["})
+				}
+				for _, tc := range cases {
+					for _, r := range []struct {
+						routine string
+						fn      func(*int64)
+					}{{"SetLock", p.SetLock}, {"TestLock", func(l *int64) { p.TestLock(l) }}, {"ClearLock", p.ClearLock}} {
+						v := panicOf(func() { r.fn(tc.lock) })
+						msg, _ := v.(string)
+						if want := "goshmem." + r.routine + ": " + tc.want; !strings.HasPrefix(msg, want) {
+							t.Errorf("%s, %s: panic %v, want a message starting %q", r.routine, tc.name, v, want)
+						}
+					}
+				}
+				p.BarrierAll()
+				if words[0] != 0 || words[1] != 0 {
+					t.Errorf("PE %d: memory next to the bad lock changed: %v", p.MyPE(), words)
+				}
+			})
+		})
+	}
 }

@@ -41,13 +41,13 @@ func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
 
 // waitUntil is WaitUntil's outlined slow path.
 func waitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	p.CheckLocal("WaitUntil", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("WaitUntil", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
 	p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
 }
 
 // Test reports whether *ivar compares to v by cmp (shmem_test).
 func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
-	p.CheckLocal("Test", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("Test", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
 	return compare(load(ivar), cmp, v)
 }
 
@@ -56,9 +56,9 @@ func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
 
 func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
 	if len(ivars) > 0 {
-		p.CheckLocal(routine, mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
+		p.CheckLocal(routine, "ivars", mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
 	} else if uint(cmp) > uint(CmpLE) {
-		p.CheckLocal(routine, 0, 0, cmp) // panics with the comparison named
+		p.CheckLocal(routine, "ivars", 0, 0, cmp) // panics with the comparison named
 	}
 	if status != nil && len(status) != len(ivars) {
 		panicf("%s: status has %d elements but ivars has %d", routine, len(status), len(ivars))
@@ -86,8 +86,17 @@ func testAll[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) boo
 	return true
 }
 
-func testAny[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) int {
-	for i := range ivars {
+// testAny returns the index of an included element that is ready, or
+// -1, looking from start (in [0, len(ivars)]) round to start-1.
+func testAny[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, start int) int {
+	if i := firstReady(ivars, status, cmp, v, values, start, len(ivars)); i >= 0 {
+		return i
+	}
+	return firstReady(ivars, status, cmp, v, values, 0, start)
+}
+
+func firstReady[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, lo, hi int) int {
+	for i := lo; i < hi; i++ {
 		if included(status, i) && ready(ivars, i, cmp, v, values) {
 			return i
 		}
@@ -134,6 +143,9 @@ func waitAll[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 
 // WaitUntilAny blocks until some included ivars[i] compares to v and
 // returns i (shmem_wait_until_any); -1 when every element is excluded.
+// When several do, which one is returned rotates from call to call (see
+// node.PE.AnyStart), so that a series of calls returns every satisfying
+// index and none starves.
 func WaitUntilAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
 	return waitAny(p, "WaitUntilAny", ivars, status, cmp, v, nil)
 }
@@ -149,17 +161,19 @@ func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 	if !anyIncluded(len(ivars), status) {
 		return -1
 	}
-	i := testAny(ivars, status, cmp, v, values)
+	start := p.AnyStart(len(ivars))
+	i := testAny(ivars, status, cmp, v, values, start)
 	if i < 0 {
-		p.WaitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values); return i >= 0 })
+		p.WaitSlow(routine, func() bool { i = testAny(ivars, status, cmp, v, values, start); return i >= 0 })
 	}
 	return i
 }
 
 // WaitUntilSome blocks until at least one included ivars[i] compares to
-// v and appends the indices of all that do to idx
-// (shmem_wait_until_some); it returns idx unchanged when every element
-// is excluded.
+// v and appends to idx the indices of all that did, in one test of every
+// included element during the call (shmem_wait_until_some): at least one
+// index is appended, though the elements may have changed since. It
+// returns idx unchanged when every element is excluded.
 func WaitUntilSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
 	return waitSome(p, "WaitUntilSome", ivars, status, cmp, v, nil, idx)
 }
@@ -175,10 +189,16 @@ func waitSome[T Integer](p *PE, routine string, ivars []T, status []int32, cmp C
 	if !anyIncluded(len(ivars), status) {
 		return idx
 	}
-	if testAny(ivars, status, cmp, v, values) < 0 {
-		p.WaitSlow(routine, func() bool { return testAny(ivars, status, cmp, v, values) >= 0 })
+	// The indices returned are those of one pass over ivars that found
+	// at least one: testing again after the wait could find none.
+	n := len(idx)
+	if idx = testSome(ivars, status, cmp, v, values, idx); len(idx) == n {
+		p.WaitSlow(routine, func() bool {
+			idx = testSome(ivars, status, cmp, v, values, idx[:n])
+			return len(idx) > n
+		})
 	}
-	return testSome(ivars, status, cmp, v, values, idx)
+	return idx
 }
 
 // TestAll reports whether every included ivars[i] compares to v.
@@ -195,21 +215,23 @@ func TestAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values 
 }
 
 // TestAny returns the index of an included ivars[i] that compares to v,
-// or -1.
+// or -1 (shmem_test_any). When several do, which one is returned rotates
+// from call to call, as for WaitUntilAny.
 func TestAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
 	checkVec(p, "TestAny", ivars, status, cmp, nil)
-	return testAny(ivars, status, cmp, v, nil)
+	return testAny(ivars, status, cmp, v, nil, p.AnyStart(len(ivars)))
 }
 
 // TestAnyVector is TestAny with one value per element.
 func TestAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
 	var z T
 	checkVec(p, "TestAnyVector", ivars, status, cmp, orEmpty(values))
-	return testAny(ivars, status, cmp, z, orEmpty(values))
+	return testAny(ivars, status, cmp, z, orEmpty(values), p.AnyStart(len(ivars)))
 }
 
 // TestSome appends to idx the indices of the included ivars[i] that
-// compare to v.
+// compare to v (shmem_test_some). It and WaitUntilSome return every
+// satisfying index of the test they make, so none can starve.
 func TestSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
 	checkVec(p, "TestSome", ivars, status, cmp, nil)
 	return testSome(ivars, status, cmp, v, nil, idx)
@@ -247,8 +269,11 @@ func PutSignal[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 }
 
 func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) {
-	if op != SignalSet && op != SignalAdd {
-		panicf("%s: unknown signal operation %d; use SignalSet or SignalAdd", routine, int(op))
+	// Everything about the signal is checked before the data moves (put
+	// checks its own arguments before it writes): a call that fails
+	// changes no memory.
+	if _, off, ok := c.Target(mem.PtrAddr(sig), 8, pe); !ok || off&7 != 0 || uint(op) > uint(SignalAdd) {
+		checkSignal(c, routine, sig, op, pe)
 	}
 	put(c, routine, dst, src, pe)
 	if op == SignalSet {
@@ -256,6 +281,18 @@ func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal 
 	} else {
 		node.AMO(c, routine, node.OpAdd, sig, signal, 0, pe)
 	}
+}
+
+// checkSignal is putSignal's outlined check of op and sig: it panics
+// for a bad one and returns for a good one the fast path declined (a
+// peer reached through CMA, SHMEM_DEBUG).
+//
+//go:noinline
+func checkSignal(c *Ctx, routine string, sig *uint64, op SignalOp, pe int) {
+	if op != SignalSet && op != SignalAdd {
+		panicf("%s: unknown signal operation %d; use SignalSet or SignalAdd", routine, int(op))
+	}
+	c.CheckWord(routine, "sig", mem.PtrAddr(sig), 8, pe)
 }
 
 // PutSignalNBI is the non-blocking PutSignal.
@@ -266,16 +303,30 @@ func PutSignalNBI[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Si
 // SignalFetch returns the value of the calling PE's signal word
 // (shmem_signal_fetch).
 func SignalFetch(p *PE, sig *uint64) uint64 {
-	p.CheckLocal("SignalFetch", mem.PtrAddr(sig), 8, CmpEQ)
+	p.CheckLocal("SignalFetch", "sig", mem.PtrAddr(sig), 8, CmpEQ)
 	return atomic.LoadUint64(sig)
 }
 
-// SignalWaitUntil waits until *sig compares to v by cmp and returns its
-// value (shmem_signal_wait_until).
+// SignalWaitUntil waits until *sig, a signal word of the calling PE,
+// compares to v by cmp and returns the value that satisfied the
+// comparison (shmem_signal_wait_until): the word is read once per test,
+// and the value returned is the one tested, even if the word has changed
+// since.
 func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
-	if !p.InHeap(mem.PtrAddr(sig), 8) || uint(cmp) > uint(CmpLE) || !compare(atomic.LoadUint64(sig), cmp, v) {
-		p.CheckLocal("SignalWaitUntil", mem.PtrAddr(sig), 8, cmp)
-		p.WaitSlow("SignalWaitUntil", func() bool { return compare(atomic.LoadUint64(sig), cmp, v) })
+	if p.InHeap(mem.PtrAddr(sig), 8) && uint(cmp) <= uint(CmpLE) {
+		if x := atomic.LoadUint64(sig); compare(x, cmp, v) {
+			return x
+		}
 	}
-	return atomic.LoadUint64(sig)
+	return signalWaitUntil(p, sig, cmp, v)
+}
+
+// signalWaitUntil is SignalWaitUntil's outlined slow path.
+//
+//go:noinline
+func signalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
+	p.CheckLocal("SignalWaitUntil", "sig", mem.PtrAddr(sig), 8, cmp)
+	var x uint64
+	p.WaitSlow("SignalWaitUntil", func() bool { x = atomic.LoadUint64(sig); return compare(x, cmp, v) })
+	return x // WaitSlow returns right after the call of cond that held
 }

@@ -3,10 +3,14 @@ package goshmem_test
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
 )
 
 // waitCase: ivar starts at init, which does not satisfy (cmp, v); the
@@ -129,6 +133,10 @@ func TestTestExact(t *testing.T) {
 	})
 }
 
+// oneOf is the expected result of a TestAny that may return any of
+// several indices.
+type oneOf []int
+
 // TestVectorTests covers TestAll, TestAny, TestSome and their Vector
 // forms, with and without status masks, on fixed contents.
 func TestVectorTests(t *testing.T) {
@@ -155,9 +163,9 @@ func TestVectorTests(t *testing.T) {
 			{"TestAll GE", goshmem.TestAll(p, iv, nil, goshmem.CmpGE, -1), true},
 			{"TestAll GT", goshmem.TestAll(p, iv, nil, goshmem.CmpGT, -1), false},
 			{"TestAll empty", goshmem.TestAll(p, iv[:0], nil, eq, 1), true},
-			{"TestAny nil status", goshmem.TestAny(p, iv, nil, eq, 5), 0},
-			{"TestAny masked", goshmem.TestAny(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, 5), 4},
-			{"TestAny only 3", goshmem.TestAny(p, iv, only3, goshmem.CmpLT, 0), 3},
+			{"TestAny nil status", goshmem.TestAny(p, iv, nil, eq, 5), oneOf{0, 2, 4}},
+			{"TestAny masked", goshmem.TestAny(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, 5), oneOf{4}},
+			{"TestAny only 3", goshmem.TestAny(p, iv, only3, goshmem.CmpLT, 0), oneOf{3}},
 			{"TestAny none", goshmem.TestAny(p, iv, nil, eq, 6), -1},
 			{"TestAny excluded match", goshmem.TestAny(p, iv, excl, eq, 7), -1},
 			{"TestAny all excluded", goshmem.TestAny(p, iv, all, eq, 5), -1},
@@ -169,8 +177,8 @@ func TestVectorTests(t *testing.T) {
 			{"TestAllVector", goshmem.TestAllVector(p, iv, nil, eq, vals), false},
 			{"TestAllVector masked", goshmem.TestAllVector(p, iv, []int32{0, 1, 0, 0, 1, 0}, eq, vals), true},
 			{"TestAllVector LE", goshmem.TestAllVector(p, iv, nil, goshmem.CmpLE, []int64{5, 0, 6, 0, 5, 7}), true},
-			{"TestAnyVector", goshmem.TestAnyVector(p, iv, nil, eq, vals), 0},
-			{"TestAnyVector masked", goshmem.TestAnyVector(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, vals), 3},
+			{"TestAnyVector", goshmem.TestAnyVector(p, iv, nil, eq, vals), oneOf{0, 2, 3, 5}},
+			{"TestAnyVector masked", goshmem.TestAnyVector(p, iv, []int32{1, 0, 1, 0, 0, 0}, eq, vals), oneOf{3, 5}},
 			{"TestAnyVector all excluded", goshmem.TestAnyVector(p, iv, all, eq, vals), -1},
 			{"TestAnyVector none", goshmem.TestAnyVector(p, iv, nil, goshmem.CmpGT, []int64{5, 0, 5, -1, 5, 7}), -1},
 			{"TestSomeVector", goshmem.TestSomeVector(p, iv, nil, eq, vals, nil), []int{0, 2, 3, 5}},
@@ -178,6 +186,12 @@ func TestVectorTests(t *testing.T) {
 			{"TestSomeVector all excluded", goshmem.TestSomeVector(p, iv, all, eq, vals, slices.Clone(prefix)), []int{99}},
 		}
 		for _, c := range cases {
+			if w, ok := c.want.(oneOf); ok {
+				if !slices.Contains(w, c.got.(int)) {
+					t.Errorf("%s = %v, want one of %v", c.name, c.got, w)
+				}
+				continue
+			}
 			if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
 				t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 			}
@@ -188,8 +202,8 @@ func TestVectorTests(t *testing.T) {
 		if got := goshmem.TestSome(p, iv32, nil, goshmem.CmpGT, 3, nil); !slices.Equal(got, []int{1, 3}) {
 			t.Errorf("uint32 TestSome(GT 3) = %v, want [1 3]", got)
 		}
-		if got := goshmem.TestAny(p, iv32, []int32{0, 1, 0, 0}, goshmem.CmpGE, 3); got != 2 {
-			t.Errorf("uint32 TestAny(GE 3, 1 excluded) = %d, want 2", got)
+		if got := goshmem.TestAny(p, iv32, []int32{0, 1, 0, 0}, goshmem.CmpGE, 3); got != 2 && got != 3 {
+			t.Errorf("uint32 TestAny(GE 3, 1 excluded) = %d, want 2 or 3", got)
 		}
 	})
 }
@@ -495,6 +509,382 @@ func TestWaitWakesOnStores(t *testing.T) {
 			if waited < 40*time.Millisecond || waited > 2*time.Second {
 				t.Errorf("WaitUntil returned after %v, want about 50ms", waited)
 			}
+		})
+	}
+}
+
+// benchOne runs body on a one-PE in-process job with a zeroed symmetric
+// array of n elements; the timer covers only body.
+func benchOne[T goshmem.Integer](b *testing.B, n int, body func(b *testing.B, p *goshmem.PE, x []T)) {
+	b.Helper()
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: testHeap}, 1, func(p *goshmem.PE) {
+		x, err := goshmem.Calloc[T](p, n)
+		if err != nil {
+			panic(err)
+		}
+		b.ResetTimer()
+		body(b, p, x)
+		b.StopTimer()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// The ready paths of the waits and tests: the condition already holds,
+// which is what a wait costs when the data has arrived.
+
+func BenchmarkWaitUntilReady(b *testing.B) {
+	benchOne(b, 1, func(b *testing.B, p *goshmem.PE, x []int64) {
+		x[0] = 1
+		for b.Loop() {
+			goshmem.WaitUntil(p, &x[0], goshmem.CmpEQ, 1)
+		}
+	})
+}
+
+func BenchmarkSignalWaitUntilReady(b *testing.B) {
+	benchOne(b, 1, func(b *testing.B, p *goshmem.PE, x []uint64) {
+		x[0] = 1
+		var s uint64
+		for b.Loop() {
+			s += goshmem.SignalWaitUntil(p, &x[0], goshmem.CmpEQ, 1)
+		}
+		if s == 0 {
+			b.Fatal("no signal")
+		}
+	})
+}
+
+func BenchmarkTestAny(b *testing.B) {
+	benchOne(b, 8, func(b *testing.B, p *goshmem.PE, x []int64) {
+		for i := range x {
+			x[i] = 1
+		}
+		s := 0
+		for b.Loop() {
+			s += goshmem.TestAny(p, x, nil, goshmem.CmpEQ, 1)
+		}
+		_ = s
+	})
+}
+
+func BenchmarkWaitUntilAnyReady(b *testing.B) {
+	benchOne(b, 8, func(b *testing.B, p *goshmem.PE, x []int64) {
+		for i := range x {
+			x[i] = 1
+		}
+		s := 0
+		for b.Loop() {
+			s += goshmem.WaitUntilAny(p, x, nil, goshmem.CmpEQ, 1)
+		}
+		_ = s
+	})
+}
+
+func BenchmarkWaitUntilSomeReady(b *testing.B) {
+	benchOne(b, 8, func(b *testing.B, p *goshmem.PE, x []int64) {
+		x[3] = 1
+		idx := make([]int, 0, 8)
+		for b.Loop() {
+			idx = goshmem.WaitUntilSome(p, x, nil, goshmem.CmpEQ, 1, idx[:0])
+		}
+	})
+}
+
+// BenchmarkPutSignal is PutSignal of one 8-byte element to the peer.
+func BenchmarkPutSignal(b *testing.B) {
+	benchPair(b, "xpmem", 2, func(b *testing.B, c *goshmem.Ctx, x []uint64) {
+		src := []uint64{7}
+		for b.Loop() {
+			goshmem.PutSignal(c, x[:1], src, &x[1], 1, goshmem.SignalAdd, 1)
+		}
+	})
+}
+
+// TestSignalWaitUntilReturnsSatisfyingValue: while PE 1 keeps
+// put-signalling SignalSet 1 and 2, every SignalWaitUntil(CmpEQ, 1) of
+// PE 0 must return 1, the value that satisfied it (shmem_signal_wait_until
+// returns "the contents of the signal data object, sig_addr, at the
+// calling PE that satisfies the wait condition"), never a later 2.
+func TestSignalWaitUntilReturnsSatisfyingValue(t *testing.T) {
+	const budget = 500 * time.Millisecond
+	const maxCalls = 50_000_000
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		c := p.Ctx()
+		sig := mustCalloc[uint64](p, 1)
+		stop := mustCalloc[int64](p, 1)
+		p.BarrierAll()
+		if p.MyPE() == 1 {
+			for !goshmem.Test(p, &stop[0], goshmem.CmpNE, 0) {
+				goshmem.PutSignal(c, []byte(nil), nil, &sig[0], 1, goshmem.SignalSet, 0)
+				goshmem.PutSignal(c, []byte(nil), nil, &sig[0], 2, goshmem.SignalSet, 0)
+			}
+		} else {
+			calls, bad := 0, 0
+			var first uint64
+			for start := time.Now(); calls < maxCalls && time.Since(start) < budget; {
+				for range 1000 {
+					calls++
+					if got := goshmem.SignalWaitUntil(p, &sig[0], goshmem.CmpEQ, 1); got != 1 {
+						if bad == 0 {
+							first = got
+						}
+						bad++
+					}
+				}
+			}
+			goshmem.AtomicSet(c, &stop[0], 1, 1)
+			if bad > 0 {
+				t.Errorf("SignalWaitUntil(CmpEQ, 1) returned a value other than 1 in %d of %d calls (first: %d)", bad, calls, first)
+			}
+			t.Logf("%d calls", calls)
+		}
+		p.BarrierAll()
+	})
+}
+
+// TestWaitArgumentNames: a wait or signal routine given a variable
+// outside the symmetric heap panics naming the routine and the argument
+// by its OpenSHMEM name (ivar, ivars, sig).
+func TestWaitArgumentNames(t *testing.T) {
+	var goVar uint64
+	goSlice := make([]int64, 4)
+	sig := &goVar
+	for _, tc := range []struct {
+		name string
+		fn   func(p *goshmem.PE)
+		want string
+	}{
+		{"WaitUntil", func(p *goshmem.PE) { goshmem.WaitUntil(p, &goSlice[0], goshmem.CmpEQ, 0) }, "goshmem.WaitUntil: ivar ["},
+		{"Test", func(p *goshmem.PE) { goshmem.Test(p, &goSlice[0], goshmem.CmpEQ, 0) }, "goshmem.Test: ivar ["},
+		{"WaitUntilAll", func(p *goshmem.PE) { goshmem.WaitUntilAll(p, goSlice, nil, goshmem.CmpEQ, 0) }, "goshmem.WaitUntilAll: ivars ["},
+		{"TestAnyVector", func(p *goshmem.PE) { goshmem.TestAnyVector(p, goSlice, nil, goshmem.CmpEQ, goSlice) }, "goshmem.TestAnyVector: ivars ["},
+		{"SignalWaitUntil", func(p *goshmem.PE) { goshmem.SignalWaitUntil(p, sig, goshmem.CmpEQ, 0) }, "goshmem.SignalWaitUntil: sig ["},
+		{"SignalFetch", func(p *goshmem.PE) { goshmem.SignalFetch(p, sig) }, "goshmem.SignalFetch: sig ["},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run(t, 1, testHeap, func(p *goshmem.PE) {
+				v := panicOf(func() { tc.fn(p) })
+				msg, _ := v.(string)
+				if !strings.HasPrefix(msg, tc.want) || !strings.Contains(msg, "is not inside the symmetric heap") {
+					t.Errorf("panic %v, want a message starting %q", v, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// TestWaitUntilSomeWhileChanging: PE 1 keeps raising and lowering the
+// last of many ivars; reading all the ivars takes longer than the value
+// stays up, so a WaitUntilSome that tests the entries again after the
+// condition held often finds none. Every WaitUntilSome and
+// WaitUntilSomeVector of PE 0 must return the index that satisfied the
+// condition during the call (shmem_wait_until_some returns at least one
+// index, each of which satisfied the wait condition). The race needs PE 0
+// and PE 1 to run at the same time, so the test runs for a while.
+func TestWaitUntilSomeWhileChanging(t *testing.T) {
+	const n = 1 << 12
+	const budget = 500 * time.Millisecond
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		c := p.Ctx()
+		iv := mustCalloc[int64](p, n)
+		stop := mustCalloc[int64](p, 1)
+		p.BarrierAll()
+		if p.MyPE() == 1 {
+			for !goshmem.Test(p, &stop[0], goshmem.CmpNE, 0) {
+				goshmem.AtomicSet(c, &iv[n-1], 1, 0)
+				goshmem.AtomicSet(c, &iv[n-1], 0, 0)
+			}
+		} else {
+			values := make([]int64, n)
+			for i := range values {
+				values[i] = 1
+			}
+			status := make([]int32, n)
+			for i := 0; i < n/2; i++ {
+				status[i] = 1 // the first half excluded
+			}
+			idx := make([]int, 0, 4)
+			calls := 0
+			var bad []string
+			for start := time.Now(); time.Since(start) < budget; calls++ {
+				var form string
+				switch calls % 3 {
+				case 0:
+					form, idx = "WaitUntilSome", goshmem.WaitUntilSome(p, iv, nil, goshmem.CmpEQ, 1, idx[:0])
+				case 1:
+					form, idx = "WaitUntilSomeVector", goshmem.WaitUntilSomeVector(p, iv, nil, goshmem.CmpEQ, values, idx[:0])
+				case 2:
+					form, idx = "WaitUntilSome with status", goshmem.WaitUntilSome(p, iv, status, goshmem.CmpEQ, 1, idx[:0])
+				}
+				if !slices.Equal(idx, []int{n - 1}) {
+					bad = append(bad, fmt.Sprintf("%s returned %v", form, idx))
+				}
+			}
+			goshmem.AtomicSet(c, &stop[0], 1, 1)
+			if len(bad) > 0 {
+				t.Errorf("%d of %d calls did not return the index %d that satisfied the wait, e.g. %s", len(bad), calls, n-1, bad[0])
+			}
+			t.Logf("%d calls", calls)
+		}
+		p.BarrierAll()
+	})
+}
+
+// TestAnyNoStarvation: on [1 1 1 1] with CmpEQ 1, a series of TestAny,
+// TestAnyVector, WaitUntilAny or WaitUntilAnyVector calls must return
+// every included index, not always the lowest (OpenSHMEM 1.5: a series
+// of calls must eventually return every satisfying index), also when the
+// calls are interleaved with others of the same PE and when several
+// goroutines of the PE call at once.
+func TestAnyNoStarvation(t *testing.T) {
+	const calls = 200
+	forms := []struct {
+		name string
+		fn   func(p *goshmem.PE, iv []int64, status []int32) int
+	}{
+		{"TestAny", func(p *goshmem.PE, iv []int64, st []int32) int { return goshmem.TestAny(p, iv, st, goshmem.CmpEQ, 1) }},
+		{"TestAnyVector", func(p *goshmem.PE, iv []int64, st []int32) int {
+			return goshmem.TestAnyVector(p, iv, st, goshmem.CmpEQ, []int64{1, 1, 1, 1})
+		}},
+		{"WaitUntilAny", func(p *goshmem.PE, iv []int64, st []int32) int {
+			return goshmem.WaitUntilAny(p, iv, st, goshmem.CmpEQ, 1)
+		}},
+		{"WaitUntilAnyVector", func(p *goshmem.PE, iv []int64, st []int32) int {
+			return goshmem.WaitUntilAnyVector(p, iv, st, goshmem.CmpEQ, []int64{1, 1, 1, 1})
+		}},
+	}
+	masks := []struct {
+		status []int32
+		want   []int // the included indices
+	}{
+		{nil, []int{0, 1, 2, 3}},
+		{[]int32{0, 1, 0, 0}, []int{0, 2, 3}},
+		{[]int32{1, 0, 0, 1}, []int{1, 2}},
+		{[]int32{1, 1, 1, 0}, []int{3}},
+	}
+	// returned calls f calls times and returns the indices it returned,
+	// sorted, or an error for an index outside want.
+	returned := func(f func() int, want []int) ([]int, error) {
+		seen := map[int]bool{}
+		for range calls {
+			i := f()
+			if !slices.Contains(want, i) {
+				return nil, fmt.Errorf("returned %d, not one of %v", i, want)
+			}
+			seen[i] = true
+		}
+		var got []int
+		for i := range seen {
+			got = append(got, i)
+		}
+		slices.Sort(got)
+		return got, nil
+	}
+	run(t, 1, testHeap, func(p *goshmem.PE) {
+		iv := mustCalloc[int64](p, 4)
+		other := mustCalloc[int64](p, 3)
+		for i := range iv {
+			iv[i] = 1
+		}
+		other[1] = 1
+		for _, f := range forms {
+			for _, m := range masks {
+				name := fmt.Sprintf("%s status %v", f.name, m.status)
+				got, err := returned(func() int { return f.fn(p, iv, m.status) }, m.want)
+				if err != nil || !slices.Equal(got, m.want) {
+					t.Errorf("%s: %d calls returned %v (%v), want every one of %v", name, calls, got, err, m.want)
+				}
+				// Interleaved with a call on another array of the PE.
+				got, err = returned(func() int {
+					if j := goshmem.TestAny(p, other, nil, goshmem.CmpEQ, 1); j != 1 {
+						t.Errorf("TestAny on [0 1 0] = %d, want 1", j)
+					}
+					return f.fn(p, iv, m.status)
+				}, m.want)
+				if err != nil || !slices.Equal(got, m.want) {
+					t.Errorf("%s, interleaved: %d calls returned %v (%v), want every one of %v", name, calls, got, err, m.want)
+				}
+			}
+		}
+		// Several goroutines of the PE at once (run it with -race).
+		var wg sync.WaitGroup
+		for g := range 3 {
+			f := forms[g%len(forms)]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				got, err := returned(func() int { return f.fn(p, iv, nil) }, masks[0].want)
+				if err != nil || !slices.Equal(got, masks[0].want) {
+					t.Errorf("goroutine %d, %s: %d calls returned %v (%v), want every index", g, f.name, calls, got, err)
+				}
+			}()
+		}
+		wg.Wait()
+	})
+}
+
+// TestPutSignalBadSigNoEffect: a PutSignal or PutSignalNBI whose signal
+// word is wrong (outside the heap, misaligned, or freed under
+// SHMEM_DEBUG), or whose operation is unknown, panics naming sig (or the
+// operation) and leaves the destination on the target PE untouched: a
+// call that fails must fail before it changes any memory.
+func TestPutSignalBadSigNoEffect(t *testing.T) {
+	var goVar uint64
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, m.cfg, 2, func(p *goshmem.PE) {
+				c := p.Ctx()
+				buf := mustCalloc[int64](p, 4)
+				words := mustCalloc[uint64](p, 2)
+				freed := mustCalloc[uint64](p, 1)
+				goshmem.Free(p, freed)
+				p.BarrierAll()
+				if p.MyPE() == 0 {
+					type bad struct {
+						name string
+						sig  *uint64
+						op   goshmem.SignalOp
+						want string // after "goshmem.<routine>: "
+					}
+					cases := []bad{
+						{"Go variable", &goVar, goshmem.SignalSet, "sig ["},
+						{"misaligned", (*uint64)(unsafe.Add(unsafe.Pointer(&words[0]), 4)), goshmem.SignalAdd, "sig 0x"},
+						{"unknown op", &words[0], goshmem.SignalOp(9), "unknown signal operation 9"},
+					}
+					if m.cfg.Debug {
+						cases = append(cases, bad{"freed", &freed[0], goshmem.SignalSet, "sig ["})
+					}
+					for _, b := range cases {
+						for _, routine := range []string{"PutSignal", "PutSignalNBI"} {
+							v := panicOf(func() {
+								src := []int64{1, 2, 3, 4}
+								if routine == "PutSignal" {
+									goshmem.PutSignal(c, buf, src, b.sig, 5, b.op, 1)
+								} else {
+									goshmem.PutSignalNBI(c, buf, src, b.sig, 5, b.op, 1)
+								}
+							})
+							msg, _ := v.(string)
+							if want := "goshmem." + routine + ": " + b.want; !strings.HasPrefix(msg, want) {
+								t.Errorf("%s, %s: panic %v, want a message starting %q", routine, b.name, v, want)
+							}
+							c.Quiet()
+							got := make([]int64, 4)
+							goshmem.Get(c, got, buf, 1)
+							if !slices.Equal(got, make([]int64, 4)) {
+								t.Errorf("%s, %s: the destination on PE 1 became %v before the call panicked", routine, b.name, got)
+								goshmem.Put(c, buf, make([]int64, 4), 1)
+							}
+						}
+					}
+				}
+				p.BarrierAll()
+				if words[1] != 0 {
+					t.Errorf("PE %d: a signal word changed: %v", p.MyPE(), words)
+				}
+			})
 		})
 	}
 }

@@ -25,18 +25,19 @@ func (p *PE) InHeap(addr, n uintptr) bool {
 	return in
 }
 
-// CheckLocal checks that p points into the calling PE's heap, as the
+// CheckLocal checks that [addr, addr+n), the routine's argument arg
+// ("ivar", "ivars", "sig"), lies in the calling PE's heap, as the
 // variables of waits and signals must, and that cmp is known.
-func (p *PE) CheckLocal(routine string, addr, n uintptr, cmp Cmp) {
+func (p *PE) CheckLocal(routine, arg string, addr, n uintptr, cmp Cmp) {
 	if _, in := p.heap.Offset(addr, n); !in || uint(cmp) > uint(CmpLE) {
-		p.badLocal(routine, addr, n, cmp)
+		p.badLocal(routine, arg, addr, n, cmp)
 	}
 }
 
 //go:noinline
-func (p *PE) badLocal(routine string, addr, n uintptr, cmp Cmp) {
+func (p *PE) badLocal(routine, arg string, addr, n uintptr, cmp Cmp) {
 	if uint(cmp) > uint(CmpLE) {
 		panicf("%s: unknown comparison %d; use CmpEQ, CmpNE, CmpGT, CmpGE, CmpLT or CmpLE", routine, int(cmp))
 	}
-	badAddr(routine, "ivar", addr, n, p)
+	badAddr(routine, arg, addr, n, p)
 }

@@ -45,6 +45,38 @@ func badAddr(routine, arg string, addr, n uintptr, p *PE) {
 		routine, arg, addr, addr+n, uintptr(h.Base), uintptr(h.Base)+h.Size, p.me)
 }
 
+// CheckWord panics, naming routine and its argument arg, unless an AMO
+// on the word [addr, addr+size) of PE pe through c would succeed: c is
+// not destroyed, pe is a PE, the word lies in the symmetric heap,
+// aligned to size, and under SHMEM_DEBUG inside a live allocation. A
+// routine that updates such a word after writing other memory (PutSignal
+// updates sig after the data) calls it first, so that it fails before
+// it has changed anything.
+//
+//go:noinline
+func (c *Ctx) CheckWord(routine, arg string, addr, size uintptr, pe int) {
+	c.live(routine)
+	c.worldPE(routine, pe)
+	c.pe.checkWord(routine, arg, addr, size)
+}
+
+// checkWord is CheckWord's test of the word, in the calling PE's terms.
+func (p *PE) checkWord(routine, arg string, addr, size uintptr) {
+	off, in := p.heap.Offset(addr, size)
+	if !in {
+		badAddr(routine, arg, addr, size, p)
+	}
+	if off&(size-1) != 0 {
+		panicf("%s: %s %#x is not aligned to %d bytes", routine, arg, addr, size)
+	}
+	if p.job.cfg.Debug {
+		if start, n, ok := p.alloc.Block(off); !ok || off+size > start+n {
+			panicf("%s: %s [%#x, %#x) is inside the symmetric heap but not inside one live allocation (SHMEM_DEBUG); was it freed?",
+				routine, arg, addr, addr+size)
+		}
+	}
+}
+
 //go:noinline
 func badLen(routine string, dst, src int) {
 	panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, dst, src)

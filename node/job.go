@@ -48,9 +48,11 @@ type Job struct {
 	// procs is published once, after the start-up barrier; live() may
 	// run concurrently (a PE still in that barrier) and sees nil until
 	// then.
-	procs    atomic.Pointer[procTable]
-	liveMu   sync.Mutex
-	lastLive time.Time
+	procs atomic.Pointer[procTable]
+	// lastLive is when live last checked the processes, in nanoseconds
+	// since opened (monotonic); a PE claims a check by moving it.
+	opened   time.Time
+	lastLive atomic.Int64
 
 	// process is set when the job is this process's (Main, Init): a
 	// GlobalExit then ends the process. It is false for RunLocal.
@@ -71,7 +73,8 @@ type procTable struct {
 // unset or not applicable).
 func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
-		heapSize: uintptr(segs.HeapSize)}
+		heapSize: uintptr(segs.HeapSize), opened: time.Now()}
+	j.lastLive.Store(-int64(liveEvery))
 	m, err := segs.Ctl.Map(0, 0)
 	if err != nil {
 		return nil, err
@@ -239,21 +242,27 @@ func (j *Job) afterStart() {
 	})
 }
 
-// live checks, at most every 50 ms, that the processes of the other PEs
-// still run. A process that is gone while one of its PEs has not
-// finalized fails the job: the abort record is written (first failure
-// wins) and every PE is woken.
+// liveEvery is the shortest interval between two checks of the peers'
+// processes by one process.
+const liveEvery = 50 * time.Millisecond
+
+// live checks, at most every liveEvery per process, that the processes
+// of the other PEs still run; every waiting PE calls it after each
+// sleep, so a death is seen within SHMEM_WAIT_SLEEP + liveEvery (a PE
+// that wakes less than liveEvery after the last check sleeps once more).
+// A process that is gone while one of its PEs has not finalized fails
+// the job: the abort record is written (first failure wins) and every
+// PE is woken.
 func (j *Job) live() {
 	t := j.procs.Load()
-	if t == nil || !j.liveMu.TryLock() {
+	if t == nil {
 		return
 	}
-	defer j.liveMu.Unlock()
-	now := time.Now()
-	if now.Sub(j.lastLive) < 50*time.Millisecond {
-		return
+	now := int64(time.Since(j.opened))
+	last := j.lastLive.Load()
+	if now-last < int64(liveEvery) || !j.lastLive.CompareAndSwap(last, now) {
+		return // checked recently, or another PE of this process checks now
 	}
-	j.lastLive = now
 	for pe, fd := range t.pidfds {
 		if fd < 0 || !sys.PidfdExited(fd) {
 			continue

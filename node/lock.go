@@ -17,15 +17,10 @@ import (
 // updates with one remote AMO, so waiting is local and wakes exactly one
 // PE when the lock passes on, however many PEs queue.
 
+// lockHalves checks lock, naming it, before the routine touches any
+// memory, and returns its halves.
 func (p *PE) lockHalves(routine string, lock *int64) (tail, node *uint32) {
-	addr := mem.PtrAddr(lock)
-	off, in := p.heap.Offset(addr, 8)
-	if !in {
-		badAddr(routine, "lock", addr, 8, p)
-	}
-	if off&7 != 0 {
-		panicf("%s: lock %#x is not aligned to 8 bytes", routine, addr)
-	}
+	p.checkWord(routine, "lock", mem.PtrAddr(lock), 8)
 	return mem.Halves(lock)
 }
 

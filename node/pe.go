@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -70,6 +71,13 @@ type PE struct {
 
 	extOnce sync.Once
 	ext     any // package goshmem's per-PE state (teams)
+
+	// anyTurn is where the next search for any satisfying element
+	// starts (AnyStart). Alone on its cache line: a loop polling TestAny
+	// bumps it, and the fields above are read by every put.
+	_       [shm.CacheLine]byte
+	anyTurn atomic.Uint32
+	_       [shm.CacheLine - 4]byte
 }
 
 func newPE(j *Job, me int) *PE {
@@ -178,17 +186,34 @@ func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
 
 // WaitSlow is the outlined part of every wait: spin, yield, sleep on
 // this PE's doorbell, and between sleeps check that the job is alive.
+// It returns right after a call of cond that reported true, and calls
+// cond no more, so cond may record what it saw.
+//
+// A failure of the job is noticed after every yield and every sleep, and
+// every 64 spins: the PE or launcher that records a failure wakes every
+// PE, and a sleep ends anyway after at most the policy's MaxSleep
+// (SHMEM_WAIT_SLEEP), when live checks the peers' processes.
 func (p *PE) WaitSlow(routine string, cond func() bool) {
 	b := wait.Start(p.policy)
-	ctl := p.job.ctl
+	abort := &p.job.ctl.Header.Abort.State
 	for n := 0; !cond(); n++ {
-		if b.Pause() == wait.Sleeping {
+		switch b.Pause() {
+		case wait.Spinning:
+			if n&63 != 0 {
+				continue
+			}
+		case wait.Sleeping:
 			if b.Sleep(&p.slot.Door, cond) {
 				return
 			}
+			fallthrough
+		case wait.Yielding:
+			// A yield can take a scheduler time slice, a sleep up to
+			// MaxSleep and may have been ended by a failure's wake-up:
+			// check now, not 64 polls later.
 			p.job.live()
 		}
-		if n&63 == 0 && ctl.Header.Abort.State.Load() != 0 {
+		if abort.Load() != 0 {
 			p.checkAbort(routine)
 		}
 	}
@@ -206,6 +231,21 @@ func (p *PE) checkAbort(routine string) {
 		p.job.globalExit(e)
 		panic(e)
 	}
+}
+
+// AnyStart returns the index, in [0, n), at which a search of n
+// elements for any one that satisfies a condition starts (TestAny,
+// WaitUntilAny): OpenSHMEM requires that a series of such calls
+// eventually return every satisfying index, so the lowest must not
+// always win. Successive calls on this PE, from any goroutine, take
+// successive points of a Weyl sequence (multiples of 2^32 divided by
+// the golden ratio), which spread evenly over [0, n) even when the
+// calls on one array are interleaved with calls on others. It costs
+// one uncontended atomic add.
+func (p *PE) AnyStart(n int) int {
+	x := p.anyTurn.Add(0x9e3779b9)
+	hi, _ := bits.Mul64(uint64(x)<<32, uint64(n)) // x/2^32 * n
+	return int(hi)
 }
 
 // HeapBase returns the start of this PE's heap as mapped here.
