@@ -112,7 +112,7 @@ func (p *PE) cma(routine string, put bool, off uintptr, local []byte, pe int) {
 		err = sys.ProcessVMRead(pid, local, base+off)
 	}
 	if err != nil {
-		p.job.live()
+		p.job.checkPeer(pe)
 		p.checkAbort(routine)
 		panicf("%s: CMA transfer with PE %d (pid %d) failed: %v", routine, pe, pid, err)
 	}

@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -45,27 +43,14 @@ type Job struct {
 	placement []HeapPlacement // per local PE: SHMEM_HEAP_POLICY's outcome
 
 	peersOnce sync.Once
-	// procs is published once, after the start-up barrier; live() may
-	// run concurrently (a PE still in that barrier) and sees nil until
-	// then.
-	procs atomic.Pointer[procTable]
-	// lastLive is when live last checked the processes, in nanoseconds
-	// since opened (monotonic); a PE claims a check by moving it.
-	opened   time.Time
-	lastLive atomic.Int64
 
 	// process is set when the job is this process's (Main, Init): a
-	// GlobalExit then ends the process. It is false for RunLocal.
+	// GlobalExit then ends the process, and the watchers run (watch.go).
+	// It is false for RunLocal.
 	process bool
+	watch   watchers
 
 	closeOnce sync.Once
-}
-
-// procTable is what a process knows about the other PE processes.
-type procTable struct {
-	pids   []int // per PE
-	pidfds []int // per PE in another process; -1 otherwise
-	ownFds []int // the distinct pidfds, to close
 }
 
 // openJob maps the segments, sets the memory policy of the local PEs'
@@ -73,8 +58,7 @@ type procTable struct {
 // unset or not applicable).
 func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
-		heapSize: uintptr(segs.HeapSize), opened: time.Now()}
-	j.lastLive.Store(-int64(liveEvery))
+		heapSize: uintptr(segs.HeapSize)}
 	m, err := segs.Ctl.Map(0, 0)
 	if err != nil {
 		return nil, err
@@ -212,85 +196,39 @@ func attach(seg *shm.Segment, size int64, align uintptr) (*xpmem.Attachment, err
 
 // afterStart runs once per process after the start-up barrier: every
 // PE's slot is filled in, so peers' pids and mapping results are known.
+// A process of a multi-process job then starts watching the next
+// process of the ring (watch.go).
 func (j *Job) afterStart() {
 	j.peersOnce.Do(func() {
-		t := &procTable{pids: make([]int, j.npes), pidfds: make([]int, j.npes)}
-		self := os.Getpid()
-		byPid := map[int]int{}
 		for pe := 0; pe < j.npes; pe++ {
-			s := j.ctl.Slot(pe)
-			t.pids[pe] = int(s.Pid.Load())
-			t.pidfds[pe] = -1
-			if s.Mapped.Load() == 2 {
+			if j.ctl.Slot(pe).Mapped.Load() == 2 {
 				j.amoLocked = true
-			}
-			pid := t.pids[pe]
-			if pid == self || pid <= 0 {
-				continue
-			}
-			if fd, ok := byPid[pid]; ok {
-				t.pidfds[pe] = fd
-				continue
-			}
-			if fd, err := sys.PidfdOpen(pid); err == nil {
-				t.pidfds[pe] = fd
-				byPid[pid] = fd
-				t.ownFds = append(t.ownFds, fd)
+				break
 			}
 		}
-		j.procs.Store(t)
+		if j.process {
+			j.startRingWatch()
+		}
 	})
 }
 
-// liveEvery is the shortest interval between two checks of the peers'
-// processes by one process.
-const liveEvery = 50 * time.Millisecond
-
-// live checks, at most every liveEvery per process, that the processes
-// of the other PEs still run; every waiting PE calls it after each
-// sleep, so a death is seen within SHMEM_WAIT_SLEEP + liveEvery (a PE
-// that wakes less than liveEvery after the last check sleeps once more).
-// A process that is gone while one of its PEs has not finalized fails
-// the job: the abort record is written (first failure wins) and every
-// PE is woken.
-func (j *Job) live() {
-	t := j.procs.Load()
-	if t == nil {
-		return
-	}
-	now := int64(time.Since(j.opened))
-	last := j.lastLive.Load()
-	if now-last < int64(liveEvery) || !j.lastLive.CompareAndSwap(last, now) {
-		return // checked recently, or another PE of this process checks now
-	}
-	for pe, fd := range t.pidfds {
-		if fd < 0 || !sys.PidfdExited(fd) {
-			continue
-		}
-		if j.ctl.Slot(pe).State.Load() == job.StateFinalized {
-			continue
-		}
-		j.fail(job.AbortLost, pe, t.pids[pe], 0)
-		return
-	}
-}
-
-// fail records a job failure and wakes every PE of the node.
+// fail records a job failure (the first one wins) and wakes every PE of
+// the node and every process's exit watcher. It wakes them also when
+// the record was there already: its writer may have died before
+// waking anyone.
 func (j *Job) fail(kind uint32, pe, pid, code int) {
 	j.ctl.Header.Abort.Set(kind, pe, pid, code)
 	for q := 0; q < j.npes; q++ {
-		wait.WakeAll(&j.ctl.Slot(q).Door)
+		s := j.ctl.Slot(q)
+		wait.WakeAll(&s.Door)
+		wakeWatch(s)
 	}
 }
 
 func (j *Job) close() {
 	j.closeOnce.Do(func() {
+		j.stopWatchers() // they read the control block: before it is unmapped
 		sys.Unreserve(j.window)
 		j.ctlMap.Close()
-		if t := j.procs.Load(); t != nil {
-			for _, fd := range t.ownFds {
-				sys.Close(fd)
-			}
-		}
 	})
 }

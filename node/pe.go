@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -185,14 +186,16 @@ func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
 }
 
 // WaitSlow is the outlined part of every wait: spin, yield, sleep on
-// this PE's doorbell, and between sleeps check that the job is alive.
-// It returns right after a call of cond that reported true, and calls
-// cond no more, so cond may record what it saw.
+// this PE's doorbell. It returns right after a call of cond that
+// reported true, and calls cond no more, so cond may record what it saw.
 //
-// A failure of the job is noticed after every yield and every sleep, and
-// every 64 spins: the PE or launcher that records a failure wakes every
-// PE, and a sleep ends anyway after at most the policy's MaxSleep
-// (SHMEM_WAIT_SLEEP), when live checks the peers' processes.
+// A failure of the job is noticed every 64 spins and after every yield
+// and every sleep, by one load of the abort record: whoever records a
+// failure (a process's ring watcher that saw a peer process die, the
+// launcher, a PE that panicked or called GlobalExit) rings every
+// doorbell, which ends the sleep at once (see watch.go). The sleep's
+// timeout (the policy's MaxSleep, SHMEM_WAIT_SLEEP) only bounds how late
+// a wake-up lost to a plain store (put) can be.
 func (p *PE) WaitSlow(routine string, cond func() bool) {
 	b := wait.Start(p.policy)
 	abort := &p.job.ctl.Header.Abort.State
@@ -206,15 +209,54 @@ func (p *PE) WaitSlow(routine string, cond func() bool) {
 			if b.Sleep(&p.slot.Door, cond) {
 				return
 			}
-			fallthrough
-		case wait.Yielding:
-			// A yield can take a scheduler time slice, a sleep up to
-			// MaxSleep and may have been ended by a failure's wake-up:
-			// check now, not 64 polls later.
-			p.job.live()
 		}
 		if abort.Load() != 0 {
 			p.checkAbort(routine)
+		}
+	}
+}
+
+// startSleep is the longest sleep of a PE in the start-up barrier, and
+// so how long a death there may go unnoticed without a launcher.
+const startSleep = time.Second
+
+// syncStart is the start-up barrier (SyncAll's dissemination barrier).
+// Processes start one after the other, so PEs may wait in it for long;
+// its flags are set with atomic stores, so no wake-up is lost (see
+// internal/wait), and a waiter sleeps up to startSleep rather than
+// SHMEM_WAIT_SLEEP: N waiters waking every few milliseconds cost
+// CPU that the processes still starting need. Before it ends the pids
+// of the peers are not all known, so there is no ring watcher yet:
+// after each sleep the waiter checks the one process it waits for in
+// this round (the PE 2^r before it), and fails the job if that process
+// has exited. A death in the barrier is so seen within startSleep,
+// without a launcher; oshrun sees it at once (and a process that dies
+// before it has published its pid is only seen by the launcher).
+func (p *PE) syncStart() {
+	p.epoch++
+	e := p.epoch
+	pol := *p.policy
+	pol.MaxSleep = max(pol.MaxSleep, startSleep)
+	for r := range p.barOut {
+		p.barOut[r].Store(e)
+		wait.Ring(p.barDoor[r])
+		in := &p.barIn[r].Uint32
+		if int32(in.Load()-e) >= 0 {
+			continue
+		}
+		from := (p.me - 1<<r%p.npes + p.npes) % p.npes
+		cond := func() bool { return int32(in.Load()-e) >= 0 }
+		b := wait.Start(&pol)
+		for !cond() {
+			if b.Pause() == wait.Sleeping {
+				if b.Sleep(&p.slot.Door, cond) {
+					break
+				}
+				p.job.checkPeer(from)
+			}
+			if p.job.ctl.Header.Abort.State.Load() != 0 {
+				p.checkAbort("Init")
+			}
 		}
 	}
 }

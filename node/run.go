@@ -63,6 +63,9 @@ func startProcess(cfg Config) (*Job, error) {
 	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes))
 	if j != nil {
 		j.process = true
+		if j.localPEs < j.npes {
+			j.startExitWatch()
+		}
 	}
 	return j, err
 }
@@ -80,7 +83,7 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 // start is each PE's start-up: wait for every PE of the job to have
 // mapped the heaps and filled its slot, then learn the peers.
 func (p *PE) start() {
-	p.sync("Init")
+	p.syncStart()
 	p.job.afterStart()
 }
 

@@ -32,8 +32,10 @@
 // Header (4 cache lines), then NPEs slots of SlotSize bytes. Every word
 // that one PE writes and others read sits alone on its cache line. The
 // header's Abort record is written by whoever first sees the job fail
-// (launcher, in-process supervisor, or a PE that found a dead peer);
-// every wait in the runtime polls it.
+// (launcher, in-process supervisor, or a process that saw a peer
+// process die); every wait in the runtime reads it after each wake-up,
+// and whoever writes it rings every doorbell and wakes every slot's
+// Watch word.
 package job
 
 import (
@@ -193,7 +195,12 @@ type Slot struct {
 	// process hosting the PE before the start-up barrier; 0 (not yet
 	// published, or no home node) reads as node -1.
 	Node atomic.Int32
-	_    [shm.CacheLine - 24]byte
+	// Watch is the futex word on which the exit watcher of the process
+	// hosting this PE sleeps (only the slot of the process's first PE is
+	// used): whoever records a failure bumps and wakes it, so that a
+	// GlobalExit ends the process even while its PEs compute.
+	Watch atomic.Uint32
+	_     [shm.CacheLine - 28]byte
 
 	// Line 1: the doorbell. A PE about to sleep in a wait increments
 	// Sleepers, re-checks its condition, and futex-waits on Seq; anyone
