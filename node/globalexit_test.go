@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,5 +172,84 @@ func TestGlobalExitRunLocal(t *testing.T) {
 		if n := ran.Load(); n != 0 {
 			t.Fatalf("round %d: %d PEs ran on past GlobalExit or a wait that could not complete", i, n)
 		}
+	}
+}
+
+func init() { scenarios["globalexit-busy"] = scenarioGlobalExitBusy }
+
+// scenarioGlobalExitBusy: PE 1 calls GlobalExit(7) while PE 0 computes
+// in a loop that never calls into the goshmem runtime (nor blocks); PEs
+// 2 and 3 wait in a barrier. If PE 0 is still computing after 5 s it
+// exits with 3.
+func scenarioGlobalExitBusy(pe *goshmem.PE) {
+	pe.BarrierAll()
+	switch pe.MyPE() {
+	case 0:
+		start := time.Now()
+		x := uint64(1)
+		for i := 0; ; i++ {
+			x = x*6364136223846793005 + 1442695040888963407
+			if i&(1<<20-1) == 0 && time.Since(start) > 5*time.Second {
+				fmt.Printf("PE 0 still computing after 5 s (%d)\n", x)
+				os.Exit(3)
+			}
+		}
+	case 1:
+		time.Sleep(200 * time.Millisecond)
+		fmt.Printf("PE 1 calls GlobalExit at %d\n", time.Now().UnixNano())
+		pe.GlobalExit(7)
+	default:
+		pe.BarrierAll()
+	}
+}
+
+// TestGlobalExitEndsBusyProcess: PE 1 calls GlobalExit(7) while PE 0
+// computes without ever calling into the runtime. PE 0's process must
+// exit with 7 by itself (the launcher does not stop it: NoSupervise),
+// within tens of milliseconds, as must every other process; under
+// supervision, oshrun must not end any of them by SIGTERM either.
+func TestGlobalExitEndsBusyProcess(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh to report each process's exit status")
+	}
+	const bound = 100 * time.Millisecond // exit watcher wake-up, process exit, sh and date, a loaded machine
+	callRe := regexp.MustCompile(`PE 1 calls GlobalExit at (\d+)`)
+	exitRe := regexp.MustCompile(`exit (\d) (\d+) (\d+)`)
+	for _, supervised := range []bool{false, true} {
+		t.Run(fmt.Sprintf("supervised=%v", supervised), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			cfg := launch.Config{NPEs: 4, PEsPerProc: 1, NoSupervise: !supervised,
+				Program: "/bin/sh",
+				Args:    []string{"-c", `"$0" -test.run='^$'; echo "exit $GOSHMEM_PE $? $(date +%s%N)"`, os.Args[0]},
+				Env:     []string{scenarioVar + "=globalexit-busy", "SHMEM_SYMMETRIC_SIZE=1m"},
+				Stdout:  &out, Stderr: &errb, Timeout: 30 * time.Second}
+			code, err := launch.Run(context.Background(), cfg)
+			stdout := out.String()
+			if err != nil || code != 7 {
+				t.Fatalf("oshrun code %d err %v, want 7\nstdout:\n%s\nstderr:\n%s", code, err, stdout, errb.String())
+			}
+			m := callRe.FindStringSubmatch(stdout)
+			if m == nil {
+				t.Fatalf("no GlobalExit time in stdout:\n%s", stdout)
+			}
+			called, _ := strconv.ParseInt(m[1], 10, 64)
+			exits := exitRe.FindAllStringSubmatch(stdout, -1)
+			if len(exits) != 4 {
+				t.Fatalf("%d of 4 processes reported their exit:\n%s\nstderr:\n%s", len(exits), stdout, errb.String())
+			}
+			for _, e := range exits {
+				at, _ := strconv.ParseInt(e[3], 10, 64)
+				if e[2] != "7" {
+					t.Errorf("the process of PE %s exited with %s, want 7\nstdout:\n%s", e[1], e[2], stdout)
+				}
+				if e[1] == "0" {
+					d := time.Duration(at - called)
+					t.Logf("the busy PE's process ended %v after GlobalExit", d)
+					if d > bound {
+						t.Errorf("the busy PE's process ended %v after GlobalExit, want within %v", d, bound)
+					}
+				}
+			}
+		})
 	}
 }

@@ -47,7 +47,9 @@
 //     141 (128+SIGPIPE), rather than the launcher dying of SIGPIPE. A process that
 //     recorded its own panic or GlobalExit is not sent SIGTERM: it is
 //     exiting by itself (printing the panic's stack), and gets SIGKILL
-//     only if it is still there after the grace period.
+//     only if it is still there after the grace period. After a
+//     GlobalExit no PE process gets SIGTERM: each one's exit watcher
+//     ends it with the GlobalExit status (see package node).
 //
 // Nothing outlives Run: the segments are memfds (nothing in /dev/shm),
 // every PE process is reaped (only at the end: until then its zombie
@@ -231,6 +233,10 @@ type launcher struct {
 	killT     *time.Timer
 	killC     <-chan time.Time
 	spared    *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
+	// spareAll: the job ended by GlobalExit, and every PE process exits
+	// by itself with its status (its exit watcher sees the record), so
+	// none gets SIGTERM, which would end it by a signal instead.
+	spareAll bool
 	first     *failure // first failure seen (what NoSupervise reports)
 	unjoined  []*proc  // exited 0 without ever joining the job
 	stopMsg   string   // the launcher's own cause (timeout, interrupt)
@@ -774,6 +780,7 @@ func (l *launcher) stop(f *failure) {
 	// gets only the SIGKILL after termGrace.
 	if kind, pe, _, _, ok := l.ctl.Header.Abort.Get(); ok && (kind == job.AbortPanic || kind == job.AbortGlobalExit) && pe >= 0 && pe < l.cfg.NPEs {
 		l.spared = l.procs[pe/l.ppp]
+		l.spareAll = kind == job.AbortGlobalExit
 	}
 	for pe := range l.cfg.NPEs {
 		wake(&l.ctl.Slot(pe).Door)
@@ -795,7 +802,7 @@ func wake(d *job.Doorbell) {
 // never hits a stranger.
 func (l *launcher) signalAll(sig int) {
 	for _, p := range l.procs {
-		if !p.started || p.reaped.Load() || (p == l.spared && sig != sys.SIGKILL) {
+		if !p.started || p.reaped.Load() || ((p == l.spared || l.spareAll) && sig != sys.SIGKILL) {
 			continue
 		}
 		if !p.done {
