@@ -232,14 +232,14 @@ type launcher struct {
 	termSig   int // the first signal of a stop: SIGTERM, or the one that interrupted the launcher
 	killT     *time.Timer
 	killC     <-chan time.Time
-	spared    *proc // the process that recorded the failure: it exits by itself, SIGKILL only
+	spared    *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
+	first     *failure // first failure seen (what NoSupervise reports)
+	unjoined  []*proc  // exited 0 without ever joining the job
+	stopMsg   string   // the launcher's own cause (timeout, interrupt)
 	// spareAll: the job ended by GlobalExit, and every PE process exits
 	// by itself with its status (its exit watcher sees the record), so
 	// none gets SIGTERM, which would end it by a signal instead.
 	spareAll bool
-	first    *failure // first failure seen (what NoSupervise reports)
-	unjoined []*proc  // exited 0 without ever joining the job
-	stopMsg  string   // the launcher's own cause (timeout, interrupt)
 }
 
 // Run launches the job cfg describes and supervises it until every PE
