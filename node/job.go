@@ -125,10 +125,13 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 
 // mapHeaps maps the heaps of the job into one reservation of address
 // space, PE pe's at pe*span, where span is the heap's stride in the
-// segment rounded up to heapAlign: one mapping per PE, from the one
-// heaps descriptor. It returns why the heaps of peers that could not be
-// mapped were not (they are reached with CMA), and an error when a
-// local heap cannot be mapped or SHMEM_TRANSPORT=xpmem cannot be met.
+// segment rounded up to heapAlign. When the stride is span already (a
+// padded memfd: job.Create) the whole segment is mapped at once: one
+// mmap per process whatever the number of PEs. Otherwise, and when that
+// fails, each heap is mapped on its own. It returns why the heaps of
+// peers that could not be mapped were not (they are reached with CMA),
+// and an error when a local heap cannot be mapped or
+// SHMEM_TRANSPORT=xpmem cannot be met.
 func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err error) {
 	align := heapAlign(int64(j.heapSize))
 	span := (uintptr(segs.Stride) + align - 1) &^ (align - 1)
@@ -141,12 +144,25 @@ func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err err
 	j.heaps = make([][]byte, j.npes)
 	j.bases = make([]mem.Base, j.npes)
 	fd := segs.Heaps.Fd()
+	// used: what of each stride holds the heap and its team pool.
+	used := uintptr(segs.Stride)
+	if span == used && !segs.Heaps.Huge() {
+		used = min(used, uintptr(job.StrideFor(int64(j.heapSize), int64(os.Getpagesize()))))
+	}
+	if span == uintptr(segs.Stride) && cfg.Transport != "cma" && cfg.mapFault == nil &&
+		sys.MapFixed(fd, 0, j.window) == nil {
+		for pe := 0; pe < j.npes; pe++ {
+			j.heaps[pe] = j.window[uintptr(pe)*span:][:used:used]
+			j.bases[pe] = mem.RegionOf(j.heaps[pe]).Base
+		}
+		return nil, nil
+	}
 	for pe := 0; pe < j.npes; pe++ {
 		local := pe >= j.firstPE && pe < j.firstPE+j.localPEs
 		if !local && cfg.Transport == "cma" {
 			continue
 		}
-		at := j.window[uintptr(pe)*span:][:segs.Stride:segs.Stride]
+		at := j.window[uintptr(pe)*span:][:used:used]
 		var err error
 		if cfg.mapFault != nil && !local {
 			err = cfg.mapFault(pe)
@@ -171,18 +187,12 @@ func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err err
 }
 
 // heapAlign is the alignment of the address at which every process
-// maps every heap of size bytes: the smallest power of two that holds
-// the heap, between 2 MiB (which also lets the kernel use huge pages)
-// and job.MaxMapAlign (1 GiB). An offset aligned to up to that many bytes is aligned in
-// every PE's mapping, which is what Align needs. It costs only address
-// space, reserved and trimmed at start-up.
-func heapAlign(size int64) uintptr {
-	a := uintptr(2 << 20)
-	for a < uintptr(size) && a < job.MaxMapAlign {
-		a <<= 1
-	}
-	return a
-}
+// maps every heap of size bytes (job.MapAlign): the smallest power of
+// two that holds the heap, between 2 MiB (which also lets the kernel use
+// huge pages) and job.MaxMapAlign (1 GiB). An offset aligned to up to
+// that many bytes is aligned in every PE's mapping, which is what Align
+// needs. It costs only address space, reserved at start-up.
+func heapAlign(size int64) uintptr { return uintptr(job.MapAlign(size)) }
 
 // attach maps a heap segment through the XPMEM model.
 func attach(seg *shm.Segment, size int64, align uintptr) (*xpmem.Attachment, error) {

@@ -237,6 +237,7 @@ func (p *PE) syncStart() {
 	e := p.epoch
 	pol := *p.policy
 	pol.MaxSleep = max(pol.MaxSleep, startSleep)
+	pol.MinSleep = pol.MaxSleep
 	for r := range p.barOut {
 		p.barOut[r].Store(e)
 		wait.Ring(p.barDoor[r])

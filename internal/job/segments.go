@@ -25,7 +25,8 @@ type Segments struct {
 	HeapSize int64 // the user's heap per PE (an upper bound after Adopt: the control block has the exact size)
 	// Stride is the distance between consecutive PEs' heaps in Heaps: the
 	// heap and the team pool that follows it, rounded up to whole pages
-	// (huge pages when the segment has them).
+	// (huge pages when the segment has them), and for a plain memfd up
+	// to MapAlign (see Create).
 	Stride int64
 	Ctl    *shm.Segment
 	Heaps  *shm.Segment
@@ -88,18 +89,49 @@ func Create(npes int, heapSize int64, opt CreateOptions) (*Segments, error) {
 	}
 	s.HeapSize = heap
 	s.Stride = StrideFor(heap, page) // seg, or seg rounded up to whole pages
-	if s.Stride > math.MaxInt64/int64(npes) {
+	// A memfd without huge pages is sparse: padding each stride to the
+	// alignment at which every process maps every heap (MapAlign) costs
+	// no memory, and lets a process map the whole segment with one mmap
+	// (one mapping of the file per process, not one per PE). Huge pages
+	// and file fallbacks reserve their blocks, so they are not padded.
+	stride := s.Stride
+	if !opt.Huge {
+		stride = roundUp(s.Stride, MapAlign(heap))
+	}
+	if stride > math.MaxInt64/int64(npes) {
 		s.Close()
-		return nil, fmt.Errorf("goshmem: %d heaps of %d bytes overflow; lower SHMEM_SYMMETRIC_SIZE", npes, s.Stride)
+		return nil, fmt.Errorf("goshmem: %d heaps of %d bytes overflow; lower SHMEM_SYMMETRIC_SIZE", npes, stride)
 	}
 	// The team pools follow the users' heaps in the same segment.
-	h, err := shm.Create(fmt.Sprintf("goshmem-heaps-%x", s.JobID), int64(npes)*s.Stride, sopt)
+	name := fmt.Sprintf("goshmem-heaps-%x", s.JobID)
+	h, err := shm.Create(name, int64(npes)*stride, sopt)
+	if err == nil && stride != s.Stride && h.Kind() != shm.Memfd {
+		kind := h.Kind()
+		h.Close()
+		sopt.Kinds = []shm.Kind{kind}
+		h, err = shm.Create(name, int64(npes)*s.Stride, sopt)
+	} else {
+		s.Stride = stride
+	}
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	s.Heaps = h
 	return s, nil
+}
+
+// MapAlign is the alignment of the address at which every process maps
+// every heap of heapSize bytes: the smallest power of two that holds
+// the heap, between 2 MiB (which also lets the kernel use huge pages)
+// and MaxMapAlign. An offset aligned to up to that many bytes is
+// aligned in every PE's mapping, which is what Align needs.
+func MapAlign(heapSize int64) int64 {
+	a := int64(2 << 20)
+	for a < heapSize && a < MaxMapAlign {
+		a <<= 1
+	}
+	return a
 }
 
 // MaxMapAlign is the largest alignment at which a process maps a heap

@@ -24,6 +24,6 @@ func ExampleAuto() {
 	fmt.Printf("%+v\n", wait.Auto(4, 8))
 	fmt.Printf("%+v\n", wait.Auto(16, 8))
 	// Output:
-	// {Spin:32000 Yield:200 MaxSleep:10ms}
-	// {Spin:160 Yield:4 MaxSleep:10ms}
+	// {Spin:32000 Yield:200 MaxSleep:10ms MinSleep:0s}
+	// {Spin:160 Yield:4 MaxSleep:10ms MinSleep:0s}
 }

@@ -46,7 +46,13 @@ import (
 type Policy struct {
 	Spin     int           // polls with a CPU pause before yielding
 	Yield    int           // polls with a yield before sleeping
-	MaxSleep time.Duration // longest sleep between liveness checks
+	MaxSleep time.Duration // longest sleep: bounds how late a wake-up lost to a plain store can be
+	// MinSleep is the first sleep (0: 50 us); sleeps double from it up
+	// to MaxSleep. A wait that is expected to be long starts long: each
+	// sleep that ends costs more than the futex call (the Go runtime's
+	// sysmon thread polls every 20 us for about a millisecond after a
+	// thread returns from a blocking system call).
+	MinSleep time.Duration
 }
 
 // Auto returns the policy for npes PEs sharing ncpus CPUs: when PEs do
@@ -138,7 +144,11 @@ func (b *Backoff) Sleep(d *job.Doorbell, cond func() bool) bool {
 	// Sleep briefly at first: a wake-up lost to a store still in a
 	// writer's store buffer costs little, and a long wait still ends up
 	// in MaxSleep sleeps.
-	d2 := 50 * time.Microsecond << min(b.sleeps, 20)
+	first := b.p.MinSleep
+	if first <= 0 {
+		first = 50 * time.Microsecond
+	}
+	d2 := first << min(b.sleeps, 20)
 	b.sleeps++
 	sys.FutexWait(mem.U32(&d.Seq), seq, min(d2, b.p.MaxSleep))
 	d.Sleepers.Add(^uint32(0))
