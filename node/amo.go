@@ -186,11 +186,8 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 		}
 		return old
 	}
+	p.amoLock(routine, pe)
 	lock := &p.job.ctl.Slot(pe).AMOLock
-	for !lock.CompareAndSwap(0, 1) {
-		wait.Relax()
-		p.checkAbort(routine)
-	}
 	var buf [8]byte
 	b := buf[:size]
 	p.amoXfer(routine, false, off, b, pe)
@@ -236,4 +233,23 @@ func (p *PE) amoXfer(routine string, put bool, off uintptr, b []byte, pe int) {
 		return
 	}
 	p.cma(routine, put, off, b, pe)
+}
+
+// amoLock takes the lock of PE pe's emulated AMOs. It is held for one
+// CMA read and write, so a waiter spins and then yields rather than
+// sleeps (releasing it rings no doorbell); it reads the abort record
+// every 64 spins and after every yield, so that a holder that died is
+// noticed as soon as its death is recorded (watch.go).
+func (p *PE) amoLock(routine string, pe int) {
+	lock := &p.job.ctl.Slot(pe).AMOLock
+	abort := &p.job.ctl.Header.Abort.State
+	b := wait.Start(p.policy)
+	for n := 0; !lock.CompareAndSwap(0, 1); n++ {
+		if b.Pause() == wait.Spinning && n&63 != 0 {
+			continue
+		}
+		if abort.Load() != 0 {
+			p.checkAbort(routine)
+		}
+	}
 }

@@ -6,3 +6,10 @@ func WithMapFault(cfg Config, fail func(pe int) error) Config {
 	cfg.mapFault = fail
 	return cfg
 }
+
+// TakeAMOLock takes the lock that serializes emulated (CMA) AMOs on PE
+// pe's heap and never releases it: tests of a PE that dies holding it.
+func (p *PE) TakeAMOLock(pe int) {
+	for !p.job.ctl.Slot(pe).AMOLock.CompareAndSwap(0, 1) {
+	}
+}
