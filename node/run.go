@@ -105,12 +105,10 @@ func (p *PE) Finalize() {
 // the job had finished.
 //
 // In a job of processes (oshrun, or a program on its own) every PE's
-// process exits with status code: this one at once, every other one as
-// soon as its runtime notices - at its next wait, barrier, collective or
-// Finalize, which includes returning from the function given to Main or
-// Run - and the launcher stops a process that does not call into the
-// runtime again. Main and Run do not return there, so no user code runs
-// after them, and oshrun exits with code.
+// process exits with status code at once: this one here, every other
+// one from its exit watcher (watch.go), even while its PEs compute and
+// never call into the runtime. Main and Run do not return there, so no
+// user code runs after them, and oshrun exits with code.
 //
 // In an in-process job (RunLocal) the process belongs to the caller of
 // RunLocal, so GlobalExit ends the job, not the process: the calling
