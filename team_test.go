@@ -3,6 +3,7 @@ package goshmem_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -790,6 +791,12 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 			{func() { goshmem.Alltoalls(w, x, x, 1, 1, -1) }, "goshmem.Alltoalls: strides must be >= 1 and n >= 0"},
 			{func() { goshmem.Alltoalls(w, x[:2], x, 2, 1, 1) }, "goshmem.Alltoalls: dest has 2 elements, 3 needed"},
 			{func() { goshmem.Alltoalls(w, x, x[:3], 1, 3, 1) }, "goshmem.Alltoalls: source has 3 elements, 4 needed"},
+			// Sizes whose element counts overflow an int: refused before
+			// any synchronization, not a runtime error after it.
+			{func() { goshmem.Alltoalls(w, x, x, 1, 1, 1<<62) }, "goshmem.Alltoalls: n 4611686018427387904 elements per PE for 2 PEs are more than fit in an int"},
+			{func() { goshmem.Alltoall(w, x, x, math.MaxInt/2+1) }, "goshmem.Alltoall: n 4611686018427387904 elements per PE for 2 PEs"},
+			{func() { goshmem.Alltoalls(w, x, x, math.MaxInt, 1, 1) }, "goshmem.Alltoalls: dest has 8 elements, more than fit in an int needed for 2 elements at stride 9223372036854775807"},
+			{func() { goshmem.Alltoalls(w, x, x, 1, math.MaxInt/2, 2) }, "goshmem.Alltoalls: source has 8 elements, more than fit in an int needed for 4 elements at stride 4611686018427387903"},
 		} {
 			if msg := panicMsg(c.fn); !strings.Contains(msg, c.want) {
 				t.Errorf("panic %q, want %q", msg, c.want)
