@@ -1271,6 +1271,76 @@ func TestTeamSplitFailsOnEveryPE(t *testing.T) {
 	}
 }
 
+// TestTeamSplitArgumentsDisagree: team creation is collective over the
+// parent, so when one PE passes arguments that make no team, or valid
+// arguments other than the rest's, no PE may wait for the others
+// forever or get a team the others do not have: the split returns nil
+// and an error wrapping ErrInvalidSplit on every PE of the parent, and
+// the parent still works afterwards. Each case runs with the odd PE
+// first in the team and in the middle.
+func TestTeamSplitArgumentsDisagree(t *testing.T) {
+	const n = 4
+	type split func(w *goshmem.Team, odd bool) error
+	strided := func(good, bad [3]int) split {
+		return func(w *goshmem.Team, odd bool) error {
+			a := good
+			if odd {
+				a = bad
+			}
+			tm, err := w.SplitStrided(a[0], a[1], a[2], nil)
+			if tm != nil {
+				return fmt.Errorf("got a team of %d PEs", tm.NPEs())
+			}
+			return err
+		}
+	}
+	split2D := func(good, bad int) split {
+		return func(w *goshmem.Team, odd bool) error {
+			xr := good
+			if odd {
+				xr = bad
+			}
+			x, y, err := w.Split2D(xr, nil, nil)
+			if x != nil || y != nil {
+				return fmt.Errorf("got teams x %v, y %v", x != nil, y != nil)
+			}
+			return err
+		}
+	}
+	for _, c := range []struct {
+		name string
+		fn   split
+	}{
+		{"SplitStrided size past the parent", strided([3]int{0, 1, 2}, [3]int{0, 1, 100})},
+		{"SplitStrided negative size", strided([3]int{0, 1, 2}, [3]int{0, 1, -1})},
+		{"SplitStrided other start", strided([3]int{0, 1, 2}, [3]int{1, 1, 2})},
+		{"SplitStrided other stride", strided([3]int{0, 1, 2}, [3]int{0, 2, 2})},
+		{"SplitStrided other size", strided([3]int{0, 1, 3}, [3]int{0, 1, 2})},
+		{"Split2D xrange 0", split2D(2, 0)},
+		{"Split2D other xrange", split2D(2, 1)},
+	} {
+		for _, odd := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s/PE %d", c.name, odd), func(t *testing.T) {
+				runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+					w := goshmem.TeamWorld(p)
+					err := c.fn(w, p.MyPE() == odd)
+					if err == nil || !errors.Is(err, teamshared.ErrInvalidSplit) {
+						t.Errorf("PE %d: %v; want no team and an error wrapping ErrInvalidSplit on every PE", p.MyPE(), err)
+					}
+					// The parent is still in step.
+					tm, err := w.SplitStrided(0, 1, n, nil)
+					if err != nil || tm.NPEs() != n {
+						t.Errorf("PE %d: split after the failed one: %v", p.MyPE(), err)
+						return
+					}
+					tm.Sync()
+					tm.Destroy()
+				})
+			})
+		}
+	}
+}
+
 // TestCtxGetTeam: shmem_ctx_get_team. A context created on a team
 // returns that team; the default context and the contexts of
 // PE.CtxCreate return TeamWorld; the invalid context (nil) returns the
