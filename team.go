@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/teamshared"
@@ -54,6 +55,12 @@ type Team struct {
 	rab        uint32     // Rabenseifner reductions so far (same on every member)
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
+
+	// ctxs are the team's live shareable contexts (made by CtxCreate
+	// without CtxPrivate), which Destroy destroys; goroutines of the PE
+	// may create and destroy contexts on the team concurrently.
+	ctxMu sync.Mutex
+	ctxs  map[*Ctx]struct{}
 }
 
 // algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
@@ -417,8 +424,10 @@ func (t *Team) WorldPE(pe int) int {
 }
 
 // CtxCreate creates a context on the team (shmem_team_create_ctx): RMA
-// and AMOs on it take team-relative PE numbers. On the invalid team it
-// creates nothing and returns an error wrapping ErrInvalidTeam.
+// and AMOs on it take team-relative PE numbers. Destroying the team
+// destroys the context unless it is CtxPrivate (whose owner must
+// destroy it before the team). On the invalid team it creates nothing
+// and returns an error wrapping ErrInvalidTeam.
 func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if t == nil {
 		return nil, fmt.Errorf("goshmem.TeamCreateCtx: %w", ErrInvalidTeam)
@@ -428,8 +437,25 @@ func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.SetTeam(t)
+	if opts&CtxPrivate != 0 {
+		c.SetTeam(t, nil)
+		return c, nil
+	}
+	c.SetTeam(t, t.forgetCtx)
+	t.ctxMu.Lock()
+	if t.ctxs == nil {
+		t.ctxs = map[*Ctx]struct{}{}
+	}
+	t.ctxs[c] = struct{}{}
+	t.ctxMu.Unlock()
 	return c, nil
+}
+
+// forgetCtx drops a destroyed context from the team's shareable ones.
+func (t *Team) forgetCtx(c *Ctx) {
+	t.ctxMu.Lock()
+	delete(t.ctxs, c)
+	t.ctxMu.Unlock()
 }
 
 // ErrInvalidCtx is wrapped by the error of CtxGetTeam given the invalid
@@ -698,7 +724,9 @@ func (t *Team) createError(routine string) error {
 }
 
 // Destroy destroys the team (shmem_team_destroy): every member calls
-// it; it synchronizes the members, then frees this PE's slot. The
+// it; it destroys the team's shareable contexts (those of CtxCreate
+// without CtxPrivate: using one afterwards panics as for any destroyed
+// context), synchronizes the members, then frees this PE's slot. The
 // predefined teams cannot be destroyed.
 func (t *Team) Destroy() {
 	if t == nil {
@@ -707,6 +735,13 @@ func (t *Team) Destroy() {
 	t.check("TeamDestroy")
 	if t.named != "" {
 		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
+	}
+	t.ctxMu.Lock()
+	ctxs := t.ctxs
+	t.ctxs = nil
+	t.ctxMu.Unlock()
+	for c := range ctxs {
+		c.Destroy() // completes its operations
 	}
 	t.pe.Ctx().Quiet()
 	if h := t.hier; h != nil {

@@ -1439,3 +1439,70 @@ func ExampleCtxGetTeam() {
 	// world PE 2 is PE 1 of its context's team of 2
 	// the default context belongs to TeamWorld
 }
+
+// TestTeamDestroyDestroysContexts: shmem_team_destroy destroys every
+// shareable context created on the team; using one afterwards is using
+// a destroyed context (a panic naming the routine). Contexts destroyed
+// before, private ones their owner destroyed, and contexts of other
+// teams are left alone, and goroutines may create and destroy contexts
+// on the team concurrently (run with -race).
+func TestTeamDestroyDestroysContexts(t *testing.T) {
+	runCfg(t, teamCfg, 2, func(p *goshmem.PE) {
+		x := mustCalloc[int64](p, 4)
+		w := goshmem.TeamWorld(p)
+		tm, err := w.SplitStrided(0, 1, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		other, err := w.SplitStrided(0, 1, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		mk := func(tm *goshmem.Team, opts goshmem.CtxOptions) *goshmem.Ctx {
+			c, err := tm.CtxCreate(opts)
+			if err != nil {
+				panic(err)
+			}
+			return c
+		}
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 100; i++ {
+					c := mk(tm, goshmem.CtxSerialized)
+					goshmem.AtomicAdd(c, &x[3], 1, 1-p.MyPE())
+					c.Destroy()
+				}
+			}()
+		}
+		wg.Wait()
+		shared, serialized := mk(tm, 0), mk(tm, goshmem.CtxSerialized)
+		early, private := mk(tm, 0), mk(tm, goshmem.CtxPrivate)
+		elsewhere := mk(other, 0)
+		early.Destroy()
+		private.Destroy()
+		tm.Destroy()
+		for _, c := range []struct {
+			name string
+			fn   func()
+			want string
+		}{
+			{"Put on a shareable context", func() { goshmem.Put(shared, x[:1], []int64{1}, 0) }, "goshmem.Put: the context was destroyed"},
+			{"AtomicAdd on a serialized context", func() { goshmem.AtomicAdd(serialized, &x[0], 1, 0) }, "goshmem.AtomicAdd: the context was destroyed"},
+			{"Quiet", shared.Quiet, "goshmem.Quiet: the context was destroyed"},
+		} {
+			if msg := panicMsg(c.fn); !strings.HasPrefix(msg, c.want) {
+				t.Errorf("PE %d: %s after TeamDestroy: panic %q, want %q", p.MyPE(), c.name, msg, c.want)
+			}
+		}
+		goshmem.P(elsewhere, &x[1], 7, 1-p.MyPE()) // another team's context still works
+		elsewhere.Destroy()
+		other.Destroy()
+		p.BarrierAll()
+		if x[1] != 7 || x[3] != 400 {
+			t.Errorf("PE %d: x = %v, want x[1] 7 and x[3] 400", p.MyPE(), x)
+		}
+	})
+}
