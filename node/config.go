@@ -92,8 +92,12 @@ func (c Config) Validate() error {
 				f.what, f.value, f.field, f.variable, strings.Join(vs[:len(vs)-1], ", "), vs[len(vs)-1], k.Default))
 		}
 	}
-	if c.HeapSize <= 0 || c.HeapSize > env.MaxSymmetricSize {
-		bad("HeapSize", env.VarSymmetricSize, c.HeapSize, fmt.Sprintf("set the heap size in bytes, more than 0 and at most %d (256 TiB), e.g. 64 MiB", int64(env.MaxSymmetricSize)))
+	switch {
+	case c.HeapSize <= 0:
+		bad("HeapSize", env.VarSymmetricSize, c.HeapSize, "set the heap size in bytes, more than 0, e.g. 64 MiB")
+	case c.HeapSize > env.MaxSymmetricSize:
+		bad("HeapSize", env.VarSymmetricSize, c.HeapSize, fmt.Sprintf("lower %s (here Config.HeapSize) to at most %d bytes (256t, more than any machine's memory)",
+			env.VarSymmetricSize, int64(env.MaxSymmetricSize)))
 	}
 	for _, f := range []struct {
 		field, variable string
