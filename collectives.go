@@ -1,6 +1,7 @@
 package goshmem
 
 import (
+	"math"
 	"slices"
 	"sync/atomic"
 
@@ -469,13 +470,15 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	t.check(routine)
 	members := t.NPEs()
 	if dstStride < 1 || srcStride < 1 || n < 0 {
-		panicf("%s: strides must be >= 1 and n >= 0 (got %d, %d, %d)", routine, dstStride, srcStride, n)
+		panicf("%s: strides must be >= 1 and n >= 0 (got dst stride %d, src stride %d, n %d)", routine, dstStride, srcStride, n)
 	}
-	if need := (members*n-1)*dstStride + 1; n > 0 && len(dst) < need {
-		panicf("%s: dest has %d elements, %d needed", routine, len(dst), need)
-	}
-	if need := (members*n-1)*srcStride + 1; n > 0 && len(src) < need {
-		panicf("%s: source has %d elements, %d needed", routine, len(src), need)
+	if n > 0 {
+		// members*n elements at each stride, counted without overflow.
+		if n > math.MaxInt/members {
+			panicf("%s: n %d elements per PE for %d PEs are more than fit in an int", routine, n, members)
+		}
+		checkStrided(routine, "dest", len(dst), members*n, dstStride)
+		checkStrided(routine, "source", len(src), members*n, srcStride)
 	}
 	checkSym(t, routine, dst, src)
 	t.sync(routine)

@@ -732,6 +732,32 @@ func TestConfigValidate(t *testing.T) {
 		}
 		checkContains(t, c.field, err.Error(), c.want...)
 	}
+	// The variables' upper bounds hold for the fields too: Validate
+	// refuses what the environment refuses, and accepts the largest
+	// values it accepts.
+	for _, c := range []struct {
+		field    string
+		set      func(c *node.Config, over int64)
+		max      int64
+		variable string
+	}{
+		{"HeapSize", func(c *node.Config, v int64) { c.HeapSize = v }, env.MaxSymmetricSize, "SHMEM_SYMMETRIC_SIZE"},
+		{"WaitSpin", func(c *node.Config, v int64) { c.WaitSpin = int(v) }, env.MaxCount, "SHMEM_WAIT_SPIN"},
+		{"WaitYield", func(c *node.Config, v int64) { c.WaitYield = int(v) }, env.MaxCount, "SHMEM_WAIT_YIELD"},
+		{"SimDomains", func(c *node.Config, v int64) { c.SimDomains = int(v) }, env.MaxCount, "GOSHMEM_SIM_DOMAINS"},
+	} {
+		cfg := base
+		c.set(&cfg, c.max)
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("Config.%s = %d (the largest %s accepts): %v", c.field, c.max, c.variable, err)
+		}
+		c.set(&cfg, c.max+1)
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("Config.%s = %d (more than %s accepts) validates", c.field, c.max+1, c.variable)
+		} else {
+			checkContains(t, c.field, err.Error(), "Config."+c.field, fmt.Sprint(c.max+1), c.variable, fmt.Sprint(c.max))
+		}
+	}
 	// Two bad fields: both named.
 	cfg := base
 	cfg.ReduceAlgorithm, cfg.Transport = "bogus", "tcp"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/teamshared"
@@ -54,6 +55,12 @@ type Team struct {
 	rab        uint32     // Rabenseifner reductions so far (same on every member)
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
+
+	// ctxs are the team's live shareable contexts (made by CtxCreate
+	// without CtxPrivate), which Destroy destroys; goroutines of the PE
+	// may create and destroy contexts on the team concurrently.
+	ctxMu sync.Mutex
+	ctxs  map[*Ctx]struct{}
 }
 
 // algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
@@ -103,7 +110,8 @@ type TeamConfig struct {
 //	            the same line the round's words of the pairwise
 //	            algorithms: recursive-doubling reduction (2-6),
 //	            recursive-doubling fcollect (7-8), Rabenseifner (9-12)
-//	line 16     post word: slot numbers at team creation, failure votes
+//	line 16     post word: slot numbers at team creation, failure votes;
+//	            args word: the hash of the creation's arguments
 //	line 17     Collect's published length
 //	line 18-19  tree barrier: release from the parent, one word per child
 //	line 20     tree broadcast: the parent has the data
@@ -115,6 +123,7 @@ const (
 	wordsPerLine = 16
 	maxRounds    = 16
 	postWord     = maxRounds * wordsPerLine
+	argsWord     = postWord + 1               // team creation: the hash of the split's arguments
 	countWord    = postWord + wordsPerLine    // Collect's published length
 	releaseWord  = countWord + wordsPerLine   // tree barrier: release from the parent
 	childWord    = releaseWord + wordsPerLine // tree barrier: one word per child
@@ -324,7 +333,7 @@ func (t *Team) hierarchy(routine string) *hierarchy {
 		if leads {
 			m = teamshared.List(mine)
 		}
-		lt, err := t.create(routine, m, nil)
+		lt, err := t.create(routine, m, nil, splitArgs{}, nil)
 		if err != nil {
 			panicf("%s: building the team's level %d: %v", routine, len(h.levels), err)
 		}
@@ -415,8 +424,10 @@ func (t *Team) WorldPE(pe int) int {
 }
 
 // CtxCreate creates a context on the team (shmem_team_create_ctx): RMA
-// and AMOs on it take team-relative PE numbers. On the invalid team it
-// creates nothing and returns an error wrapping ErrInvalidTeam.
+// and AMOs on it take team-relative PE numbers. Destroying the team
+// destroys the context unless it is CtxPrivate (whose owner must
+// destroy it before the team). On the invalid team it creates nothing
+// and returns an error wrapping ErrInvalidTeam.
 func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if t == nil {
 		return nil, fmt.Errorf("goshmem.TeamCreateCtx: %w", ErrInvalidTeam)
@@ -426,8 +437,25 @@ func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.SetTeam(t)
+	if opts&CtxPrivate != 0 {
+		c.SetTeam(t, nil)
+		return c, nil
+	}
+	c.SetTeam(t, t.forgetCtx)
+	t.ctxMu.Lock()
+	if t.ctxs == nil {
+		t.ctxs = map[*Ctx]struct{}{}
+	}
+	t.ctxs[c] = struct{}{}
+	t.ctxMu.Unlock()
 	return c, nil
+}
+
+// forgetCtx drops a destroyed context from the team's shareable ones.
+func (t *Team) forgetCtx(c *Ctx) {
+	t.ctxMu.Lock()
+	delete(t.ctxs, c)
+	t.ctxMu.Unlock()
 }
 
 // ErrInvalidCtx is wrapped by the error of CtxGetTeam given the invalid
@@ -522,11 +550,14 @@ func (t *Team) sync(routine string) {
 
 // SplitStrided creates a team of the parent's PEs start, start+stride,
 // ... (size of them; stride may be negative, or 0 for a one-PE team)
-// (shmem_team_split_strided). Every parent PE must call it; those not in
-// the new team get nil (SHMEM_TEAM_INVALID). An invalid split returns
-// nil and the same error on every PE, and so does a split that cannot
-// be created because some PE of the new team belongs to too many teams.
-// On the invalid team it returns nil and an error wrapping
+// (shmem_team_split_strided). Every parent PE must call it, with the
+// same arguments; those not in the new team get nil
+// (SHMEM_TEAM_INVALID). The outcome is the same on every parent PE: an
+// invalid split - on any PE: arguments that make no team, or that
+// differ from the other PEs' - returns nil and an error wrapping
+// teamshared.ErrInvalidSplit on every PE, and so does a split that
+// cannot be created because some PE of the new team belongs to too
+// many teams. On the invalid team it returns nil and an error wrapping
 // ErrInvalidTeam. cfg may be nil.
 func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, error) {
 	if t == nil {
@@ -535,20 +566,22 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 	t.check("TeamSplitStrided")
 	m, err := t.members.SplitStrided(start, stride, size)
 	if err != nil {
-		return nil, fmt.Errorf("goshmem.TeamSplitStrided: %w", err)
-	}
-	if m.Index(t.pe.MyPE()) < 0 {
+		// Still a collective: the other PEs learn of the bad arguments
+		// and fail too, instead of waiting for this PE forever.
+		err = fmt.Errorf("goshmem.TeamSplitStrided: %w", err)
+	} else if m.Index(t.pe.MyPE()) < 0 {
 		m = teamshared.Members{}
 	}
-	return t.create("TeamSplitStrided", m, cfg)
+	return t.create("TeamSplitStrided", m, cfg, splitArgs{start, stride, size}, err)
 }
 
 // Split2D splits the team into the rows (x teams, of xrange
 // consecutive PEs) and columns (y teams) of a 2-D layout of its PEs
 // (shmem_team_split_2d). Every PE gets its own row and column. A
 // failure is the same on every PE of the parent, which then gets nil
-// teams and an error; on the invalid team it returns nil teams and an
-// error wrapping ErrInvalidTeam.
+// teams and an error, also when xrange is invalid or differs on some PE
+// (an error wrapping teamshared.ErrInvalidSplit); on the invalid team
+// it returns nil teams and an error wrapping ErrInvalidTeam.
 func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err error) {
 	if t == nil {
 		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: parent %w", ErrInvalidTeam)
@@ -556,58 +589,89 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	t.check("TeamSplit2D")
 	xm, ym, err := t.members.Split2D(t.me, xrange)
 	if err != nil {
-		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: %w", err)
+		err = fmt.Errorf("goshmem.TeamSplit2D: %w", err)
 	}
-	// Every parent PE takes part in both creations; each creation fails
-	// or succeeds on every parent PE alike, so every PE that got an x
-	// team destroys it together with the other members of that team.
-	x, errx := t.create("TeamSplit2D", xm, xcfg)
-	y, erry := t.create("TeamSplit2D", ym, ycfg)
-	if err = errors.Join(errx, erry); err != nil {
+	// Every parent PE takes part in the creation of x; it fails or
+	// succeeds on every parent PE alike (bad arguments on any PE
+	// included), and only if it succeeds do they all go on to y. If y
+	// fails, every PE that got an x team destroys it together with the
+	// other members of that team.
+	args := splitArgs{min(xrange, t.members.Size())}
+	x, err = t.create("TeamSplit2D", xm, xcfg, args, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	y, err = t.create("TeamSplit2D", ym, ycfg, args, nil)
+	if err != nil {
 		x.Destroy()
-		y.Destroy()
 		return nil, nil, err
 	}
 	return x, y, nil
 }
 
+// splitArgs are the arguments of a split that every parent PE must pass
+// alike (the ones that decide the teams).
+type splitArgs [3]int
+
+// hash condenses the arguments into a word that create compares across
+// the parent's PEs (FNV-1a over their bytes).
+func (a splitArgs) hash() uint32 {
+	h := uint32(2166136261)
+	for _, v := range a {
+		for i := 0; i < 64; i += 8 {
+			h = (h ^ uint32(byte(v>>i))) * 16777619
+		}
+	}
+	return h
+}
+
 // errNoSlot is returned when a PE of the new team has no free slot.
 var errNoSlot = errors.New("no free team slot")
 
+// Votes in the post word of create besides "not joining" (0) and a slot
+// number plus one.
+const (
+	voteNoSlot  = ^uint32(0) // joining, but out of slots
+	voteBadArgs = ^uint32(1) // the arguments make no valid split
+)
+
 // create is the collective part of every split: each parent PE passes
-// the membership of the team it joins (empty: none); members take a
-// slot from their own pool, clear it, and publish its number in their
-// parent slot (or that they have none left); after a parent sync every
-// parent PE reads every parent PE's word, so that all of them see the
-// same failure, and members read their team's slots; a second parent
-// sync frees the published words for the next split. The outcome is
-// the same on every parent PE: a team (or nil for non-members) and no
-// error, or nil and the same error.
-func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig) (*Team, error) {
+// the membership of the team it joins (empty: none), the arguments the
+// PEs must agree on, and argErr if its arguments make no valid split;
+// members take a slot from their own pool, clear it, and publish its
+// number in their parent slot (or that they have none left, or that
+// their arguments are bad), and every PE publishes the hash of its
+// arguments; after a parent sync every parent PE reads every parent
+// PE's words, so that all of them see the same failure, and members
+// read their team's slots; a second parent sync frees the published
+// words for the next split. The outcome is the same on every parent PE:
+// a team (or nil for non-members) and no error, or nil and an error (a
+// PE with bad arguments gets its own error, the others one naming it).
+func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, args splitArgs, argErr error) (*Team, error) {
 	pe := t.pe
 	pool := teamsOf(pe).pool
 	me := m.Index(pe.MyPE())
 	post := uint32(0) // not joining
 	slot := -1
-	if me >= 0 {
+	switch {
+	case argErr != nil:
+		me, post = -1, voteBadArgs
+	case me >= 0:
 		if s, ok := pool.Get(); ok {
 			slot = s
 			pe.TeamClear(slot)
 			post = uint32(slot) + 1
 		} else {
-			post = ^uint32(0) // out of slots
+			post = voteNoSlot
 		}
 	}
 	pe.TeamSet(pe.MyPE(), t.slot, postWord, post)
+	pe.TeamSet(pe.MyPE(), t.slot, argsWord, args.hash())
 	t.sync(routine)
 	var nt *Team
-	var err error
-	for i, q := range t.worlds {
-		if pe.TeamLoad(q, int(t.slots[i]), postWord) == ^uint32(0) {
-			err = fmt.Errorf("goshmem.%s: PE %d belongs to %d teams already, the most a PE can (%d); destroy teams that are no longer used: %w",
-				routine, q, node.TeamSlots-teamshared.Reserved, node.TeamSlots-teamshared.Reserved, errNoSlot)
-			break
-		}
+	err := t.createError(routine)
+	if argErr != nil {
+		err = argErr
 	}
 	if me >= 0 && err == nil {
 		nt = &Team{pe: pe, members: m, me: me, slot: slot}
@@ -636,8 +700,33 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig) (*T
 	return nt, nil
 }
 
+// createError reads the votes of create and returns the error of the
+// first parent PE, in team order, that cannot go on: out of slots, bad
+// arguments, or arguments other than member 0's. Every parent PE reads
+// the same words, so every one returns the same error.
+func (t *Team) createError(routine string) error {
+	pe := t.pe
+	args0 := pe.TeamLoad(t.worlds[0], int(t.slots[0]), argsWord)
+	for i, q := range t.worlds {
+		switch {
+		case pe.TeamLoad(q, int(t.slots[i]), postWord) == voteNoSlot:
+			return fmt.Errorf("goshmem.%s: PE %d belongs to %d teams already, the most a PE can (%d); destroy teams that are no longer used: %w",
+				routine, q, node.TeamSlots-teamshared.Reserved, node.TeamSlots-teamshared.Reserved, errNoSlot)
+		case pe.TeamLoad(q, int(t.slots[i]), postWord) == voteBadArgs:
+			return fmt.Errorf("goshmem.%s: PE %d (parent team PE %d) passed arguments that make no valid split; every PE of the parent team must pass the same, valid arguments: %w",
+				routine, q, i, teamshared.ErrInvalidSplit)
+		case pe.TeamLoad(q, int(t.slots[i]), argsWord) != args0:
+			return fmt.Errorf("goshmem.%s: PE %d (parent team PE %d) passed other arguments than PE %d (parent team PE 0); every PE of the parent team must pass the same arguments: %w",
+				routine, q, i, t.worlds[0], teamshared.ErrInvalidSplit)
+		}
+	}
+	return nil
+}
+
 // Destroy destroys the team (shmem_team_destroy): every member calls
-// it; it synchronizes the members, then frees this PE's slot. The
+// it; it destroys the team's shareable contexts (those of CtxCreate
+// without CtxPrivate: using one afterwards panics as for any destroyed
+// context), synchronizes the members, then frees this PE's slot. The
 // predefined teams cannot be destroyed.
 func (t *Team) Destroy() {
 	if t == nil {
@@ -646,6 +735,13 @@ func (t *Team) Destroy() {
 	t.check("TeamDestroy")
 	if t.named != "" {
 		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
+	}
+	t.ctxMu.Lock()
+	ctxs := t.ctxs
+	t.ctxs = nil
+	t.ctxMu.Unlock()
+	for c := range ctxs {
+		c.Destroy() // completes its operations
 	}
 	t.pe.Ctx().Quiet()
 	if h := t.hier; h != nil {

@@ -3,6 +3,7 @@ package goshmem_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -790,6 +791,12 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 			{func() { goshmem.Alltoalls(w, x, x, 1, 1, -1) }, "goshmem.Alltoalls: strides must be >= 1 and n >= 0"},
 			{func() { goshmem.Alltoalls(w, x[:2], x, 2, 1, 1) }, "goshmem.Alltoalls: dest has 2 elements, 3 needed"},
 			{func() { goshmem.Alltoalls(w, x, x[:3], 1, 3, 1) }, "goshmem.Alltoalls: source has 3 elements, 4 needed"},
+			// Sizes whose element counts overflow an int: refused before
+			// any synchronization, not a runtime error after it.
+			{func() { goshmem.Alltoalls(w, x, x, 1, 1, 1<<62) }, "goshmem.Alltoalls: n 4611686018427387904 elements per PE for 2 PEs are more than fit in an int"},
+			{func() { goshmem.Alltoall(w, x, x, math.MaxInt/2+1) }, "goshmem.Alltoall: n 4611686018427387904 elements per PE for 2 PEs"},
+			{func() { goshmem.Alltoalls(w, x, x, math.MaxInt, 1, 1) }, "goshmem.Alltoalls: dest has 8 elements, more than fit in an int needed for 2 elements at stride 9223372036854775807"},
+			{func() { goshmem.Alltoalls(w, x, x, 1, math.MaxInt/2, 2) }, "goshmem.Alltoalls: source has 8 elements, more than fit in an int needed for 4 elements at stride 4611686018427387903"},
 		} {
 			if msg := panicMsg(c.fn); !strings.Contains(msg, c.want) {
 				t.Errorf("panic %q, want %q", msg, c.want)
@@ -1264,6 +1271,76 @@ func TestTeamSplitFailsOnEveryPE(t *testing.T) {
 	}
 }
 
+// TestTeamSplitArgumentsDisagree: team creation is collective over the
+// parent, so when one PE passes arguments that make no team, or valid
+// arguments other than the rest's, no PE may wait for the others
+// forever or get a team the others do not have: the split returns nil
+// and an error wrapping ErrInvalidSplit on every PE of the parent, and
+// the parent still works afterwards. Each case runs with the odd PE
+// first in the team and in the middle.
+func TestTeamSplitArgumentsDisagree(t *testing.T) {
+	const n = 4
+	type split func(w *goshmem.Team, odd bool) error
+	strided := func(good, bad [3]int) split {
+		return func(w *goshmem.Team, odd bool) error {
+			a := good
+			if odd {
+				a = bad
+			}
+			tm, err := w.SplitStrided(a[0], a[1], a[2], nil)
+			if tm != nil {
+				return fmt.Errorf("got a team of %d PEs", tm.NPEs())
+			}
+			return err
+		}
+	}
+	split2D := func(good, bad int) split {
+		return func(w *goshmem.Team, odd bool) error {
+			xr := good
+			if odd {
+				xr = bad
+			}
+			x, y, err := w.Split2D(xr, nil, nil)
+			if x != nil || y != nil {
+				return fmt.Errorf("got teams x %v, y %v", x != nil, y != nil)
+			}
+			return err
+		}
+	}
+	for _, c := range []struct {
+		name string
+		fn   split
+	}{
+		{"SplitStrided size past the parent", strided([3]int{0, 1, 2}, [3]int{0, 1, 100})},
+		{"SplitStrided negative size", strided([3]int{0, 1, 2}, [3]int{0, 1, -1})},
+		{"SplitStrided other start", strided([3]int{0, 1, 2}, [3]int{1, 1, 2})},
+		{"SplitStrided other stride", strided([3]int{0, 1, 2}, [3]int{0, 2, 2})},
+		{"SplitStrided other size", strided([3]int{0, 1, 3}, [3]int{0, 1, 2})},
+		{"Split2D xrange 0", split2D(2, 0)},
+		{"Split2D other xrange", split2D(2, 1)},
+	} {
+		for _, odd := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s/PE %d", c.name, odd), func(t *testing.T) {
+				runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+					w := goshmem.TeamWorld(p)
+					err := c.fn(w, p.MyPE() == odd)
+					if err == nil || !errors.Is(err, teamshared.ErrInvalidSplit) {
+						t.Errorf("PE %d: %v; want no team and an error wrapping ErrInvalidSplit on every PE", p.MyPE(), err)
+					}
+					// The parent is still in step.
+					tm, err := w.SplitStrided(0, 1, n, nil)
+					if err != nil || tm.NPEs() != n {
+						t.Errorf("PE %d: split after the failed one: %v", p.MyPE(), err)
+						return
+					}
+					tm.Sync()
+					tm.Destroy()
+				})
+			})
+		}
+	}
+}
+
 // TestCtxGetTeam: shmem_ctx_get_team. A context created on a team
 // returns that team; the default context and the contexts of
 // PE.CtxCreate return TeamWorld; the invalid context (nil) returns the
@@ -1361,4 +1438,71 @@ func ExampleCtxGetTeam() {
 	// Output:
 	// world PE 2 is PE 1 of its context's team of 2
 	// the default context belongs to TeamWorld
+}
+
+// TestTeamDestroyDestroysContexts: shmem_team_destroy destroys every
+// shareable context created on the team; using one afterwards is using
+// a destroyed context (a panic naming the routine). Contexts destroyed
+// before, private ones their owner destroyed, and contexts of other
+// teams are left alone, and goroutines may create and destroy contexts
+// on the team concurrently (run with -race).
+func TestTeamDestroyDestroysContexts(t *testing.T) {
+	runCfg(t, teamCfg, 2, func(p *goshmem.PE) {
+		x := mustCalloc[int64](p, 4)
+		w := goshmem.TeamWorld(p)
+		tm, err := w.SplitStrided(0, 1, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		other, err := w.SplitStrided(0, 1, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		mk := func(tm *goshmem.Team, opts goshmem.CtxOptions) *goshmem.Ctx {
+			c, err := tm.CtxCreate(opts)
+			if err != nil {
+				panic(err)
+			}
+			return c
+		}
+		var wg sync.WaitGroup
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 100; i++ {
+					c := mk(tm, goshmem.CtxSerialized)
+					goshmem.AtomicAdd(c, &x[3], 1, 1-p.MyPE())
+					c.Destroy()
+				}
+			}()
+		}
+		wg.Wait()
+		shared, serialized := mk(tm, 0), mk(tm, goshmem.CtxSerialized)
+		early, private := mk(tm, 0), mk(tm, goshmem.CtxPrivate)
+		elsewhere := mk(other, 0)
+		early.Destroy()
+		private.Destroy()
+		tm.Destroy()
+		for _, c := range []struct {
+			name string
+			fn   func()
+			want string
+		}{
+			{"Put on a shareable context", func() { goshmem.Put(shared, x[:1], []int64{1}, 0) }, "goshmem.Put: the context was destroyed"},
+			{"AtomicAdd on a serialized context", func() { goshmem.AtomicAdd(serialized, &x[0], 1, 0) }, "goshmem.AtomicAdd: the context was destroyed"},
+			{"Quiet", shared.Quiet, "goshmem.Quiet: the context was destroyed"},
+		} {
+			if msg := panicMsg(c.fn); !strings.HasPrefix(msg, c.want) {
+				t.Errorf("PE %d: %s after TeamDestroy: panic %q, want %q", p.MyPE(), c.name, msg, c.want)
+			}
+		}
+		goshmem.P(elsewhere, &x[1], 7, 1-p.MyPE()) // another team's context still works
+		elsewhere.Destroy()
+		other.Destroy()
+		p.BarrierAll()
+		if x[1] != 7 || x[3] != 400 {
+			t.Errorf("PE %d: x = %v, want x[1] 7 and x[3] 400", p.MyPE(), x)
+		}
+	})
 }

@@ -174,10 +174,7 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 	if o == OpFetch {
 		arg = "source" // the fetch routines read *src
 	}
-	off := p.symOffset(routine, arg, mem.PtrAddr(dst), size)
-	if off&(size-1) != 0 {
-		panicf("%s: %s %#x is not aligned to %d bytes", routine, arg, mem.PtrAddr(dst), size)
-	}
+	off := p.checkWord(routine, arg, mem.PtrAddr(dst), size)
 	if !p.job.amoLocked && p.peers[pe].base != nil {
 		// SHMEM_DEBUG sent a mapped AMO here: run it with the CPU atomic.
 		old := apply(o, mem.At[T](p.peers[pe].base, off), v, cmp)

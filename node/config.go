@@ -58,7 +58,8 @@ const DefaultHeapSize = 512 << 20
 // list of valid names): the transport, the heap policy, the collective
 // algorithms and SHMEM_NUMA_COLLECTIVES must be "" (the default) or one
 // of the variable's values, exactly (lower case); HeapSize must be
-// positive; WaitSpin, WaitYield and SimDomains must not be negative;
+// positive and at most env.MaxSymmetricSize; WaitSpin, WaitYield and
+// SimDomains must be in [0, env.MaxCount];
 // WaitSleep must be 0 (the default) or in (0, env.MaxWaitSleep]. (Per-PE
 // NUMANodes are checked at start-up, against the job size.) The error
 // names each bad field, its value and what is valid, joined with
@@ -91,8 +92,12 @@ func (c Config) Validate() error {
 				f.what, f.value, f.field, f.variable, strings.Join(vs[:len(vs)-1], ", "), vs[len(vs)-1], k.Default))
 		}
 	}
-	if c.HeapSize <= 0 {
+	switch {
+	case c.HeapSize <= 0:
 		bad("HeapSize", env.VarSymmetricSize, c.HeapSize, "set the heap size in bytes, more than 0, e.g. 64 MiB")
+	case c.HeapSize > env.MaxSymmetricSize:
+		bad("HeapSize", env.VarSymmetricSize, c.HeapSize, fmt.Sprintf("lower %s (here Config.HeapSize) to at most %d bytes (256t, more than any machine's memory)",
+			env.VarSymmetricSize, int64(env.MaxSymmetricSize)))
 	}
 	for _, f := range []struct {
 		field, variable string
@@ -102,8 +107,8 @@ func (c Config) Validate() error {
 		{"WaitYield", env.VarWaitYield, c.WaitYield},
 		{"SimDomains", env.VarSimDomains, c.SimDomains},
 	} {
-		if f.value < 0 {
-			bad(f.field, f.variable, f.value, "use 0 (auto, or off) or a positive count")
+		if f.value < 0 || f.value > env.MaxCount {
+			bad(f.field, f.variable, f.value, fmt.Sprintf("use 0 (auto, or off) or a positive count up to %d", env.MaxCount))
 		}
 	}
 	if c.WaitSleep < 0 || c.WaitSleep > env.MaxWaitSleep {

@@ -45,11 +45,12 @@ type Ctx struct {
 	world     []int
 	opts      CtxOptions // and ctxDestroyed
 	team      any        // the API layer's team of a team context (see node/team.go)
+	onDestroy func(*Ctx) // called once by Destroy (see SetTeam)
 	isDefault bool
 	// slow sends every operation through the checked slow path: set
 	// when the context is destroyed and, under SHMEM_DEBUG, always.
 	slow bool
-	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 2]byte // the fields above take 82 bytes
+	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 8 - 2]byte // the fields above take 90 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
@@ -126,6 +127,10 @@ func (c *Ctx) Destroy() {
 	c.Quiet()
 	c.opts |= ctxDestroyed
 	c.slow = true
+	if f := c.onDestroy; f != nil {
+		c.onDestroy = nil
+		f(c)
+	}
 }
 
 // live panics if c is nil (SHMEM_CTX_INVALID) or was destroyed.

@@ -60,21 +60,15 @@ func (c *Ctx) CheckWord(routine, arg string, addr, size uintptr, pe int) {
 	c.pe.checkWord(routine, arg, addr, size)
 }
 
-// checkWord is CheckWord's test of the word, in the calling PE's terms.
-func (p *PE) checkWord(routine, arg string, addr, size uintptr) {
-	off, in := p.heap.Offset(addr, size)
-	if !in {
-		badAddr(routine, arg, addr, size, p)
-	}
+// checkWord is CheckWord's test of the word, in the calling PE's terms
+// (the test of every AMO's word): it returns the word's offset in the
+// heap.
+func (p *PE) checkWord(routine, arg string, addr, size uintptr) uintptr {
+	off := p.symOffset(routine, arg, addr, size)
 	if off&(size-1) != 0 {
 		panicf("%s: %s %#x is not aligned to %d bytes", routine, arg, addr, size)
 	}
-	if p.job.cfg.Debug {
-		if start, n, ok := p.alloc.Block(off); !ok || off+size > start+n {
-			panicf("%s: %s [%#x, %#x) is inside the symmetric heap but not inside one live allocation (SHMEM_DEBUG); was it freed?",
-				routine, arg, addr, addr+size)
-		}
-	}
+	return off
 }
 
 //go:noinline

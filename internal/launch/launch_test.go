@@ -487,8 +487,11 @@ func TestFailures(t *testing.T) {
 			line: "oshrun: PE 2 (pid %d) called GlobalExit(5)", code: 5},
 		{name: "panic", npes: 4, mode: "1:panic,*:wait", failed: 1,
 			line: "oshrun: PE 1 (pid %d) panicked", code: 2},
+		// os.Exit cannot be told from PE to PE: the process is named.
 		{name: "multi-pe-process", npes: 4, ppp: 2, mode: "3:exit3,*:hang", failed: 2,
-			line: "oshrun: PE 2 (pid %d) exited with code 3", code: 3},
+			line: "oshrun: the process of PEs 2-3 (pid %d) exited with code 3", code: 3},
+		{name: "multi-pe-process-signal", npes: 4, ppp: 2, mode: "1:sigkill-self,*:hang", failed: 0,
+			line: "oshrun: the process of PEs 0-1 (pid %d) was killed by SIGKILL", code: 128 + 9},
 		{name: "doorbell", npes: 4, mode: "0:exit3,*:wait", failed: 0,
 			line: "oshrun: PE 0 (pid %d) exited with code 3", code: 3, maxStop: termGrace / 2},
 		{name: "sigterm-ignored", npes: 3, mode: "0:sigkill-self,*:ignoreterm", failed: 0,

@@ -48,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // NoOffset is the offset returned for a zero-size request (malloc(0)
@@ -98,9 +99,16 @@ type seg struct {
 
 // Allocator is one PE's copy of the symmetric-heap metadata. The zero
 // value is not usable; call New.
+//
+// Alloc, Free and Realloc must not run concurrently with each other
+// (they are collective calls, in one order on every PE), but Block and
+// SizeOf may run concurrently with any of them: SHMEM_DEBUG checks the
+// RMA of every goroutine of a PE against the live blocks while another
+// goroutine of that PE allocates (OpenSHMEM's SHMEM_THREAD_MULTIPLE).
 type Allocator struct {
-	heapSize uintptr // as given to New
-	limit    uintptr // managed bytes: heapSize rounded down to minAlign
+	mu       sync.RWMutex // Alloc, Free and Realloc write segs; Block and SizeOf read it
+	heapSize uintptr      // as given to New
+	limit    uintptr      // managed bytes: heapSize rounded down to minAlign
 	minAlign uintptr
 	segs     []seg // tiles [0, limit), sorted by off, no two adjacent free
 	inUse    uintptr
@@ -159,6 +167,8 @@ func (a *Allocator) Largest() uintptr {
 // requested size rounded up to the minimum alignment, or more after an
 // in-place Realloc), and false if no live block starts there.
 func (a *Allocator) SizeOf(off uintptr) (uintptr, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
 	i := a.find(off)
 	if i < 0 || a.segs[i].free || a.segs[i].off != off {
 		return 0, false
@@ -186,6 +196,8 @@ func (a *Allocator) Hash() uint64 { return a.hash }
 // hold the request Alloc returns NoOffset and an *ErrNoSpace; requests
 // whose rounded size would overflow a uintptr fail the same way.
 func (a *Allocator) Alloc(size, align uintptr) (off uintptr, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	off, err = a.alloc(size, align)
 	a.record(opAlloc, size, align, off, err)
 	return off, err
@@ -198,6 +210,8 @@ func (a *Allocator) Alloc(size, align uintptr) (off uintptr, err error) {
 // ErrNotAllocated (off is outside the heap or inside a block), so the
 // caller can report it under its own routine name.
 func (a *Allocator) Free(off uintptr) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	err := a.free(off)
 	a.record(opFree, off, 0, 0, err)
 	return err
@@ -230,6 +244,8 @@ func (a *Allocator) Free(off uintptr) error {
 // or an error wrapping ErrNotAllocated or ErrDoubleFree when off is not
 // the start of a live block.
 func (a *Allocator) Realloc(off, size uintptr) (newOff uintptr, moved bool, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	newOff, moved, err = a.realloc(off, size)
 	a.record(opRealloc, off, size, newOff, err)
 	return newOff, moved, err
