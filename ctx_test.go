@@ -203,21 +203,28 @@ func TestZeroAllocs(t *testing.T) {
 	})
 }
 
-// TestQuietOrdersNBI: data put with PutNBI on a created context is in
-// place when a flag set after Quiet on that context is seen.
+// TestQuietOrdersNBI: data put with PutNBI on a created context (or, for
+// opts -1, the default context and pe.Quiet, shmem_quiet) is in place
+// when a flag set after Quiet on that context is seen.
 func TestQuietOrdersNBI(t *testing.T) {
 	const words = 1 << 14
-	for _, o := range []goshmem.CtxOptions{0, goshmem.CtxPrivate, goshmem.CtxSerialized} {
+	for _, o := range []goshmem.CtxOptions{0, goshmem.CtxPrivate, goshmem.CtxSerialized, ^goshmem.CtxOptions(0)} {
 		t.Run(fmt.Sprintf("opts=%#x", o), func(t *testing.T) {
 			run(t, 2, testHeap, func(p *goshmem.PE) {
 				buf := mustCalloc[uint64](p, words)
 				flag := mustCalloc[uint64](p, 1)
 				if p.MyPE() == 0 {
-					c, _ := p.CtxCreate(o)
 					src := make([]uint64, words)
 					for i := range src {
 						src[i] = uint64(i) * 0x9e3779b97f4a7c15
 					}
+					if o == ^goshmem.CtxOptions(0) {
+						goshmem.PutNBI(p.Ctx(), buf, src, 1)
+						p.Quiet()
+						goshmem.AtomicSet(p.Ctx(), &flag[0], 1, 1)
+						return
+					}
+					c, _ := p.CtxCreate(o)
 					goshmem.PutNBI(c, buf, src, 1)
 					c.Quiet()
 					goshmem.AtomicSet(c, &flag[0], 1, 1)

@@ -117,6 +117,14 @@ func (p *PE) NPEs() int { return p.npes }
 // Ctx returns the PE's default context (SHMEM_CTX_DEFAULT).
 func (p *PE) Ctx() *Ctx { return &p.ctx }
 
+// Quiet completes every put, AMO and signal this PE issued on its
+// default context (shmem_quiet); it is p.Ctx().Quiet().
+func (p *PE) Quiet() { p.ctx.Quiet() }
+
+// Fence orders the puts, AMOs and signals this PE issued on its default
+// context to each PE (shmem_fence); it is p.Ctx().Fence().
+func (p *PE) Fence() { p.ctx.Fence() }
+
 // ThreadLevel returns the thread level provided (shmem_query_thread).
 func (p *PE) ThreadLevel() ThreadLevel { return p.thread }
 
