@@ -281,18 +281,7 @@ func signalOnce(t *testing.T, sig syscall.Signal) time.Duration {
 }
 
 // alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if !sys.ProcessAlive(pid) {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
+func alive(pid int) bool { return sys.Running(pid) }
 
 // startPEs starts the test binary as oshrun running npes shells that
 // record their pids and sleep; it returns the command and the pids.

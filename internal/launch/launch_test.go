@@ -917,15 +917,7 @@ func TestPlacementFakeTopology(t *testing.T) {
 }
 
 // alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
+func alive(pid int) bool { return sys.Running(pid) }
 
 // TestLeftovers checks that nothing a PE started outlives Run: the
 // children in its process group, one that ignores SIGTERM, one that

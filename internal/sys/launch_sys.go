@@ -187,6 +187,13 @@ func Processes() ([]ProcInfo, error) {
 	return list, nil
 }
 
+// Running reports whether process pid exists and is not a zombie (an
+// exited process not yet reaped).
+func Running(pid int) bool {
+	pi, ok := procStat(pid, make([]byte, 512))
+	return ok && pi.State != 'Z'
+}
+
 // procStat reads /proc/pid/stat: "pid (comm) state ppid pgrp session ...".
 func procStat(pid int, buf []byte) (ProcInfo, bool) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
