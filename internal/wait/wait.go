@@ -48,6 +48,7 @@ package wait
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/job"
@@ -149,8 +150,13 @@ func Auto(npes, ncpus int, m Mode) Policy {
 // the PE's goroutines park in mode Goroutines. The zero value is ready.
 // It must not be copied after first use.
 type Notify struct {
-	mu sync.Mutex
-	ch chan struct{} // closed by the next wake; nil: nobody parked since the last one
+	// armed is set when a goroutine takes the channel to park on and
+	// cleared by the wake that closes it: between a wake and the woken
+	// goroutine's leaving the doorbell, writers that still see it
+	// registered pay one load here, not the lock.
+	armed atomic.Bool
+	mu    sync.Mutex
+	ch    chan struct{} // closed by the next wake; nil: nobody parked since the last one
 }
 
 // channel returns the channel the next wake closes.
@@ -160,12 +166,16 @@ func (n *Notify) channel() <-chan struct{} {
 		n.ch = make(chan struct{})
 	}
 	c := n.ch
+	n.armed.Store(true)
 	n.mu.Unlock()
 	return c
 }
 
 // wake wakes every goroutine parked on n.
 func (n *Notify) wake() {
+	if !n.armed.Load() || !n.armed.Swap(false) {
+		return
+	}
 	n.mu.Lock()
 	if n.ch != nil {
 		close(n.ch)
