@@ -11,12 +11,13 @@
 //
 //	waiter                               writer (any PE, any process)
 //	------                               ----------------------------
-//	Sleepers.Add(1)          (full fence) store the data
-//	seq := Seq.Load()                     if Sleepers.Load() != 0 {
-//	if condition holds: Sleepers.Add(-1)      Seq.Add(1); futex_wake(&Seq)
+//	Sleepers = (Sleepers+1)|FutexArmed    store the data
+//	                         (full fence) if Sleepers.Load() != 0 &&
+//	seq := Seq.Load()                        clearing FutexArmed found it set {
+//	if condition holds: Sleepers--            Seq.Add(1); futex_wake(&Seq)
 //	    and return                        }
 //	futex_wait(&Seq, seq, timeout)
-//	Sleepers.Add(-1)
+//	Sleepers--  (the last one out clears FutexArmed)
 //
 // When the writer's store is an atomic (AMOs, signals, barrier flags:
 // XCHG or LOCK-prefixed on amd64) the pair is a Dekker handshake and no
@@ -193,9 +194,17 @@ type Bell struct {
 }
 
 // ParkUnit is what a goroutine parked on its PE's Notify adds to the
-// doorbell's Sleepers; a futex sleeper adds 1. Up to 65535 threads of
-// one PE may sleep on the futex at once.
+// doorbell's Sleepers; a futex sleeper adds 1 and sets FutexArmed. Up
+// to 32767 threads of one PE may sleep on the futex at once.
 const ParkUnit = 1 << 16
+
+// FutexArmed is set in a doorbell's Sleepers by every thread that
+// registers to sleep on the futex, and cleared by the writer that wakes
+// them: a writer that finds it clear while futex sleepers are still
+// counted knows they were woken after they registered (they are on
+// their way out), and pays no second futex_wake. The last sleeper to
+// leave clears it too.
+const FutexArmed = 1 << 15
 
 // Ring wakes the owner of b if it sleeps. It is the writers' half of the
 // contract and inlines into every RMA and AMO: one load when nobody
@@ -209,7 +218,7 @@ func Ring(b Bell) {
 //go:noinline
 func wake(b Bell) {
 	s := b.Door.Sleepers.Load()
-	if s&(ParkUnit-1) != 0 || b.Local == nil {
+	if s&FutexArmed != 0 && b.Door.Sleepers.And(^uint32(FutexArmed))&FutexArmed != 0 {
 		b.Door.Seq.Add(1)
 		sys.FutexWake(mem.U32(&b.Door.Seq), 1<<30)
 	}
@@ -221,10 +230,38 @@ func wake(b Bell) {
 // WakeAll bumps and wakes b unconditionally, futex sleepers and parked
 // goroutines (job abort).
 func WakeAll(b Bell) {
+	b.Door.Sleepers.And(^uint32(FutexArmed))
 	b.Door.Seq.Add(1)
 	sys.FutexWake(mem.U32(&b.Door.Seq), 1<<30)
 	if b.Local != nil {
 		b.Local.wake()
+	}
+}
+
+// register counts a sleeper of the given kind on d: a parked goroutine
+// (ParkUnit), or a futex sleeper (1, and FutexArmed).
+func register(d *job.Doorbell, park bool) {
+	if park {
+		d.Sleepers.Add(ParkUnit)
+		return
+	}
+	for {
+		s := d.Sleepers.Load()
+		if d.Sleepers.CompareAndSwap(s, (s+1)|FutexArmed) {
+			return
+		}
+	}
+}
+
+// unregister undoes register; the last sleeper to leave clears
+// FutexArmed, so that Ring is one load again.
+func unregister(d *job.Doorbell, park bool) {
+	if park {
+		d.Sleepers.Add(^uint32(ParkUnit - 1))
+		return
+	}
+	if d.Sleepers.Add(^uint32(0)) == FutexArmed {
+		d.Sleepers.CompareAndSwap(FutexArmed, 0)
 	}
 }
 
@@ -289,12 +326,8 @@ func (b *Backoff) Pause() Phase {
 func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	d := bell.Door
 	park := b.p.Mode == Goroutines && bell.Local != nil
-	unit := uint32(1)
 	var parked <-chan struct{}
-	if park {
-		unit = ParkUnit
-	}
-	d.Sleepers.Add(unit)
+	register(d, park)
 	seq := d.Seq.Load()
 	polls := 64
 	if park {
@@ -305,7 +338,7 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	}
 	for range polls {
 		if cond() {
-			d.Sleepers.Add(-unit)
+			unregister(d, park)
 			return true
 		}
 		Relax()
@@ -329,7 +362,7 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	} else {
 		sys.FutexWait(mem.U32(&d.Seq), seq, dur)
 	}
-	d.Sleepers.Add(-unit)
+	unregister(d, park)
 	return cond()
 }
 

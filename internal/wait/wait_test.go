@@ -106,7 +106,7 @@ func TestRingWithoutSleepers(t *testing.T) {
 	if d.Seq.Load() != 41 || d.Sleepers.Load() != 0 {
 		t.Fatalf("Ring without sleepers changed the doorbell: Seq %d Sleepers %d", d.Seq.Load(), d.Sleepers.Load())
 	}
-	d.Sleepers.Store(1)
+	d.Sleepers.Store(1 | wait.FutexArmed)
 	wait.Ring(wait.Bell{Door: &d})
 	if d.Seq.Load() != 42 {
 		t.Fatalf("Ring with a sleeper: Seq %d, want 42", d.Seq.Load())
@@ -272,7 +272,12 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			d.Sleepers.Add(1)
+			for { // register as Sleep does
+				s := d.Sleepers.Load()
+				if d.Sleepers.CompareAndSwap(s, (s+1)|wait.FutexArmed) {
+					break
+				}
+			}
 			seq := d.Seq.Load()
 			for !cond.Load() {
 				sys.FutexWait(mem.U32(&d.Seq), seq, 5*time.Second)
@@ -285,7 +290,7 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 		}()
 	}
 	close(start)
-	for d.Sleepers.Load() != waiters {
+	for d.Sleepers.Load() != waiters|wait.FutexArmed {
 		time.Sleep(50 * time.Microsecond)
 	}
 	time.Sleep(5 * time.Millisecond)
@@ -302,8 +307,8 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 	if late.Load() != 0 {
 		t.Errorf("%d of %d waiters woke more than 1s after Ring", late.Load(), waiters)
 	}
-	if d.Sleepers.Load() != 0 || d.Seq.Load() != 1 {
-		t.Errorf("after the wake: Sleepers %d Seq %d, want 0, 1", d.Sleepers.Load(), d.Seq.Load())
+	if d.Sleepers.Load()&^uint32(wait.FutexArmed) != 0 || d.Seq.Load() != 1 {
+		t.Errorf("after the wake: Sleepers %#x Seq %d, want 0, 1", d.Sleepers.Load(), d.Seq.Load())
 	}
 }
 
@@ -425,7 +430,7 @@ func TestWakeAllWakesEveryKindOfSleeper(t *testing.T) {
 	woke := make(chan string, 2)
 	go func() { parkUntil(&park, bell, cond); woke <- "parked" }()
 	go func() { parkUntil(&futex, bell, cond); woke <- "futex" }()
-	waitRegistered(t, &d, wait.ParkUnit+1)
+	waitRegistered(t, &d, wait.ParkUnit+1|wait.FutexArmed)
 	time.Sleep(5 * time.Millisecond) // let the futex sleeper reach futex_wait
 	aborted.Store(true)
 	wait.WakeAll(bell)
@@ -439,9 +444,7 @@ func TestWakeAllWakesEveryKindOfSleeper(t *testing.T) {
 }
 
 // TestRingWakesOnlyTheKindThatSleeps: a Ring pays a futex wake only
-// when a thread sleeps on the futex; a goroutine parked on another
-// process's PE (no Notify in the Bell) is still reached through the
-// futex path.
+// when a thread sleeps on the futex, not for parked goroutines.
 func TestRingWakesOnlyTheKindThatSleeps(t *testing.T) {
 	var d job.Doorbell
 	var n wait.Notify
@@ -450,15 +453,64 @@ func TestRingWakesOnlyTheKindThatSleeps(t *testing.T) {
 	if d.Seq.Load() != 0 {
 		t.Errorf("Ring with only a parked goroutine bumped Seq to %d", d.Seq.Load())
 	}
-	d.Sleepers.Store(wait.ParkUnit + 1)
+	d.Sleepers.Store(wait.ParkUnit + 1 | wait.FutexArmed)
 	wait.Ring(wait.Bell{Door: &d, Local: &n})
 	if d.Seq.Load() != 1 {
 		t.Errorf("Ring with a futex sleeper: Seq %d, want 1", d.Seq.Load())
 	}
-	d.Sleepers.Store(wait.ParkUnit)
-	wait.Ring(wait.Bell{Door: &d})
+}
+
+// TestRingAfterWakePaysNoFutex: once a writer has woken the futex
+// sleepers, further rings before they leave the doorbell (a woken
+// thread may wait long for a CPU when PEs outnumber CPUs) pay no futex
+// wake; a sleeper that registers after the wake is woken by the next
+// ring; and when the last sleeper leaves, Ring is one load again.
+func TestRingAfterWakePaysNoFutex(t *testing.T) {
+	var d job.Doorbell
+	bell := wait.Bell{Door: &d}
+	// A sleeper registered as Sleep does; it is woken but not yet gone.
+	d.Sleepers.Store(1 | wait.FutexArmed)
+	wait.Ring(bell)
+	if d.Seq.Load() != 1 || d.Sleepers.Load() != 1 {
+		t.Fatalf("the first Ring: Seq %d Sleepers %#x, want 1, 1", d.Seq.Load(), d.Sleepers.Load())
+	}
+	for range 100 {
+		wait.Ring(bell)
+	}
+	if d.Seq.Load() != 1 {
+		t.Fatalf("rings after the wake, before the sleeper left, bumped Seq to %d", d.Seq.Load())
+	}
+	// A real sleeper registers now: the next ring must wake it.
+	p := wait.Policy{Mode: wait.Processes, MaxSleep: 5 * time.Second, MinSleep: 5 * time.Second}
+	var flag atomic.Uint32
+	done := make(chan struct{})
+	go func() {
+		parkUntil(&p, bell, func() bool { return flag.Load() == 1 })
+		close(done)
+	}()
+	waitRegistered(t, &d, 2|wait.FutexArmed)
+	time.Sleep(5 * time.Millisecond) // let it reach futex_wait
+	flag.Store(1)
+	wait.Ring(bell)
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a sleeper that registered after a wake was not woken by the next Ring")
+	}
 	if d.Seq.Load() != 2 {
-		t.Errorf("Ring without the Notify: Seq %d, want 2 (the futex path)", d.Seq.Load())
+		t.Errorf("Seq %d, want 2", d.Seq.Load())
+	}
+	// The first sleeper leaves, as Sleep does: the doorbell is clear.
+	d.Sleepers.Add(^uint32(0))
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %#x after every sleeper left, want 0 (Ring one load again)", d.Sleepers.Load())
+	}
+	// And a sleeper that times out alone leaves it clear too.
+	p2 := wait.Policy{Mode: wait.Processes, MaxSleep: time.Millisecond}
+	b := wait.Start(&p2)
+	b.Sleep(bell, func() bool { return false })
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %#x after a sleep timed out, want 0", d.Sleepers.Load())
 	}
 }
 
