@@ -1,5 +1,7 @@
 package node
 
+import "github.com/goshmem/goshmem/internal/wait"
+
 // WithMapFault returns cfg with mapping of the heaps of the PEs for
 // which fail returns an error made to fail (tests of the CMA fallback).
 func WithMapFault(cfg Config, fail func(pe int) error) Config {
@@ -13,3 +15,10 @@ func (p *PE) TakeAMOLock(pe int) {
 	for !p.job.ctl.Slot(pe).AMOLock.CompareAndSwap(0, 1) {
 	}
 }
+
+// Sleepers returns what PE q's doorbell counts as asleep: 1 per thread
+// in a futex wait, wait.ParkUnit per goroutine parked in its process.
+func (p *PE) Sleepers(q int) uint32 { return p.job.ctl.Slot(q).Door.Sleepers.Load() }
+
+// WaitPolicy returns the policy the PE's waits follow.
+func (p *PE) WaitPolicy() wait.Policy { return *p.policy }

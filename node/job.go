@@ -37,6 +37,10 @@ type Job struct {
 	heaps    [][]byte   // per PE: its heap and team pool; nil where not mapped
 	bases    []mem.Base // per PE; nil where not mapped
 	policy   wait.Policy
+	// notify: per local PE, the in-process list its goroutines park on
+	// when every PE of the job is a goroutine of this process (policy
+	// mode wait.Goroutines); nil otherwise.
+	notify []wait.Notify
 
 	transport Transport
 	amoLocked bool
@@ -106,11 +110,10 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		s.Mapped.Store(mapped)
 		s.State.Store(job.StateRunning)
 	}
-	ncpu := int(j.ctl.Header.CPUs)
-	if ncpu == 0 {
-		ncpu = runtime.NumCPU()
+	j.policy = autoPolicy(j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	if j.policy.Mode == wait.Goroutines {
+		j.notify = make([]wait.Notify, localPEs)
 	}
-	j.policy = wait.Auto(j.npes, ncpu)
 	if cfg.WaitSpin > 0 {
 		j.policy.Spin = cfg.WaitSpin
 	}
@@ -121,6 +124,43 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		j.policy.MaxSleep = cfg.WaitSleep
 	}
 	return j, nil
+}
+
+// autoPolicy chooses how the PEs of a job wait, from facts: npes PEs
+// on the node, localPEs of them in this process, jobCPUs CPUs usable by
+// the job (the launcher's affinity, recorded in the control block; 0:
+// unknown, then numCPU, this process's), and gomaxprocs, the threads
+// that run this process's goroutines at once. The PEs are oversubscribed
+// when they outnumber the job's CPUs, or when this process hosts more
+// PEs than it runs goroutines at once; then a waiter hands its CPU over
+// at once (wait.Auto). The mode follows from where the PEs are:
+// goroutines of this process only, processes only, or both.
+func autoPolicy(npes, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.Policy {
+	ncpu := jobCPUs
+	if ncpu <= 0 {
+		ncpu = numCPU
+	}
+	mode := wait.Mixed
+	switch {
+	case localPEs <= 1:
+		mode = wait.Processes
+	case localPEs == npes:
+		mode = wait.Goroutines
+	}
+	if localPEs > 1 && localPEs > gomaxprocs {
+		ncpu = min(ncpu, npes*gomaxprocs/localPEs) // npes > ncpu: oversubscribed
+	}
+	return wait.Auto(npes, ncpu, mode)
+}
+
+// bell returns how this process rings PE q's doorbell: with q's Notify
+// when q's goroutines park here.
+func (j *Job) bell(q int) wait.Bell {
+	b := wait.Bell{Door: &j.ctl.Slot(q).Door}
+	if i := q - j.firstPE; j.notify != nil && i >= 0 && i < j.localPEs {
+		b.Local = &j.notify[i]
+	}
+	return b
 }
 
 // mapHeaps maps the heaps of the job into one reservation of address
@@ -229,9 +269,8 @@ func (j *Job) afterStart() {
 func (j *Job) fail(kind uint32, pe, pid, code int) {
 	j.ctl.Header.Abort.Set(kind, pe, pid, code)
 	for q := 0; q < j.npes; q++ {
-		s := j.ctl.Slot(q)
-		wait.WakeAll(&s.Door)
-		wakeWatch(s)
+		wait.WakeAll(j.bell(q))
+		wakeWatch(j.ctl.Slot(q))
 	}
 }
 

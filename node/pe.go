@@ -39,8 +39,8 @@ func (l ThreadLevel) String() string {
 
 // peer is what a PE needs to reach another PE of the node.
 type peer struct {
-	base mem.Base      // where this process maps the peer's heap; nil: CMA
-	door *job.Doorbell // the peer's doorbell
+	base mem.Base  // where this process maps the peer's heap; nil: CMA
+	door wait.Bell // the peer's doorbell
 }
 
 // PE is one processing element. It is a value: a process may host
@@ -55,6 +55,7 @@ type PE struct {
 	heap   mem.Region // this PE's own heap, as mapped here
 	peers  []peer
 	slot   *job.Slot
+	door   wait.Bell // this PE's own doorbell, on which its waits sleep
 	policy *wait.Policy
 	thread ThreadLevel
 
@@ -64,7 +65,7 @@ type PE struct {
 	// it waits on.
 	barOut  []*shm.Uint32
 	barIn   []*shm.Uint32
-	barDoor []*job.Doorbell
+	barDoor []wait.Bell
 	epoch   uint32
 
 	ctx       Ctx // the default context
@@ -85,19 +86,20 @@ func newPE(j *Job, me int) *PE {
 	p := &PE{job: j, me: me, npes: j.npes, policy: &j.policy, thread: ThreadMultiple}
 	p.heap = mem.Region{Base: j.bases[me], Size: j.heapSize}
 	p.slot = j.ctl.Slot(me)
+	p.door = j.bell(me)
 	p.peers = make([]peer, j.npes)
 	for q := range p.peers {
 		base := j.bases[q]
 		if j.cfg.Transport == "cma" && q != me {
 			base = nil // every peer through process_vm_readv/writev, even in this process
 		}
-		p.peers[q] = peer{base: base, door: &j.ctl.Slot(q).Door}
+		p.peers[q] = peer{base: base, door: j.bell(q)}
 	}
 	for r := 0; r < j.ctl.Rounds; r++ {
 		partner := (me + 1<<r) % j.npes
 		p.barOut = append(p.barOut, j.ctl.Flag(partner, r))
 		p.barIn = append(p.barIn, j.ctl.Flag(me, r))
-		p.barDoor = append(p.barDoor, &j.ctl.Slot(partner).Door)
+		p.barDoor = append(p.barDoor, j.bell(partner))
 	}
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
 	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
@@ -214,7 +216,7 @@ func (p *PE) WaitSlow(routine string, cond func() bool) {
 				continue
 			}
 		case wait.Sleeping:
-			if b.Sleep(&p.slot.Door, cond) {
+			if b.Sleep(p.door, cond) {
 				return
 			}
 		}
@@ -258,7 +260,7 @@ func (p *PE) syncStart() {
 		b := wait.Start(&pol)
 		for !cond() {
 			if b.Pause() == wait.Sleeping {
-				if b.Sleep(&p.slot.Door, cond) {
+				if b.Sleep(p.door, cond) {
 					break
 				}
 				p.job.checkPeer(from)

@@ -258,15 +258,19 @@ func defs() []def {
 			Default: "0",
 			Help: "Iterations of busy polling before a waiting PE starts to yield its CPU. " +
 				"0 (or auto) picks for you: 32000 when the PEs on a node do not outnumber " +
-				"its CPUs, 160 when they do (oversubscribed), because then a spinning PE " +
-				"steals the CPU of the peer it waits for.",
+				"the job's CPUs, 16 when they do (oversubscribed; 1 for PEs that are " +
+				"goroutines of one process), because then a spinning PE steals the CPU " +
+				"of the peer it waits for.",
 		}, func(c *Config) *int { return &c.WaitSpin }),
 		countKnob(Knob{
 			Name:    VarWaitYield,
 			Default: "0",
-			Help: "Number of yields (sched_yield) after spinning before a waiting PE " +
-				"sleeps on a futex. 0 (or auto) picks for you: many (200) when the PEs " +
-				"on a node do not outnumber its CPUs, few (4) when they do.",
+			Help: "Number of yields after spinning before a waiting PE sleeps: " +
+				"sched_yield and a futex sleep for PEs in processes, runtime.Gosched " +
+				"and a park in the process for PEs that are goroutines of one process. " +
+				"0 (or auto) picks for you: 200 when the PEs on a node do not outnumber " +
+				"the job's CPUs; when they do, 4000 for processes (a yield hands the CPU " +
+				"to the PE waited for) and 32 for goroutines (parking is cheap).",
 		}, func(c *Config) *int { return &c.WaitYield }),
 		durationKnob(Knob{
 			Name:    VarWaitSleep,

@@ -173,7 +173,7 @@ func Getuid() int { return unix.Getuid() }
 func Getpid() int { return unix.Getpid() }
 
 // SchedYield gives the CPU to another runnable thread, if any.
-func SchedYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+func SchedYield() { unix.RawSyscallNoError(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // futex operations; the shared (non-PRIVATE) forms, because futex words
 // live in memory mapped by several processes.

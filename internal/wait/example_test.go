@@ -21,9 +21,11 @@ func ExampleBackoff_Pause() {
 }
 
 func ExampleAuto() {
-	fmt.Printf("%+v\n", wait.Auto(4, 8))
-	fmt.Printf("%+v\n", wait.Auto(16, 8))
+	fmt.Printf("%+v\n", wait.Auto(4, 8, wait.Processes))
+	fmt.Printf("%+v\n", wait.Auto(16, 8, wait.Processes))
+	fmt.Printf("%+v\n", wait.Auto(8, 2, wait.Goroutines))
 	// Output:
-	// {Spin:32000 Yield:200 MaxSleep:10ms MinSleep:0s}
-	// {Spin:160 Yield:4 MaxSleep:10ms MinSleep:0s}
+	// {Spin:32000 Yield:200 MaxSleep:10ms MinSleep:0s Mode:processes}
+	// {Spin:16 Yield:4000 MaxSleep:10ms MinSleep:0s Mode:processes}
+	// {Spin:1 Yield:32 MaxSleep:10ms MinSleep:0s Mode:goroutines}
 }

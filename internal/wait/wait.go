@@ -11,12 +11,13 @@
 //
 //	waiter                               writer (any PE, any process)
 //	------                               ----------------------------
-//	Sleepers.Add(1)          (full fence) store the data
-//	seq := Seq.Load()                     if Sleepers.Load() != 0 {
-//	if condition holds: Sleepers.Add(-1)      Seq.Add(1); futex_wake(&Seq)
+//	Sleepers = (Sleepers+1)|FutexArmed    store the data
+//	                         (full fence) if Sleepers.Load() != 0 &&
+//	seq := Seq.Load()                        clearing FutexArmed found it set {
+//	if condition holds: Sleepers--            Seq.Add(1); futex_wake(&Seq)
 //	    and return                        }
 //	futex_wait(&Seq, seq, timeout)
-//	Sleepers.Add(-1)
+//	Sleepers--  (the last one out clears FutexArmed)
 //
 // When the writer's store is an atomic (AMOs, signals, barrier flags:
 // XCHG or LOCK-prefixed on amd64) the pair is a Dekker handshake and no
@@ -31,16 +32,61 @@
 //
 // Writers pay one load of a line that is only written when its owner
 // goes to sleep, and a predictable branch; the wake is outlined.
+//
+// # Goroutine PEs
+//
+// When every PE of the job is a goroutine of one process (Mode
+// Goroutines), a waiter yields to the Go scheduler and then parks on
+// its PE's Notify, an in-process wake-up list, instead of putting an OS
+// thread to sleep on the futex. Every writer is then in this process
+// and reaches the Notify through the Bell it rings. A parked goroutine
+// registers in the high half of Sleepers (ParkUnit), a futex sleeper in
+// the low half, so that a ring wakes only the kind of sleeper there is:
+// Ring stays one load when nobody sleeps, and pays no futex call when
+// only goroutines are parked.
 package wait
 
 import (
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/sys"
 )
+
+// Mode is how a wait yields and sleeps: it depends on whether the PEs
+// are processes, goroutines of one process, or both.
+type Mode uint8
+
+const (
+	// Mixed: several PEs per process and several processes. Yielding
+	// alternates runtime.Gosched (the PE goroutines of this process)
+	// and sched_yield (other processes); sleeping is a futex wait.
+	Mixed Mode = iota
+	// Processes: one PE per process. Yielding is sched_yield (a
+	// Gosched does not give the OS thread to another process);
+	// sleeping is a futex wait.
+	Processes
+	// Goroutines: every PE of the job is a goroutine of this process.
+	// Yielding is runtime.Gosched and sleeping parks the goroutine on
+	// its PE's Notify: no OS thread ever sleeps in a wait.
+	Goroutines
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Mixed:
+		return "mixed"
+	case Processes:
+		return "processes"
+	case Goroutines:
+		return "goroutines"
+	}
+	return "Mode(?)"
+}
 
 // Policy bounds the phases of a wait.
 type Policy struct {
@@ -53,35 +99,171 @@ type Policy struct {
 	// sysmon thread polls every 20 us for about a millisecond after a
 	// thread returns from a blocking system call).
 	MinSleep time.Duration
+	Mode     Mode // how to yield and sleep
 }
 
-// Auto returns the policy for npes PEs sharing ncpus CPUs: when PEs do
-// not outnumber CPUs, spinning is the fastest way to see a peer's store;
-// when they do, a spinning PE steals the CPU of the peer it waits for,
-// so it yields and sleeps almost at once.
-func Auto(npes, ncpus int) Policy {
+// The phases of the policies Auto returns. When PEs fit their CPUs a
+// waiter spins long (tens of microseconds to a millisecond: a peer's
+// store is seen within a cache-line hand-off). When they do not, the PE
+// waited for may need this waiter's CPU, so the waiter hands it over
+// almost at once:
+//   - processes yield with sched_yield for some thousands of yields
+//     (about a millisecond or more) before the first futex sleep: a
+//     yield costs under a microsecond when nothing else is runnable on
+//     the CPU and is a hand-over when something is, while a sleep costs
+//     the writer a wake-up system call and the sleeper several
+//     microseconds;
+//   - goroutines yield with runtime.Gosched a few dozen times and then
+//     park in the process: waking a parked goroutine is a goroutine
+//     switch, and a long Gosched loop only contends for the scheduler's
+//     global run queue.
+//
+// The oversubscribed spins are short also because a PAUSE loop is what
+// a hypervisor's pause-loop exiting takes a vCPU away for.
+const (
+	fitSpin          = 32000
+	fitYield         = 200
+	oversubSpin      = 16   // processes: a peer running on another CPU stores within this
+	oversubGoSpin    = 1    // goroutines: a switch to the PE waited for costs less than spinning
+	oversubYield     = 4000 // processes: sched_yields before the first sleep
+	oversubGoYield   = 32   // goroutines: Gosched calls before the first park
+	defaultMaxSleep  = 10 * time.Millisecond
+	resumeYieldLimit = 200 // yields between sleeps, at most
+)
+
+// Auto returns the policy for npes PEs sharing ncpus CPUs, waiting in
+// mode m: when PEs do not outnumber CPUs, spinning is the fastest way to
+// see a peer's store; when they do, a spinning PE steals the CPU of the
+// peer it waits for, so it yields almost at once (sched_yield for
+// processes, runtime.Gosched for goroutines), and sleeps only after a
+// long idle period (goroutines park soon: that is cheap in-process).
+func Auto(npes, ncpus int, m Mode) Policy {
 	if npes <= ncpus {
-		return Policy{Spin: 32000, Yield: 200, MaxSleep: 10 * time.Millisecond}
+		return Policy{Spin: fitSpin, Yield: fitYield, MaxSleep: defaultMaxSleep, Mode: m}
 	}
-	return Policy{Spin: 160, Yield: 4, MaxSleep: 10 * time.Millisecond}
+	if m == Goroutines {
+		return Policy{Spin: oversubGoSpin, Yield: oversubGoYield, MaxSleep: defaultMaxSleep, Mode: m}
+	}
+	return Policy{Spin: oversubSpin, Yield: oversubYield, MaxSleep: defaultMaxSleep, Mode: m}
 }
 
-// Ring wakes the owner of d if it sleeps. It is the writers' half of the
-// contract and inlines into every RMA and AMO.
-func Ring(d *job.Doorbell) {
-	if d.Sleepers.Load() != 0 {
-		wake(d)
+// Notify is the in-process wake-up list of one PE's doorbell, on which
+// the PE's goroutines park in mode Goroutines. The zero value is ready.
+// It must not be copied after first use.
+type Notify struct {
+	// armed is set when a goroutine takes the channel to park on and
+	// cleared by the wake that closes it: between a wake and the woken
+	// goroutine's leaving the doorbell, writers that still see it
+	// registered pay one load here, not the lock.
+	armed atomic.Bool
+	mu    sync.Mutex
+	ch    chan struct{} // closed by the next wake; nil: nobody parked since the last one
+}
+
+// channel returns the channel the next wake closes.
+func (n *Notify) channel() <-chan struct{} {
+	n.mu.Lock()
+	if n.ch == nil {
+		n.ch = make(chan struct{})
+	}
+	c := n.ch
+	n.armed.Store(true)
+	n.mu.Unlock()
+	return c
+}
+
+// wake wakes every goroutine parked on n.
+func (n *Notify) wake() {
+	if !n.armed.Load() || !n.armed.Swap(false) {
+		return
+	}
+	n.mu.Lock()
+	if n.ch != nil {
+		close(n.ch)
+		n.ch = nil
+	}
+	n.mu.Unlock()
+}
+
+// Bell is how this process rings one PE's doorbell: the doorbell in the
+// control block, and the PE's Notify when the PE's goroutines park in
+// this process (nil otherwise).
+type Bell struct {
+	Door  *job.Doorbell
+	Local *Notify
+}
+
+// ParkUnit is what a goroutine parked on its PE's Notify adds to the
+// doorbell's Sleepers; a futex sleeper adds 1 and sets FutexArmed. Up
+// to 32767 threads of one PE may sleep on the futex at once.
+const ParkUnit = 1 << 16
+
+// FutexArmed is set in a doorbell's Sleepers by every thread that
+// registers to sleep on the futex, and cleared by the writer that wakes
+// them: a writer that finds it clear while futex sleepers are still
+// counted knows they were woken after they registered (they are on
+// their way out), and pays no second futex_wake. The last sleeper to
+// leave clears it too.
+const FutexArmed = 1 << 15
+
+// Ring wakes the owner of b if it sleeps. It is the writers' half of the
+// contract and inlines into every RMA and AMO: one load when nobody
+// sleeps.
+func Ring(b Bell) {
+	if b.Door.Sleepers.Load() != 0 {
+		wake(b)
 	}
 }
 
 //go:noinline
-func wake(d *job.Doorbell) {
-	d.Seq.Add(1)
-	sys.FutexWake(mem.U32(&d.Seq), 1<<30)
+func wake(b Bell) {
+	s := b.Door.Sleepers.Load()
+	if s&FutexArmed != 0 && b.Door.Sleepers.And(^uint32(FutexArmed))&FutexArmed != 0 {
+		b.Door.Seq.Add(1)
+		sys.FutexWake(mem.U32(&b.Door.Seq), 1<<30)
+	}
+	if s >= ParkUnit && b.Local != nil {
+		b.Local.wake()
+	}
 }
 
-// WakeAll bumps and wakes d unconditionally (job abort).
-func WakeAll(d *job.Doorbell) { wake(d) }
+// WakeAll bumps and wakes b unconditionally, futex sleepers and parked
+// goroutines (job abort).
+func WakeAll(b Bell) {
+	b.Door.Sleepers.And(^uint32(FutexArmed))
+	b.Door.Seq.Add(1)
+	sys.FutexWake(mem.U32(&b.Door.Seq), 1<<30)
+	if b.Local != nil {
+		b.Local.wake()
+	}
+}
+
+// register counts a sleeper of the given kind on d: a parked goroutine
+// (ParkUnit), or a futex sleeper (1, and FutexArmed).
+func register(d *job.Doorbell, park bool) {
+	if park {
+		d.Sleepers.Add(ParkUnit)
+		return
+	}
+	for {
+		s := d.Sleepers.Load()
+		if d.Sleepers.CompareAndSwap(s, (s+1)|FutexArmed) {
+			return
+		}
+	}
+}
+
+// unregister undoes register; the last sleeper to leave clears
+// FutexArmed, so that Ring is one load again.
+func unregister(d *job.Doorbell, park bool) {
+	if park {
+		d.Sleepers.Add(^uint32(ParkUnit - 1))
+		return
+	}
+	if d.Sleepers.Add(^uint32(0)) == FutexArmed {
+		d.Sleepers.CompareAndSwap(FutexArmed, 0)
+	}
+}
 
 // Phase is where a Backoff is.
 type Phase int
@@ -105,7 +287,8 @@ func Start(p *Policy) Backoff { return Backoff{p: p} }
 
 // Pause waits a little, escalating from spinning to yielding. It
 // returns Sleeping when the caller should sleep on its doorbell (with
-// Sleep), after which the next Pause starts over at yielding.
+// Sleep), after which the next Pause yields again (at most
+// resumeYieldLimit times) before the next sleep.
 func (b *Backoff) Pause() Phase {
 	b.n++
 	switch {
@@ -116,27 +299,46 @@ func (b *Backoff) Pause() Phase {
 		Relax()
 		return Spinning
 	case b.n <= b.p.Spin+b.p.Yield:
-		if b.n&1 == 0 {
-			runtime.Gosched()
-		} else {
+		switch b.p.Mode {
+		case Processes:
 			sys.SchedYield()
+		case Goroutines:
+			runtime.Gosched()
+		default:
+			if b.n&1 == 0 {
+				runtime.Gosched()
+			} else {
+				sys.SchedYield()
+			}
 		}
 		return Yielding
 	}
-	b.n = b.p.Spin // next round: yield a little again, then sleep
+	// Next round: yield a little again, then sleep.
+	b.n = b.p.Spin + b.p.Yield - min(b.p.Yield, resumeYieldLimit)
 	return Sleeping
 }
 
 // Sleep is the waiter's half of the contract. cond reports whether the
-// wait is over; Sleep registers on d, re-checks cond for a short while
-// (see the package comment), and sleeps until woken or until the
-// policy's MaxSleep elapses. It reports cond's last value.
-func (b *Backoff) Sleep(d *job.Doorbell, cond func() bool) bool {
-	d.Sleepers.Add(1)
+// wait is over; Sleep registers on b's doorbell, re-checks cond for a
+// short while (see the package comment), and sleeps until woken or
+// until the policy's MaxSleep elapses: a futex wait, or in mode
+// Goroutines a park on b.Local. It reports cond's last value.
+func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
+	d := bell.Door
+	park := b.p.Mode == Goroutines && bell.Local != nil
+	var parked <-chan struct{}
+	register(d, park)
 	seq := d.Seq.Load()
-	for range 64 {
+	polls := 64
+	if park {
+		parked = bell.Local.channel()
+		// In-process writers: a goroutine switch costs about as much as
+		// these polls, and the timeout bounds the rest.
+		polls = 4
+	}
+	for range polls {
 		if cond() {
-			d.Sleepers.Add(^uint32(0))
+			unregister(d, park)
 			return true
 		}
 		Relax()
@@ -148,10 +350,19 @@ func (b *Backoff) Sleep(d *job.Doorbell, cond func() bool) bool {
 	if first <= 0 {
 		first = 50 * time.Microsecond
 	}
-	d2 := first << min(b.sleeps, 20)
+	dur := min(first<<min(b.sleeps, 20), b.p.MaxSleep)
 	b.sleeps++
-	sys.FutexWait(mem.U32(&d.Seq), seq, min(d2, b.p.MaxSleep))
-	d.Sleepers.Add(^uint32(0))
+	if park {
+		t := time.NewTimer(dur)
+		select {
+		case <-parked:
+		case <-t.C:
+		}
+		t.Stop()
+	} else {
+		sys.FutexWait(mem.U32(&d.Seq), seq, dur)
+	}
+	unregister(d, park)
 	return cond()
 }
 

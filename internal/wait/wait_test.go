@@ -14,28 +14,35 @@ import (
 )
 
 func TestAuto(t *testing.T) {
-	dedicated := wait.Policy{Spin: 32000, Yield: 200, MaxSleep: 10 * time.Millisecond}
-	oversub := wait.Policy{Spin: 160, Yield: 4, MaxSleep: 10 * time.Millisecond}
-	cases := []struct {
-		npes, ncpus int
-		want        wait.Policy
-	}{
-		{1, 1, dedicated},
-		{1, 64, dedicated},
-		{4, 4, dedicated},
-		{8, 16, dedicated},
-		{2, 1, oversub},
-		{5, 4, oversub},
-		{1000, 64, oversub},
-		{1, 0, oversub},
-	}
-	for _, c := range cases {
-		if got := wait.Auto(c.npes, c.ncpus); got != c.want {
-			t.Errorf("Auto(%d, %d) = %+v, want %+v", c.npes, c.ncpus, got, c.want)
+	for _, m := range []wait.Mode{wait.Mixed, wait.Processes, wait.Goroutines} {
+		dedicated := wait.Policy{Spin: 32000, Yield: 200, MaxSleep: 10 * time.Millisecond, Mode: m}
+		oversub := wait.Policy{Spin: 16, Yield: 4000, MaxSleep: 10 * time.Millisecond, Mode: m}
+		if m == wait.Goroutines {
+			oversub.Spin, oversub.Yield = 1, 32
 		}
-	}
-	if d, o := wait.Auto(1, 1), wait.Auto(2, 1); d.Spin <= o.Spin || d.Yield <= o.Yield {
-		t.Errorf("oversubscribed policy %+v does not back off sooner than %+v", o, d)
+		cases := []struct {
+			npes, ncpus int
+			want        wait.Policy
+		}{
+			{1, 1, dedicated},
+			{1, 64, dedicated},
+			{4, 4, dedicated},
+			{8, 16, dedicated},
+			{2, 1, oversub},
+			{5, 4, oversub},
+			{1000, 64, oversub},
+			{1, 0, oversub},
+		}
+		for _, c := range cases {
+			if got := wait.Auto(c.npes, c.ncpus, m); got != c.want {
+				t.Errorf("Auto(%d, %d, %v) = %+v, want %+v", c.npes, c.ncpus, m, got, c.want)
+			}
+		}
+		// Oversubscribed: hand the CPU over soon (short spin); processes
+		// keep handing it over for long before any futex sleep.
+		if d, o := wait.Auto(1, 1, m), wait.Auto(2, 1, m); d.Spin <= o.Spin || (m != wait.Goroutines && o.Yield < 1000) {
+			t.Errorf("%v: oversubscribed policy %+v spins as long as %+v or yields too little before sleeping", m, o, d)
+		}
 	}
 }
 
@@ -94,18 +101,18 @@ func TestRingWithoutSleepers(t *testing.T) {
 	var d job.Doorbell
 	d.Seq.Store(41)
 	for range 100 {
-		wait.Ring(&d)
+		wait.Ring(wait.Bell{Door: &d})
 	}
 	if d.Seq.Load() != 41 || d.Sleepers.Load() != 0 {
 		t.Fatalf("Ring without sleepers changed the doorbell: Seq %d Sleepers %d", d.Seq.Load(), d.Sleepers.Load())
 	}
-	d.Sleepers.Store(1)
-	wait.Ring(&d)
+	d.Sleepers.Store(1 | wait.FutexArmed)
+	wait.Ring(wait.Bell{Door: &d})
 	if d.Seq.Load() != 42 {
 		t.Fatalf("Ring with a sleeper: Seq %d, want 42", d.Seq.Load())
 	}
 	d.Sleepers.Store(0)
-	wait.WakeAll(&d)
+	wait.WakeAll(wait.Bell{Door: &d})
 	if d.Seq.Load() != 43 {
 		t.Fatalf("WakeAll: Seq %d, want 43", d.Seq.Load())
 	}
@@ -118,7 +125,7 @@ func TestSleepConditionAlreadyHolds(t *testing.T) {
 	b := wait.Start(&p)
 	calls := 0
 	start := time.Now()
-	ok := b.Sleep(&d, func() bool { calls++; return true })
+	ok := b.Sleep(wait.Bell{Door: &d}, func() bool { calls++; return true })
 	el := time.Since(start)
 	if !ok {
 		t.Fatal("Sleep returned false with the condition true")
@@ -143,7 +150,7 @@ func TestSleepTimesOut(t *testing.T) {
 	b := wait.Start(&p)
 	start := time.Now()
 	for i := 1; i <= 3; i++ {
-		if b.Sleep(&d, func() bool { return false }) {
+		if b.Sleep(wait.Bell{Door: &d}, func() bool { return false }) {
 			t.Fatal("Sleep returned true with the condition false")
 		}
 		if b.Sleeps() != i {
@@ -172,7 +179,7 @@ func TestSleepReachesMaxSleep(t *testing.T) {
 	never := func() bool { return false }
 	start := time.Now()
 	for i := 0; i < 40 && time.Since(start) < 2*maxSleep; i++ {
-		b.Sleep(&d, never)
+		b.Sleep(wait.Bell{Door: &d}, never)
 	}
 	warm, warmSleeps := time.Since(start), b.Sleeps()
 	// Allow for an early (spurious) futex return: take the longest of
@@ -180,7 +187,7 @@ func TestSleepReachesMaxSleep(t *testing.T) {
 	var longest time.Duration
 	for range 3 {
 		t0 := time.Now()
-		b.Sleep(&d, never)
+		b.Sleep(wait.Bell{Door: &d}, never)
 		longest = max(longest, time.Since(t0))
 	}
 	if longest < maxSleep*3/4 {
@@ -199,7 +206,7 @@ func TestDoorbellWakesSleeper(t *testing.T) {
 	b := wait.Start(&p)
 	// Let the backoff reach its long sleeps first.
 	for range 10 {
-		b.Sleep(&d, never)
+		b.Sleep(wait.Bell{Door: &d}, never)
 	}
 	seq0 := d.Seq.Load()
 
@@ -213,9 +220,9 @@ func TestDoorbellWakesSleeper(t *testing.T) {
 		// runtime's preemption signal); a waiter then sleeps again, as
 		// every caller of Sleep does.
 		cond := func() bool { return flag.Load() == 1 }
-		ok := b.Sleep(&d, cond)
+		ok := b.Sleep(wait.Bell{Door: &d}, cond)
 		for !ok {
-			ok = b.Sleep(&d, cond)
+			ok = b.Sleep(wait.Bell{Door: &d}, cond)
 		}
 		res <- result{ok, time.Now()}
 	}()
@@ -229,7 +236,7 @@ func TestDoorbellWakesSleeper(t *testing.T) {
 	}
 	time.Sleep(5 * time.Millisecond)
 	flag.Store(1)
-	wait.Ring(&d)
+	wait.Ring(wait.Bell{Door: &d})
 	rang := time.Now()
 	select {
 	case r := <-res:
@@ -265,7 +272,12 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			d.Sleepers.Add(1)
+			for { // register as Sleep does
+				s := d.Sleepers.Load()
+				if d.Sleepers.CompareAndSwap(s, (s+1)|wait.FutexArmed) {
+					break
+				}
+			}
 			seq := d.Seq.Load()
 			for !cond.Load() {
 				sys.FutexWait(mem.U32(&d.Seq), seq, 5*time.Second)
@@ -278,13 +290,13 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 		}()
 	}
 	close(start)
-	for d.Sleepers.Load() != waiters {
+	for d.Sleepers.Load() != waiters|wait.FutexArmed {
 		time.Sleep(50 * time.Microsecond)
 	}
 	time.Sleep(5 * time.Millisecond)
 	rang.Store(time.Now().UnixNano())
 	cond.Store(true)
-	wait.Ring(&d)
+	wait.Ring(wait.Bell{Door: &d})
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
@@ -295,8 +307,8 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 	if late.Load() != 0 {
 		t.Errorf("%d of %d waiters woke more than 1s after Ring", late.Load(), waiters)
 	}
-	if d.Sleepers.Load() != 0 || d.Seq.Load() != 1 {
-		t.Errorf("after the wake: Sleepers %d Seq %d, want 0, 1", d.Sleepers.Load(), d.Seq.Load())
+	if d.Sleepers.Load()&^uint32(wait.FutexArmed) != 0 || d.Seq.Load() != 1 {
+		t.Errorf("after the wake: Sleepers %#x Seq %d, want 0, 1", d.Sleepers.Load(), d.Seq.Load())
 	}
 }
 
@@ -313,7 +325,7 @@ func TestDoorbellNoLostWakeup(t *testing.T) {
 			b := wait.Start(&p)
 			cond := func() bool { return word.Load() >= i }
 			for !cond() {
-				if b.Pause() == wait.Sleeping && b.Sleep(&d, cond) {
+				if b.Pause() == wait.Sleeping && b.Sleep(wait.Bell{Door: &d}, cond) {
 					break
 				}
 			}
@@ -322,7 +334,7 @@ func TestDoorbellNoLostWakeup(t *testing.T) {
 	}()
 	for i := uint64(1); i <= rounds; i++ {
 		word.Store(i)
-		wait.Ring(&d)
+		wait.Ring(wait.Bell{Door: &d})
 		if i%16 == 0 {
 			time.Sleep(100 * time.Microsecond)
 		}
@@ -344,5 +356,217 @@ func TestRelax(t *testing.T) {
 	}
 	if el := time.Since(start); el > time.Second {
 		t.Errorf("1000 Relax took %v", el)
+	}
+}
+
+// parkUntil parks in mode Goroutines on bell until cond holds, as every
+// caller of Sleep does, and reports how many sleeps it took.
+func parkUntil(p *wait.Policy, bell wait.Bell, cond func() bool) int {
+	b := wait.Start(p)
+	for !b.Sleep(bell, cond) {
+	}
+	return b.Sleeps()
+}
+
+// waitRegistered waits until the doorbell shows want in Sleepers.
+func waitRegistered(t *testing.T, d *job.Doorbell, want uint32) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); d.Sleepers.Load() != want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("Sleepers = %#x, want %#x", d.Sleepers.Load(), want)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// TestParkedGoroutinesWokenInProcess: in mode Goroutines waiters park
+// on the PE's Notify (they count in the high half of Sleepers, not as
+// futex sleepers), and a Ring through the Bell wakes all of them at once
+// without a futex wake (Seq unchanged), long before MaxSleep.
+func TestParkedGoroutinesWokenInProcess(t *testing.T) {
+	const waiters = 3
+	var d job.Doorbell
+	var n wait.Notify
+	bell := wait.Bell{Door: &d, Local: &n}
+	p := wait.Policy{Mode: wait.Goroutines, MaxSleep: 5 * time.Second, MinSleep: 5 * time.Second}
+	var flag atomic.Uint32
+	woke := make(chan time.Time, waiters)
+	for range waiters {
+		go func() {
+			parkUntil(&p, bell, func() bool { return flag.Load() == 1 })
+			woke <- time.Now()
+		}()
+	}
+	waitRegistered(t, &d, waiters*wait.ParkUnit)
+	flag.Store(1)
+	rang := time.Now()
+	wait.Ring(bell)
+	for range waiters {
+		select {
+		case w := <-woke:
+			if lat := w.Sub(rang); lat > time.Second {
+				t.Errorf("a parked waiter woke %v after Ring (MaxSleep %v)", lat, p.MaxSleep)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Ring did not wake the parked waiters")
+		}
+	}
+	if d.Sleepers.Load() != 0 || d.Seq.Load() != 0 {
+		t.Errorf("after the wake: Sleepers %#x Seq %d, want 0, 0 (no futex wake for parked goroutines)", d.Sleepers.Load(), d.Seq.Load())
+	}
+}
+
+// TestWakeAllWakesEveryKindOfSleeper: a job's failure (WakeAll) wakes a
+// goroutine parked on the Notify and a thread asleep on the futex of
+// the same doorbell.
+func TestWakeAllWakesEveryKindOfSleeper(t *testing.T) {
+	var d job.Doorbell
+	var n wait.Notify
+	bell := wait.Bell{Door: &d, Local: &n}
+	park := wait.Policy{Mode: wait.Goroutines, MaxSleep: 5 * time.Second, MinSleep: 5 * time.Second}
+	futex := wait.Policy{Mode: wait.Processes, MaxSleep: 5 * time.Second, MinSleep: 5 * time.Second}
+	var aborted atomic.Bool
+	cond := func() bool { return aborted.Load() }
+	woke := make(chan string, 2)
+	go func() { parkUntil(&park, bell, cond); woke <- "parked" }()
+	go func() { parkUntil(&futex, bell, cond); woke <- "futex" }()
+	waitRegistered(t, &d, wait.ParkUnit+1|wait.FutexArmed)
+	time.Sleep(5 * time.Millisecond) // let the futex sleeper reach futex_wait
+	aborted.Store(true)
+	wait.WakeAll(bell)
+	for range 2 {
+		select {
+		case <-woke:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("WakeAll left a sleeper asleep (Sleepers %#x)", d.Sleepers.Load())
+		}
+	}
+}
+
+// TestRingWakesOnlyTheKindThatSleeps: a Ring pays a futex wake only
+// when a thread sleeps on the futex, not for parked goroutines.
+func TestRingWakesOnlyTheKindThatSleeps(t *testing.T) {
+	var d job.Doorbell
+	var n wait.Notify
+	d.Sleepers.Store(wait.ParkUnit)
+	wait.Ring(wait.Bell{Door: &d, Local: &n})
+	if d.Seq.Load() != 0 {
+		t.Errorf("Ring with only a parked goroutine bumped Seq to %d", d.Seq.Load())
+	}
+	d.Sleepers.Store(wait.ParkUnit + 1 | wait.FutexArmed)
+	wait.Ring(wait.Bell{Door: &d, Local: &n})
+	if d.Seq.Load() != 1 {
+		t.Errorf("Ring with a futex sleeper: Seq %d, want 1", d.Seq.Load())
+	}
+}
+
+// TestRingAfterWakePaysNoFutex: once a writer has woken the futex
+// sleepers, further rings before they leave the doorbell (a woken
+// thread may wait long for a CPU when PEs outnumber CPUs) pay no futex
+// wake; a sleeper that registers after the wake is woken by the next
+// ring; and when the last sleeper leaves, Ring is one load again.
+func TestRingAfterWakePaysNoFutex(t *testing.T) {
+	var d job.Doorbell
+	bell := wait.Bell{Door: &d}
+	// A sleeper registered as Sleep does; it is woken but not yet gone.
+	d.Sleepers.Store(1 | wait.FutexArmed)
+	wait.Ring(bell)
+	if d.Seq.Load() != 1 || d.Sleepers.Load() != 1 {
+		t.Fatalf("the first Ring: Seq %d Sleepers %#x, want 1, 1", d.Seq.Load(), d.Sleepers.Load())
+	}
+	for range 100 {
+		wait.Ring(bell)
+	}
+	if d.Seq.Load() != 1 {
+		t.Fatalf("rings after the wake, before the sleeper left, bumped Seq to %d", d.Seq.Load())
+	}
+	// A real sleeper registers now: the next ring must wake it.
+	p := wait.Policy{Mode: wait.Processes, MaxSleep: 5 * time.Second, MinSleep: 5 * time.Second}
+	var flag atomic.Uint32
+	done := make(chan struct{})
+	go func() {
+		parkUntil(&p, bell, func() bool { return flag.Load() == 1 })
+		close(done)
+	}()
+	waitRegistered(t, &d, 2|wait.FutexArmed)
+	time.Sleep(5 * time.Millisecond) // let it reach futex_wait
+	flag.Store(1)
+	wait.Ring(bell)
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a sleeper that registered after a wake was not woken by the next Ring")
+	}
+	if d.Seq.Load() != 2 {
+		t.Errorf("Seq %d, want 2", d.Seq.Load())
+	}
+	// The first sleeper leaves, as Sleep does: the doorbell is clear.
+	d.Sleepers.Add(^uint32(0))
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %#x after every sleeper left, want 0 (Ring one load again)", d.Sleepers.Load())
+	}
+	// And a sleeper that times out alone leaves it clear too.
+	p2 := wait.Policy{Mode: wait.Processes, MaxSleep: time.Millisecond}
+	b := wait.Start(&p2)
+	b.Sleep(bell, func() bool { return false })
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %#x after a sleep timed out, want 0", d.Sleepers.Load())
+	}
+}
+
+// TestParkNoLostWakeup: many short rounds of a parking consumer and a
+// producer that stores atomically and rings: every wait ends, with few
+// timeouts.
+func TestParkNoLostWakeup(t *testing.T) {
+	var d job.Doorbell
+	var n wait.Notify
+	bell := wait.Bell{Door: &d, Local: &n}
+	p := wait.Policy{Mode: wait.Goroutines, MaxSleep: 2 * time.Second} // park at once
+	var word atomic.Uint64
+	const rounds = 300
+	done := make(chan error, 1)
+	go func() {
+		for i := uint64(1); i <= rounds; i++ {
+			b := wait.Start(&p)
+			cond := func() bool { return word.Load() >= i }
+			for !cond() {
+				if b.Pause() == wait.Sleeping && b.Sleep(bell, cond) {
+					break
+				}
+			}
+		}
+		done <- nil
+	}()
+	for i := uint64(1); i <= rounds; i++ {
+		word.Store(i)
+		wait.Ring(bell)
+		if i%16 == 0 {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the parked waiter is stuck")
+	}
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %#x at the end", d.Sleepers.Load())
+	}
+}
+
+// TestPauseYieldsByMode: each mode's yield phase runs (Gosched,
+// sched_yield or both) and ends in Sleeping after Yield yields.
+func TestPauseYieldsByMode(t *testing.T) {
+	for _, m := range []wait.Mode{wait.Mixed, wait.Processes, wait.Goroutines} {
+		p := wait.Policy{Spin: 1, Yield: 5, Mode: m}
+		b := wait.Start(&p)
+		got := []wait.Phase{}
+		for range 7 {
+			got = append(got, b.Pause())
+		}
+		want := []wait.Phase{wait.Spinning, wait.Yielding, wait.Yielding, wait.Yielding, wait.Yielding, wait.Yielding, wait.Sleeping}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%v: phases %v, want %v", m, got, want)
+		}
 	}
 }

@@ -1,0 +1,191 @@
+package node_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/node"
+)
+
+// longSleep makes a wait's timeout the longest SHMEM_WAIT_SLEEP takes
+// (500 ms); a wait's sleeps grow to it within about a second, after which
+// only a wake-up ends a wait in time: what these tests check.
+var longSleep = node.Config{HeapSize: 1 << 20, WaitSleep: 500 * time.Millisecond}
+
+// wokenWithin is how soon a woken wait must end; a timeout takes 500 ms.
+const wokenWithin = 150 * time.Millisecond
+
+// TestGoroutinePEsPark: PEs that are goroutines of one process wait by
+// parking in the process, never in a futex wait of an OS thread. While
+// PE 0 is late for a barrier, every other PE's doorbell counts parked
+// goroutines only (multiples of wait.ParkUnit, none in the futex half);
+// when PE 0 arrives, the barrier completes at once, not at the waits'
+// timeouts.
+func TestGoroutinePEsPark(t *testing.T) {
+	const n = 8
+	var late time.Duration
+	err := goshmem.RunLocalConfig(longSleep, n, func(pe *goshmem.PE) {
+		if m := pe.WaitPolicy().Mode; m != wait.Goroutines {
+			panic(fmt.Sprintf("goroutine PEs wait in mode %v", m))
+		}
+		pe.BarrierAll()
+		if pe.MyPE() == 0 {
+			deadline := time.Now().Add(5 * time.Second)
+			for q := 1; q < n; q++ {
+				for pe.Sleepers(q) == 0 && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				if s := pe.Sleepers(q); s == 0 || s%wait.ParkUnit != 0 {
+					panic(fmt.Sprintf("PE %d waiting in a barrier: doorbell Sleepers %#x, want parked goroutines only (multiples of %#x)", q, s, wait.ParkUnit))
+				}
+			}
+			time.Sleep(1500 * time.Millisecond) // the sleeps reach their 500 ms
+			t0 := time.Now()
+			pe.BarrierAll()
+			late = time.Since(t0)
+		} else {
+			pe.BarrierAll()
+		}
+		pe.BarrierAll()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late > wokenWithin {
+		t.Errorf("the barrier took %v after the last PE arrived: the parked PEs were not woken", late)
+	}
+}
+
+// TestPanicWakesParkedPEs: when a PE fails, every other goroutine PE,
+// parked in any kind of wait, is woken and stops at once, not at its
+// next timeout.
+func TestPanicWakesParkedPEs(t *testing.T) {
+	const n = 8
+	var panicked atomic.Int64
+	ended := make([]atomic.Int64, n)
+	start := time.Now()
+	err := goshmem.RunLocalConfig(longSleep, n, func(pe *goshmem.PE) {
+		x, _ := goshmem.Calloc[int64](pe, 8)
+		sig, _ := goshmem.Calloc[uint64](pe, 1)
+		me := pe.MyPE()
+		if me == 0 {
+			pe.SetLock(&x[4])
+		}
+		pe.BarrierAll()
+		defer func() { ended[me].Store(int64(time.Since(start))) }()
+		switch me {
+		case 0:
+			time.Sleep(1500 * time.Millisecond) // the others park, their sleeps reach 500 ms
+			panicked.Store(int64(time.Since(start)))
+			panic("PE 0 fails")
+		case 1, 2:
+			goshmem.WaitUntil(pe, &x[0], goshmem.CmpEQ, 1)
+		case 3:
+			goshmem.SignalWaitUntil(pe, &sig[0], goshmem.CmpEQ, 1)
+		case 4:
+			pe.SetLock(&x[4])
+		case 5:
+			goshmem.WaitUntilAll(pe, x[:4], nil, goshmem.CmpEQ, 1)
+		default:
+			pe.BarrierAll()
+		}
+	})
+	var pe *node.PanicError
+	if !errors.As(err, &pe) || pe.PE != 0 {
+		t.Fatalf("RunLocal = %v, want PE 0's panic", err)
+	}
+	for q := 1; q < n; q++ {
+		if d := time.Duration(ended[q].Load() - panicked.Load()); d > wokenWithin {
+			t.Errorf("PE %d stopped %v after PE 0 failed", q, d)
+		}
+	}
+}
+
+// spinFor counts iterations of a CPU-bound loop for d.
+func spinFor(d time.Duration) int64 {
+	var n int64
+	x := uint64(1)
+	for t0 := time.Now(); ; {
+		for range 1000 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+		n++
+		if n&63 == 0 && time.Since(t0) >= d {
+			break
+		}
+	}
+	if x == 0 {
+		n++ // keep x live
+	}
+	return n
+}
+
+// TestWaitingDoesNotStarveWork: waiting never starves real work. A
+// CPU-bound goroutine of the process must keep at least 30% of the
+// speed it has alone (in iterations per 100 ms) while 8 goroutine PEs
+// do barriers in a loop, and while they wait for a PE that is late. On
+// a machine with fewer CPUs than GOMAXPROCS it has less to start with;
+// the bound is generous for loaded test machines.
+func TestWaitingDoesNotStarveWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures for about a second")
+	}
+	const n = 8
+	const window = 100 * time.Millisecond
+	best := func(f func() int64) int64 {
+		var b int64
+		for range 3 {
+			b = max(b, f())
+		}
+		return b
+	}
+	alone := best(func() int64 { return spinFor(window) })
+	for _, phase := range []string{"barrier loop", "waiting for a late PE"} {
+		var stop atomic.Bool
+		var during int64
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+			pe.BarrierAll()
+			if pe.MyPE() == 0 {
+				go func() {
+					during = best(func() int64 { return spinFor(window) })
+					stop.Store(true)
+				}()
+			}
+			if phase == "barrier loop" {
+				x, _ := goshmem.Calloc[int32](pe, 1)
+				for {
+					pe.BarrierAll()
+					if pe.MyPE() == 0 && stop.Load() {
+						x[0] = 1
+					}
+					pe.BarrierAll()
+					if goshmem.G(pe.Ctx(), &x[0], 0) == 1 {
+						break
+					}
+				}
+			} else {
+				if pe.MyPE() == 0 {
+					for !stop.Load() {
+						time.Sleep(time.Millisecond)
+					}
+				}
+				pe.BarrierAll()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := float64(during) / float64(alone)
+		t.Logf("%s: CPU-bound goroutine at %.2f of its speed alone (%d vs %d iterations per %v; GOMAXPROCS %d)",
+			phase, ratio, during, alone, window, runtime.GOMAXPROCS(0))
+		if ratio < 0.3 {
+			t.Errorf("%s: a CPU-bound goroutine ran at %.2f of its speed alone while 8 PEs waited; want >= 0.30", phase, ratio)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package node
+
+import (
+	"testing"
+
+	"github.com/goshmem/goshmem/internal/wait"
+)
+
+// TestAutoPolicy: the waiting mode follows where the PEs are, and the
+// job is oversubscribed when its PEs outnumber the job's CPUs or a
+// process hosts more PEs than it runs goroutines at once.
+func TestAutoPolicy(t *testing.T) {
+	cases := []struct {
+		name                                      string
+		npes, localPEs, jobCPUs, numCPU, maxprocs int
+		mode                                      wait.Mode
+		oversub                                   bool
+	}{
+		{"2 processes on 2 CPUs", 2, 1, 2, 2, 2, wait.Processes, false},
+		{"4 processes on 2 CPUs", 4, 1, 2, 2, 2, wait.Processes, true},
+		{"8 processes on 2 CPUs", 8, 1, 2, 2, 2, wait.Processes, true},
+		{"8 processes, job CPUs unknown, 16 here", 8, 1, 0, 16, 16, wait.Processes, false},
+		{"8 goroutine PEs, GOMAXPROCS 2", 8, 8, 2, 2, 2, wait.Goroutines, true},
+		{"4 goroutine PEs on 8 CPUs, GOMAXPROCS 8", 4, 4, 8, 8, 8, wait.Goroutines, false},
+		{"4 goroutine PEs on 8 CPUs, GOMAXPROCS 2", 4, 4, 8, 8, 2, wait.Goroutines, true},
+		{"1 PE", 1, 1, 1, 1, 1, wait.Processes, false},
+		{"16 PEs, 4 per process, 64 CPUs", 16, 4, 64, 64, 64, wait.Mixed, false},
+		{"16 PEs, 4 per process, GOMAXPROCS 2", 16, 4, 64, 64, 2, wait.Mixed, true},
+		{"16 PEs, 4 per process, 8 CPUs", 16, 4, 8, 64, 64, wait.Mixed, true},
+	}
+	for _, c := range cases {
+		p := autoPolicy(c.npes, c.localPEs, c.jobCPUs, c.numCPU, c.maxprocs)
+		fit := wait.Auto(1, 1, c.mode)
+		if p.Mode != c.mode {
+			t.Errorf("%s: mode %v, want %v", c.name, p.Mode, c.mode)
+		}
+		if got := p.Spin < fit.Spin; got != c.oversub {
+			t.Errorf("%s: policy %+v, oversubscribed %v, want %v", c.name, p, got, c.oversub)
+		}
+	}
+}
