@@ -1,11 +1,14 @@
 package sys_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/goshmem/goshmem/internal/sys"
 )
@@ -56,8 +59,14 @@ func TestEnvironHas(t *testing.T) {
 	}
 	defer cmd.Wait()
 	defer cmd.Process.Kill()
-	if !sys.EnvironHas(cmd.Process.Pid, "GOSHMEM_JOB_ID=abc") {
-		t.Error("EnvironHas misses GOSHMEM_JOB_ID=abc")
+	// Until the child has exec'd sleep and the kernel has set up its new
+	// stack, /proc/PID/environ still shows this process's environment
+	// (fork copies it): poll, with a deadline.
+	for deadline := time.Now().Add(10 * time.Second); !sys.EnvironHas(cmd.Process.Pid, "GOSHMEM_JOB_ID=abc"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
+			t.Fatalf("EnvironHas misses GOSHMEM_JOB_ID=abc after 10 s; environ %q", strings.ReplaceAll(string(env), "\x00", " "))
+		}
 	}
 	if sys.EnvironHas(cmd.Process.Pid, "GOSHMEM_JOB_ID=ab") || sys.EnvironHas(cmd.Process.Pid, "OTHER=") {
 		t.Error("EnvironHas matches a prefix")
