@@ -117,5 +117,19 @@ func (p CopyPlan) Copy(dst, src []byte) int {
 	return n
 }
 
+// CopyKernel is Copy under plan p without the LargeCopy gate: from 256
+// bytes (the least the assembly loops copy) it uses p's kernel, so that
+// benchmarks (bench/limits) can measure each kernel at every size.
+// Below 256 bytes and for overlapping ranges it is the built-in copy.
+func (p CopyPlan) CopyKernel(dst, src []byte) int {
+	n := min(len(dst), len(src))
+	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
+	if n < 256 || overlap(uintptr(d), uintptr(s), uintptr(n)) {
+		return copy(dst, src)
+	}
+	copyPlanned(&p, d, s, uintptr(n))
+	return n
+}
+
 // overlap reports whether [d, d+n) and [s, s+n) share a byte.
 func overlap(d, s, n uintptr) bool { return d-s < n || s-d < n }

@@ -271,3 +271,27 @@ func TestSysfsLLC(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyKernelUngated checks CopyKernel, which runs a plan's kernel
+// from 256 bytes (below LargeCopy too), against the built-in copy.
+func TestCopyKernelUngated(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 5))
+	src := randBytes(r, 3*LargeCopy)
+	for name, p := range testPlans(t) {
+		for _, n := range []int{0, 1, 255, 256, 257, 1000, 4096 + 3, LargeCopy + 1} {
+			dst := make([]byte, n+64)
+			want := make([]byte, n+64)
+			copy(want[5:5+n], src[3:3+n])
+			if got := p.CopyKernel(dst[5:5+n], src[3:3+n]); got != n || !bytes.Equal(dst, want) {
+				t.Errorf("%s: CopyKernel of %d bytes: returned %d, equal %v", name, n, got, bytes.Equal(dst, want))
+			}
+		}
+		buf := bytes.Clone(src)
+		want := bytes.Clone(src)
+		copy(want[1:4001], want[:4000])
+		p.CopyKernel(buf[1:4001], buf[:4000])
+		if !bytes.Equal(buf, want) {
+			t.Errorf("%s: CopyKernel between overlapping ranges differs from copy", name)
+		}
+	}
+}
