@@ -43,6 +43,9 @@ func BenchmarkCopy(b *testing.B) {
 				size = max(arena, 2*n)
 			}
 			src, dst := make([]byte, size), make([]byte, size)
+			for i := range src { // fault the pages in before timing
+				src[i], dst[i] = byte(i), 1
+			}
 			for _, k := range kernels {
 				b.Run(fmt.Sprintf("%s/%s/%dK", mode, k.name, n>>10), func(b *testing.B) {
 					b.SetBytes(int64(n))
