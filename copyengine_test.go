@@ -2,20 +2,26 @@ package goshmem_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// pattern returns n bytes that differ with seed and position.
-func pattern(seed, n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i*31 + i>>9 + seed*7)
+// noise returns a function that returns n bytes that differ with
+// seed (0-15) and position: windows of one random buffer of n+2048
+// bytes, made once, so that tests under -race do not spend their time
+// in byte loops.
+func noise(n int) func(seed, m int) []byte {
+	r := rand.New(rand.NewPCG(10, 6))
+	buf := make([]byte, (n+16*129+7)&^7)
+	for i := 0; i < len(buf); i += 8 {
+		binary.LittleEndian.PutUint64(buf[i:], r.Uint64())
 	}
-	return b
+	return func(seed, m int) []byte { return buf[seed*128+seed : seed*128+seed+m] }
 }
 
 // TestRMALargeCopies puts and gets messages from below the copy
@@ -34,35 +40,37 @@ func TestRMALargeCopies(t *testing.T) {
 		maxN = max(maxN, n)
 	}
 	const guard = 128
-	heap := int64(2*(maxN+2*guard)) + 1<<20
-	run(t, 2, heap, func(p *goshmem.PE) {
+	size := maxN + 2*guard
+	pattern := noise(size)
+	run(t, 2, int64(size)+1<<20, func(p *goshmem.PE) {
 		c := p.Ctx()
 		me := p.MyPE()
 		other := 1 - me
-		buf := mustMalloc[byte](p, maxN+2*guard)
+		buf := mustMalloc[byte](p, size)
+		want := make([]byte, size)
+		local := make([]byte, size)
 		for _, n := range sizes {
 			for _, off := range [][2]int{{0, 0}, {1, 0}, {0, 63}, {37, 5}} {
 				so, do := off[0], off[1]
 				what := fmt.Sprintf("n %d, src offset %d, dst offset %d", n, so, do)
 				// Put: my pattern into the other PE's buf at guard+do.
-				copy(buf, pattern(-1, len(buf)))
+				copy(buf, pattern(15, size))
 				p.BarrierAll()
-				src := pattern(me, n+so)
-				goshmem.Put(c, buf[guard+do:guard+do+n], src[so:], other)
+				goshmem.Put(c, buf[guard+do:guard+do+n], pattern(me, n+so)[so:], other)
 				p.BarrierAll()
-				want := pattern(-1, len(buf))
+				copy(want, pattern(15, size))
 				copy(want[guard+do:], pattern(other, n+so)[so:])
 				if !bytes.Equal(buf, want) {
 					t.Errorf("PE %d: Put %s: destination differs", me, what)
 				}
 				p.BarrierAll()
 				// Get: the other PE's buf into a local buffer.
-				copy(buf, pattern(me+10, len(buf)))
+				copy(buf, pattern(me+10, size))
 				p.BarrierAll()
-				local := pattern(-2, n+do+guard)
+				copy(local, pattern(14, size))
 				goshmem.Get(c, local[do:do+n], buf[guard+so:guard+so+n], other)
-				want = pattern(-2, n+do+guard)
-				copy(want[do:do+n], pattern(other+10, len(buf))[guard+so:])
+				copy(want, pattern(14, size))
+				copy(want[do:do+n], pattern(other+10, size)[guard+so:])
 				if !bytes.Equal(local, want) {
 					t.Errorf("PE %d: Get %s: destination differs", me, what)
 				}
