@@ -196,7 +196,7 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 		// writes [lo, hi) of this PE's buffers until the closing sync.
 		// Then write the slice once into every other member's dst.
 		acc := dst[lo:hi]
-		copy(acc, src[lo:hi])
+		copyData(acc, src[lo:hi])
 		buf := scratch[T](t, 0, hi-lo)
 		for m := 0; m < members; m++ {
 			if m != t.me {
@@ -259,7 +259,7 @@ func view[T any](t *Team, routine string, sym []T, m int, buf []T) []T {
 func write[T any](t *Team, routine string, sym, x []T, m int) {
 	w := t.worlds[m]
 	if w == t.pe.MyPE() {
-		copy(sym, x)
+		copyData(sym, x)
 		return
 	}
 	put(t.pe.Ctx(), routine, sym, x, w)
@@ -301,9 +301,9 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 		t.sync(routine)
 		if len(src) > 0 {
 			if t.me == root {
-				copy(dst, src)
+				copyData(dst, src)
 			} else {
-				copy(dst, view(t, routine, src, root, dst))
+				copyData(dst, view(t, routine, src, root, dst))
 			}
 		}
 		t.sync(routine)
@@ -323,11 +323,11 @@ func broadcastTree[T any](t *Team, dst, src []T, root int) {
 	rel := (t.me - root + n) % n
 	abs := func(r int) int { return (r + root) % n }
 	if rel == 0 {
-		copy(dst, src)
+		copyData(dst, src)
 	} else {
 		parent := abs(rel &^ (1 << (bitLen(rel) - 1)))
 		t.pe.TeamWait(routine, t.slot, readyWord, e)
-		copy(dst, view(t, routine, dst, parent, dst))
+		copyData(dst, view(t, routine, dst, parent, dst))
 	}
 	for k := bitLen(rel); rel+1<<k < n; k++ {
 		c := abs(rel + 1<<k)
@@ -409,14 +409,14 @@ func fcollectRing[T any](t *Team, dst, src []T) {
 	left, right := (t.me+members-1)%members, (t.me+1)%members
 	c0 := t.ring
 	t.ring += uint32(members)
-	copy(dst[t.me*n:(t.me+1)*n], src)
+	copyData(dst[t.me*n:(t.me+1)*n], src)
 	announce := func(v uint32) { t.pe.TeamSet(t.worlds[right], int(t.slots[right]), ringWord, v) }
 	announce(c0 + 1)
 	for s := 0; s < members-1; s++ {
 		t.pe.TeamWait(routine, t.slot, ringWord, c0+1+uint32(s))
 		b := (left - s + members) % members
 		blk := dst[b*n : (b+1)*n]
-		copy(blk, view(t, routine, blk, left, blk))
+		copyData(blk, view(t, routine, blk, left, blk))
 		if s < members-2 {
 			announce(c0 + 2 + uint32(s))
 		}
@@ -524,7 +524,7 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 		sumK(acc, view(t, routine, src, m, buf))
 	}
 	t.sync(routine) // every member has read every source it needs
-	copy(dst, acc)
+	copyData(dst, acc)
 }
 
 // reduceDropbox is flat combining through per-member dropboxes (Pure's

@@ -38,19 +38,19 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 	buf := scratch[T](t, 1, len(src))
 	signal := func(m, w int) { t.pe.TeamSet(t.worlds[m], int(t.slots[m]), w, e) }
 	wait := func(w int) { t.pe.TeamWait(routine, t.slot, w, e) }
-	copy(dst, src)
+	copyData(dst, src)
 	switch {
 	case me >= p: // hand my source to member me-p, later take the result
 		signal(me-p, rdFold)
 		wait(rdAck) // it has read my dst
 		wait(rdBack)
-		copy(dst, view(t, routine, dst, me-p, buf))
+		copyData(dst, view(t, routine, dst, me-p, buf))
 		signal(me-p, rdDone)
 		return
 	case me < n-p: // fold in member me+p's source
 		wait(rdFold)
 		x := view(t, routine, dst, me+p, buf)
-		copy(buf, x)
+		copyData(buf, x)
 		signal(me+p, rdAck)
 		fold(dst, buf)
 	}
@@ -60,7 +60,7 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 		signal(partner, rdReady+r*wordsPerLine)
 		wait(rdReady + r*wordsPerLine)
 		x := view(t, routine, dst, partner, buf)
-		copy(buf, x)
+		copyData(buf, x)
 		signal(partner, rdAck+r*wordsPerLine)
 		wait(rdAck + r*wordsPerLine) // the partner has read my dst
 		fold(dst, buf)
@@ -91,7 +91,7 @@ const (
 // value, and returns only when the right neighbour has read everything.
 func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
 	n, me, size := t.NPEs(), t.me, len(src)
-	copy(dst, src)
+	copyData(dst, src)
 	if n == 1 {
 		return
 	}
@@ -123,7 +123,7 @@ func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x [
 		// The right neighbour read this chunk's partial in its step s.
 		t.pe.TeamWait(routine, t.slot, ringAck, ackBase+uint32(s+1))
 		lo, hi := chunk(me - s)
-		copy(dst[lo:hi], view(t, routine, dst[lo:hi], left, buf[:hi-lo]))
+		copyData(dst[lo:hi], view(t, routine, dst[lo:hi], left, buf[:hi-lo]))
 		ack(n + s)
 		produce(n + 1 + s)
 	}
@@ -149,7 +149,7 @@ func fcollectRecursiveDoubling[T any](t *Team, dst, src []T) {
 	n, me, nb := t.NPEs(), t.me, len(src)
 	t.rdfc++
 	e := t.rdfc
-	copy(dst[me*nb:(me+1)*nb], src)
+	copyData(dst[me*nb:(me+1)*nb], src)
 	rounds := 0
 	for d := 1; d < n; d <<= 1 {
 		r := rounds
@@ -159,7 +159,7 @@ func fcollectRecursiveDoubling[T any](t *Team, dst, src []T) {
 		t.pe.TeamWait(routine, t.slot, fcReady+w, e)
 		base := partner &^ (d - 1)
 		blk := dst[base*nb : (base+d)*nb]
-		copy(blk, view(t, routine, blk, partner, blk))
+		copyData(blk, view(t, routine, blk, partner, blk))
 		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), fcAck+w, e)
 		rounds++
 	}
@@ -187,7 +187,7 @@ const (
 // and returns only after its allgather partners have read its halves.
 func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
 	n, me := t.NPEs(), t.me
-	copy(dst, src)
+	copyData(dst, src)
 	t.rab++
 	e := t.rab
 	type round struct{ partner, keepLo, keepHi, giveLo, giveHi int }
@@ -219,7 +219,7 @@ func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(
 		wait(agReady + w)
 		wait(rsAck + w) // the partner has read my partial of the half I give
 		give := dst[r.giveLo:r.giveHi]
-		copy(give, view(t, routine, give, r.partner, buf[:len(give)]))
+		copyData(give, view(t, routine, give, r.partner, buf[:len(give)]))
 		signal(r.partner, agAck+w)
 	}
 	for i := range rounds {

@@ -17,7 +17,12 @@ func put[T any](c *Ctx, routine string, dst, src []T, pe int) {
 		c.RMASlow(routine, true, mem.Addr(dst), mem.Bytes(src), pe, len(dst), len(src))
 		return
 	}
-	copy(mem.Slice[T](base, off, len(src)), src)
+	d := mem.Slice[T](base, off, len(src))
+	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
+		copy(d, src) // inline: the small-put fast path
+	} else {
+		copyLarge(d, src)
+	}
 	c.Ring(pe)
 }
 
@@ -31,8 +36,33 @@ func get[T any](c *Ctx, routine string, dst, src []T, pe int) {
 		c.RMASlow(routine, false, mem.Addr(src), mem.Bytes(dst), pe, len(dst), len(src))
 		return
 	}
-	copy(dst, mem.Slice[T](base, off, len(src)))
+	s := mem.Slice[T](base, off, len(src))
+	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
+		copy(dst, s) // inline: the small-get fast path
+	} else {
+		copyLarge(dst, s)
+	}
 }
+
+// copyData copies src into dst as the built-in copy does: with copy
+// below mem.LargeCopy bytes of src, where memmove is as fast as
+// anything, and with the copy engine (copyLarge, outlined) from there
+// up. It serves the data movement of collectives, whose memory holds
+// no Go pointers (the symmetric heap rejects such types). (It is a
+// call, not inlined: put and get, whose small-size path must stay
+// inline, make the same size check themselves.)
+func copyData[T any](dst, src []T) {
+	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
+		copy(dst, src)
+		return
+	}
+	copyLarge(dst, src)
+}
+
+// copyLarge is copyData's large case: mem.Copy on the bytes.
+//
+//go:noinline
+func copyLarge[T any](dst, src []T) { mem.Copy(mem.Bytes(dst), mem.Bytes(src)) }
 
 // P stores v into *dst on PE pe (shmem_p).
 func P[T any](c *Ctx, dst *T, v T, pe int) { p(c, "P", dst, v, pe) }

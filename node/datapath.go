@@ -51,9 +51,9 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 		// Mapped: the context is in SHMEM_DEBUG mode.
 		b := mem.ByteSlice(p.peers[pe].base, off, len(local))
 		if put {
-			copy(b, local)
+			mem.Copy(b, local)
 		} else {
-			copy(local, b)
+			mem.Copy(local, b)
 		}
 		return
 	}

@@ -133,6 +133,25 @@ func TestMemcpy(t *testing.T) {
 	}
 }
 
+// TestMemcpyMethods checks that the memcpy table names the methods it
+// took the best of and the winner per size, and that -method measures
+// each method alone.
+func TestMemcpyMethods(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"memcpy", "-min", "1024", "-max", "2048", "-i", "5", "-r", "1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# methods: copy, movsb, ", "engine", "# fastest method per size: 1024=", " 2048="} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("memcpy output lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, m := range copyMethods() {
+		runTable(t, []string{"memcpy", "-method", m.name, "-min", "256", "-max", "512", "-i", "5", "-r", "1"},
+			[]string{"Size", "Bandwidth (MB/s)"}, sizes(256, 512))
+	}
+}
+
 var tiny = []string{"-i", "200", "-t", "1ms", "-r", "2", "-w", "10"}
 
 func TestHandoff(t *testing.T) {
@@ -198,6 +217,7 @@ func TestRunErrors(t *testing.T) {
 		{"memcpy", "-max", "1000"},
 		{"memcpy", "-min", "8", "-max", "4"},
 		{"memcpy", "extra"},
+		{"memcpy", "-method", "nosuch", "-max", "64"},
 		{"handoff", "-r", "0"},
 		{"handoff", "-i", "0", "-t", "0"},
 		{"handoff", "-cpus", "x,y"},

@@ -7,7 +7,7 @@
 //
 // Usage:
 //
-//	go run ./bench/limits memcpy     [-t 20ms] [-i 0] [-r 5] [-best] [-min 1] [-max 16777216] [-cpus a]
+//	go run ./bench/limits memcpy     [-t 20ms] [-i 0] [-r 5] [-best] [-min 1] [-max 16777216] [-method m] [-cpus a]
 //	go run ./bench/limits memcpy_shm [same flags as memcpy]
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
@@ -26,16 +26,23 @@
 //
 // The tests:
 //
-//   - memcpy: single-thread copy bandwidth of Go's copy (runtime
-//     memmove) between two distinct buffers on the Go heap, for sizes
-//     from -min to -max bytes in powers of two. Rows are
+//   - memcpy: single-thread copy bandwidth between two distinct
+//     buffers on the Go heap, for sizes from -min to -max bytes in
+//     powers of two: the best of every copy this machine can do (the
+//     fastest is the limit), namely Go's copy (runtime memmove), REP
+//     MOVSB, the AVX2 temporal and non-temporal loops of goshmem's copy
+//     engine (internal/mem; with AVX2), the engine with this machine's
+//     plan (mem.Copy), and the C library's memcpy that the C peer calls
+//     (through cgo; left out, with a note, when built without cgo). A
+//     comment line names the fastest method per size; -method m
+//     measures only m. Rows are
 //     "<size in bytes>  <MB/s>", MB = 10^6 bytes; bandwidth counts the
-//     bytes copied (not read plus written). For each size the iteration
-//     count is scaled until one run lasts at least -t (or fixed by -i),
-//     that calibration run is discarded, and the row is the median of
-//     -r further runs: the steady state, with the source and
-//     destination as warm as the size allows (in L1 for small sizes, in
-//     the last-level cache or DRAM for the largest).
+//     bytes copied (not read plus written). For each size and method
+//     the iteration count is scaled until one run lasts at least -t (or
+//     fixed by -i), that calibration run is discarded, and the figure
+//     is the median of -r further runs: the steady state, with the
+//     source and destination as warm as the size allows (in L1 for
+//     small sizes, in the last-level cache or DRAM for the largest).
 //   - memcpy_shm: the same between two memfd segments (shm.Create and
 //     Map), the memory goshmem's symmetric heaps live in; it should
 //     match memcpy.

@@ -4,12 +4,55 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/numa"
 	"github.com/goshmem/goshmem/shm"
 )
+
+// copyMethod is one way of copying memory that the memcpy limit
+// considers: loop copies src to dst iters times.
+type copyMethod struct {
+	name string
+	loop func(dst, src []byte, iters int)
+}
+
+// goLoop returns a method that runs f iters times.
+func goLoop(f func(dst, src []byte) int) func(dst, src []byte, iters int) {
+	return func(dst, src []byte, iters int) {
+		for range iters {
+			f(dst, src)
+		}
+	}
+}
+
+// copyMethods returns the copies this machine can do: Go's copy (the
+// runtime's memmove), REP MOVSB, the AVX2 temporal and non-temporal
+// loops of goshmem's copy engine (where the CPU has AVX2; these three
+// are memmove below 256 bytes), the engine itself with this machine's
+// plan (mem.Copy: memmove below mem.LargeCopy), and the C library's
+// memcpy, which the C peer calls (with cgo).
+func copyMethods() []copyMethod {
+	plan := mem.DefaultCopyPlan()
+	ms := []copyMethod{
+		{"copy", goLoop(func(d, s []byte) int { return copy(d, s) })},
+		{"movsb", goLoop(mem.CopyPlan{RepMovsb: true}.CopyKernel)},
+	}
+	if plan.AVX2 {
+		ms = append(ms,
+			copyMethod{"avx2", goLoop(mem.CopyPlan{AVX2: true}.CopyKernel)},
+			copyMethod{"nt", goLoop(mem.CopyPlan{AVX2: true, NTThreshold: 1}.CopyKernel)})
+	}
+	ms = append(ms, copyMethod{"engine", goLoop(mem.Copy)})
+	if haveGlibc {
+		ms = append(ms, copyMethod{"glibc", glibcLoop})
+	}
+	return ms
+}
 
 // runMemcpy measures copy bandwidth between two heap buffers (test
 // "memcpy") or two memfd segments ("memcpy_shm").
@@ -19,6 +62,7 @@ func runMemcpy(test string, args []string) (*table, error) {
 	c.register(fs, 0, 20*time.Millisecond)
 	minSize := fs.Int("min", 1, "smallest size in bytes (a power of two)")
 	maxSize := fs.Int("max", 16<<20, "largest size in bytes (a power of two)")
+	only := fs.String("method", "", "measure only this `method` (copy, movsb, avx2, nt, engine, glibc) instead of the best of all")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -54,20 +98,45 @@ func runMemcpy(test string, args []string) (*table, error) {
 	}
 	t.notes = append(t.notes, fmt.Sprintf("cpu: %d; MB = 1e6 bytes copied; %s; %s of %d runs after a calibration run",
 		cpu, how, c.stat(), c.reps))
+	methods := copyMethods()
+	if *only != "" {
+		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: -method %q is not one of this machine's methods", test, *only)
+		}
+		methods = methods[i : i+1]
+	}
+	names := make([]string, len(methods))
+	for i, m := range methods {
+		names[i] = m.name
+	}
+	t.notes = append(t.notes, "methods: "+strings.Join(names, ", ")+"; each row is the best of them (the fastest copy is the limit)")
+	if !haveGlibc {
+		t.notes = append(t.notes, "glibc: not measured (built without cgo)")
+	}
 	for i := range src {
 		src[i] = byte(i)
 	}
 	clear(dst)
 
+	var winners []string
 	err = onLockedThread(func() error {
 		if err := numa.Bind([]int{cpu}); err != nil {
 			return err
 		}
 		for n := *minSize; n <= *maxSize; n *= 2 {
-			t.rows = append(t.rows, row{strconv.Itoa(n), copyBandwidth(dst[:n], src[:n], c)})
+			best, who := 0.0, ""
+			for _, m := range methods {
+				if bw := copyBandwidth(dst[:n], src[:n], c, m.loop); bw > best {
+					best, who = bw, m.name
+				}
+			}
+			t.rows = append(t.rows, row{strconv.Itoa(n), best})
+			winners = append(winners, fmt.Sprintf("%d=%s", n, who))
 		}
 		return nil
 	})
+	t.notes = append(t.notes, "fastest method per size: "+strings.Join(winners, " "))
 	return t, err
 }
 
@@ -99,17 +168,17 @@ func mapPair(size int64) (src, dst []byte, closeAll func(), err error) {
 }
 
 // copyBandwidth returns the median (or best) bandwidth in MB/s of copying src to
-// dst (same length) over c.reps runs, after a calibration run.
-func copyBandwidth(dst, src []byte, c common) float64 {
+// dst (same length) with loop over c.reps runs, after a calibration run.
+func copyBandwidth(dst, src []byte, c common, loop func(dst, src []byte, iters int)) float64 {
 	iters := c.iters
 	if iters == 0 {
-		iters = calibrate(dst, src, c.dur)
+		iters = calibrate(dst, src, c.dur, loop)
 	} else {
-		copyLoop(dst, src, iters) // warm-up
+		copyLoop(dst, src, iters, loop) // warm-up
 	}
 	mbs := make([]float64, c.reps)
 	for r := range mbs {
-		el := copyLoop(dst, src, iters)
+		el := copyLoop(dst, src, iters, loop)
 		mbs[r] = float64(len(src)) * float64(iters) / max(el.Seconds(), 1e-9) / 1e6
 	}
 	return c.summarize(mbs, false)
@@ -117,11 +186,11 @@ func copyBandwidth(dst, src []byte, c common) float64 {
 
 // calibrate returns an iteration count for which copyLoop lasts at
 // least d, growing it as testing.B does. The runs warm the buffers.
-func calibrate(dst, src []byte, d time.Duration) int {
+func calibrate(dst, src []byte, d time.Duration, loop func(dst, src []byte, iters int)) int {
 	const maxIters = 1 << 34
 	n := 1
 	for {
-		el := copyLoop(dst, src, n)
+		el := copyLoop(dst, src, n, loop)
 		if el >= d || n >= maxIters {
 			return n
 		}
@@ -133,14 +202,13 @@ func calibrate(dst, src []byte, d time.Duration) int {
 	}
 }
 
-// copyLoop copies src to dst iters times and returns the time taken.
-func copyLoop(dst, src []byte, iters int) time.Duration {
+// copyLoop copies src to dst iters times with loop and returns the
+// time taken.
+func copyLoop(dst, src []byte, iters int, loop func(dst, src []byte, iters int)) time.Duration {
 	if len(dst) != len(src) {
 		panic(errors.New("copyLoop: lengths differ"))
 	}
 	start := time.Now()
-	for range iters {
-		copy(dst, src)
-	}
+	loop(dst, src, iters)
 	return time.Since(start)
 }

@@ -5,8 +5,10 @@
 // package besides internal/sys that imports unsafe for arithmetic, so
 // that a reviewer can audit all of it in one file.
 //
-// Every function here is small enough to inline into the RMA and AMO
-// fast paths.
+// Every function in mem.go is small enough to inline into the RMA and
+// AMO fast paths. The copy engine (copy*.go: Copy, CopyPlan, and the
+// amd64 assembly kernels) moves the bytes of large puts, gets and
+// collectives; callers reach it only from LargeCopy bytes up.
 package mem
 
 import "unsafe"
