@@ -175,9 +175,11 @@ func runJobConfig(t *testing.T, scenario string, cfg launch.Config) result {
 	return result{code, err, out.String(), errb.String(), time.Since(start)}
 }
 
+// shmEntries lists goshmem's files in /dev/shm (the file fallback names
+// them goshmem-*; other programs' files there are not our leftovers).
 func shmEntries(t *testing.T) []string {
 	t.Helper()
-	names, _ := filepath.Glob("/dev/shm/*")
+	names, _ := filepath.Glob("/dev/shm/goshmem*")
 	return names
 }
 
