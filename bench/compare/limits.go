@@ -100,7 +100,14 @@ func limitArgs(test string, quick bool, maxSize int) []string {
 			a = append(a, "-t", "5ms", "-r", "3")
 		}
 		return a
-	case limHandoff, limAtomic:
+	case limHandoff:
+		// A lower bound: the best of several short blocks per variant
+		// (-best), measured in every round.
+		if quick {
+			return []string{test, "-best", "-i", "20000", "-t", "100ms", "-r", "5", "-w", "1000"}
+		}
+		return []string{test, "-best", "-i", "100000", "-t", "400ms", "-r", "8"}
+	case limAtomic:
 		if quick {
 			return []string{test, "-i", "100000", "-t", "100ms", "-r", "3", "-w", "1000"}
 		}
