@@ -51,12 +51,13 @@
 //     poll (internal/wait.Relax), the spin goshmem's own waits
 //     (WaitUntil, barriers: node.PE.WaitSlow) use; rows same_tight and
 //     separate_tight are the same layouts polled back to back without
-//     a pause. Row min is the minimum over those four: the limit. (A
-//     poll loop without a pause keeps pulling the line back while the
-//     other core tries to write it, and on an SMT core or a vCPU whose
-//     host thread has a sibling it takes the sibling's issue slots; on
-//     the project's KVM machine that made the old limit, measured only
-//     without a pause, 3.5 times slower than goshmem's ping-pong.)
+//     a pause. Row min is the minimum over those four: the limit. (The
+//     old limit was the median of separate_lines alone, polled without
+//     a pause, taken once: on the project's KVM machine the hand-off
+//     moves between about 0.03 and 0.4 us with the machine's state, and
+//     that figure read 0.25 us while goshmem's ping-pong took 0.071 us.
+//     Which spin is faster depends on the machine; the minimum covers
+//     both.)
 //     Each row is round-trip time / 2 in microseconds, the median (with
 //     -best: the minimum) of -r blocks of at least -i/-r round trips
 //     and -t/-r seconds, after -w warm-up round trips. This is the floor
