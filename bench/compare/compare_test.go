@@ -360,7 +360,7 @@ func TestWriteReport(t *testing.T) {
 		"| reduce latency, 8 B, vs peer | - | - | <= 0.50 | n/a | reduce was not run (-only) |",
 		"| broadcast bandwidth, 1 MiB, vs memcpy (size / latency) | - | - | >= 0.90 | n/a | broadcast was not run (-only) |",
 		"| barrier latency, 8 goroutine PEs, vs 5 us | - | - | <= 1.00 | n/a | no run at 8 goroutine PEs in one process (-pes) |",
-		"## Limit check\n\nPASS: none of the 3 goshmem latencies with a machine limit is below it",
+		"## Limit check\n\nPASS: none of the 3 goshmem figures with a machine limit beats it",
 		"### put: latency (us), lower is better\n",
 		"![put](2025-11-21/put.png)",
 		"| Size | goshmem (us) | peer (us) | goshmem/peer (median pairwise) | goshmem range | peer range |",
@@ -545,7 +545,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	for _, want := range []string{"### put: latency (us)", "### barrier: latency (us)", "| 64 KiB |", "| peer | skipped: -peer=false |", "## Targets",
 		"### barrier at 4 PEs: latency (us)", "### barrier at 8 goroutine PEs in one process: latency (us)", "goshmem only (the peer has no goroutine PEs)",
-		"## Limit check\n\nPASS: none of the 1 goshmem latencies", "## Machine state per round", "| 1 | 0.", "measured in each of 1 rounds"} {
+		"## Limit check\n\nPASS: none of the 1 goshmem figures", "## Machine state per round", "| 1 | 0.", "measured in each of 1 rounds"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -815,14 +815,14 @@ func TestLimitChecks(t *testing.T) {
 	if n != 3 || len(fails) != 3 || fails[0].Key != "4" || fails[0].Best != 0.06 || fails[0].Limit != 0.07 {
 		t.Fatalf("checked %d, fails %+v", n, fails)
 	}
-	if s := fails[0].String(); !strings.Contains(s, "put_pingpong 4: goshmem's best round 0.06 us is below its limit 0.07 us (hand-off)") {
+	if s := fails[0].String(); !strings.Contains(s, "put_pingpong 4: goshmem's best round 0.06 us is below its limit 0.07 us (hand-off): the limit is not a bound") {
 		t.Errorf("fail line %q", s)
 	}
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
 	writeLimitCheck(w, &report{LimitChecked: n, LimitFails: fails})
 	w.Flush()
-	if !strings.Contains(b.String(), "**FAIL**: 3 of 3 goshmem latencies") || !strings.Contains(b.String(), "- FAIL put_pingpong 8:") {
+	if !strings.Contains(b.String(), "**FAIL**: 3 of 3 goshmem figures") || !strings.Contains(b.String(), "- FAIL put_pingpong 8:") {
 		t.Errorf("limit check section:\n%s", b.String())
 	}
 	// The exit status: only -strict fails the run.
@@ -834,6 +834,18 @@ func TestLimitChecks(t *testing.T) {
 	}
 	if err := strictErr(nil, true, "r.md"); err != nil {
 		t.Errorf("-strict without fails: %v", err)
+	}
+	// A bandwidth above the copy limit fails; its best round decides.
+	s := specByName(t, "put_bw")
+	bw := newResult(s, s.Full)
+	feed(t, bw, gosh, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"65536", 20000}, {"1048576", 9000}}),
+		output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"65536", 31000}, {"1048576", 9500}}))
+	ev.Limits[limMemcpy] = &limitTable{Test: limMemcpy, Rows: []point{{"65536", 30000}, {"1048576", 10000}}}
+	ev.Results = map[string]*result{"put_bw": bw}
+	n, fails = ev.limitChecks()
+	if n != 2 || len(fails) != 1 || fails[0].Key != "65536" || fails[0].Best != 31000 ||
+		!strings.Contains(fails[0].String(), "31000 MB/s is above its limit 30000 MB/s (memcpy)") {
+		t.Errorf("bandwidth: checked %d, fails %v", n, fails)
 	}
 	// Other PE counts have no limits; results there are not checked.
 	ev.Results = map[string]*result{"barrier@4": latencyResult(t, "put_pingpong", []float64{0.01}, nil)}

@@ -52,10 +52,10 @@
 //	<out>/<YYYY-MM-DD>[-<tag>]/raw.txt  every run's command and output
 //
 // The report names the machine, the peer's configuration and the command
-// lines; the limit check (every goshmem latency that has a machine
-// limit, its best round against the limit: a figure below its limit is
-// a FAIL line, since a limit that goshmem beats is a broken
-// measurement); the machine's state per round; the targets (PASS or
+// lines; the limit check (every goshmem figure that has a machine
+// limit, its best round against the limit: a latency below its limit,
+// or a bandwidth above the copy limit, is a FAIL line, since a limit
+// that goshmem beats is a broken measurement); the machine's state per round; the targets (PASS or
 // MISS with the ratio and its spread, a cause where the data show one
 // and "cause: not analysed yet" otherwise); and one table per benchmark
 // and configuration. On a terminal the progress is one updating line,

@@ -331,15 +331,15 @@ func writeLimitCheck(b *bufio.Writer, r *report) {
 	p("## Limit check\n\n")
 	switch {
 	case len(r.LimitFails) > 0:
-		p("**FAIL**: %d of %d goshmem latencies with a machine limit are below it. A limit that goshmem beats is a broken measurement: fix the limit (bench/limits) or the benchmark.\n\n", len(r.LimitFails), r.LimitChecked)
+		p("**FAIL**: %d of %d goshmem figures with a machine limit beat it (a latency below, a bandwidth above). A limit that goshmem beats is a broken measurement: fix the limit (bench/limits) or the benchmark.\n\n", len(r.LimitFails), r.LimitChecked)
 		for _, f := range r.LimitFails {
 			p("- FAIL %s\n", mdCell(f.String()))
 		}
 		p("\n")
 	case r.LimitChecked == 0:
-		p("No goshmem latency of this run has a machine limit (run put_pingpong, barrier, atomics or broadcast with their limits).\n\n")
+		p("No goshmem figure of this run has a machine limit (run put_pingpong, barrier, atomics, broadcast, put_bw or get_bw with their limits).\n\n")
 	default:
-		p("PASS: none of the %d goshmem latencies with a machine limit is below it (each one's best round against the limit).\n\n", r.LimitChecked)
+		p("PASS: none of the %d goshmem figures with a machine limit beats it (each one's best round against the limit: no latency below, no bandwidth above).\n\n", r.LimitChecked)
 	}
 }
 
