@@ -545,10 +545,17 @@ func TestEndToEnd(t *testing.T) {
 	}
 	for _, want := range []string{"### put: latency (us)", "### barrier: latency (us)", "| 64 KiB |", "| peer | skipped: -peer=false |", "## Targets",
 		"### barrier at 4 PEs: latency (us)", "### barrier at 8 goroutine PEs in one process: latency (us)", "goshmem only (the peer has no goroutine PEs)",
-		"## Limit check\n\nPASS: none of the 1 goshmem figures", "## Machine state per round", "| 1 | 0.", "measured in each of 1 rounds"} {
+		"## Machine state per round", "| 1 | 0.", "measured in each of 1 rounds"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	// The 2-PE barrier is checked against the hand-off limit. On a loaded
+	// machine the limit, measured a moment before, can read above the
+	// barrier: a FAIL line, not a failure of the run.
+	if !strings.Contains(md, "## Limit check\n\nPASS: none of the 1 goshmem figures") &&
+		!strings.Contains(md, "## Limit check\n\n**FAIL**: 1 of 1 goshmem figures") {
+		t.Errorf("report lacks the limit check of the barrier")
 	}
 	stem := strings.TrimSuffix(mds[0], ".md")
 	for _, f := range []string{"put.png", "raw.txt"} {

@@ -106,12 +106,13 @@ func limitArgs(test string, quick bool, maxSize int) []string {
 		}
 		return a
 	case limHandoff:
-		// A lower bound: the best of several short blocks per variant
-		// (-best), measured in every round.
+		// A lower bound: the best of many short blocks per variant
+		// (-best; 10-20 ms each, so that a quiet moment of a loaded
+		// machine shows), measured in every round.
 		if quick {
-			return []string{test, "-best", "-i", "20000", "-t", "100ms", "-r", "5", "-w", "1000"}
+			return []string{test, "-best", "-i", "20000", "-t", "100ms", "-r", "10", "-w", "1000"}
 		}
-		return []string{test, "-best", "-i", "100000", "-t", "400ms", "-r", "8"}
+		return []string{test, "-best", "-i", "100000", "-t", "400ms", "-r", "20"}
 	case limAtomic:
 		if quick {
 			return []string{test, "-i", "100000", "-t", "100ms", "-r", "3", "-w", "1000"}
