@@ -33,9 +33,17 @@ type report struct {
 	Limits     limits
 	LimitOrder []string // the limits tests run, in order
 	Targets    []target
-	Plots      map[string]string // benchmark name -> PNG path relative to the report
-	RawLog     string            // raw outputs, relative to the report
-	Notes      []string          // further remarks (failures of whole steps)
+	Cfgs       []peCfg      // the PE configurations run
+	Jobs       []job        // what each round ran
+	Handoff    agg          // the hand-off limit (min row) per round
+	States     []roundState // the machine per round
+	// LimitChecked figures were judged against their limits;
+	// LimitFails are those below it.
+	LimitChecked int
+	LimitFails   []limitFail
+	Plots        map[string]string // benchmark name -> PNG path relative to the report
+	RawLog       string            // raw outputs, relative to the report
+	Notes        []string          // further remarks (failures of whole steps)
 }
 
 // writeReport writes the markdown report.
@@ -58,8 +66,8 @@ func writeReport(w io.Writer, r *report) error {
 		p("| load average (1 min) | %s |\n", load)
 	}
 	p("| Go | %s |\n", r.Machine.Go)
-	p("| PEs | %d, each bound to a core |\n", r.NP)
-	p("| rounds | %d per benchmark, goshmem then the peer, alternating (A, B, A, B, ...); tables show the median over the rounds and each side's range |\n", r.Rounds)
+	p("| PEs | %s |\n", pesLine(r))
+	p("| rounds | %d; each round measures the hand-off limit, then runs every benchmark goshmem then the peer (an adjacent pair); targets use the median of the pairwise ratios of the rounds, tables the median over the rounds and each side's range |\n", r.Rounds)
 	if r.Quick {
 		p("| mode | quick (-quick): small sizes and few iterations, a smoke run, not a measurement |\n")
 	} else {
@@ -93,9 +101,12 @@ func writeReport(w io.Writer, r *report) error {
 	}
 	p("\n")
 
+	writeLimitCheck(b, r)
+	writeStates(b, r)
+
 	p("## Targets\n\n")
-	p("Ratios are goshmem/peer (or goshmem/limit) from medians over the rounds of this run, at %d PEs.\n\n", r.NP)
-	p("| target | goshmem/reference | wanted | result | figures |\n|---|---|---|---|---|\n")
+	p("Each ratio is the median of the pairwise ratios goshmem/reference of the rounds: goshmem/peer from the adjacent runs of one round, goshmem/goshmem from the same round, goshmem/limit against the limit. The spread is the range of the pairwise ratios. Targets are benchmarks, not tests: a MISS is reported, not a failure.\n\n")
+	p("| target | goshmem/reference | spread | wanted | result | figures |\n|---|---|---|---|---|---|\n")
 	for _, t := range r.Targets {
 		ratio := "-"
 		if t.Status != statusNA {
@@ -107,7 +118,7 @@ func writeReport(w io.Writer, r *report) error {
 			res = statusNA
 			fig = t.Why
 		}
-		p("| %s | %s | %s | %s | %s |\n", t.Name, ratio, t.wants(), res, mdCell(fig))
+		p("| %s | %s | %s | %s | %s | %s |\n", t.Name, ratio, t.spread(), t.wants(), res, mdCell(fig))
 	}
 	p("\n")
 	var misses, noted []target
@@ -140,24 +151,33 @@ func writeReport(w io.Writer, r *report) error {
 	p("## Results\n\n")
 	p("Each table: the median over the rounds; goshmem/peer below 1 means goshmem is faster for latencies, above 1 for bandwidths and rates. ")
 	p("The limit column is the machine limit the figure is judged against (see Machine limits).\n\n")
-	for _, s := range r.Specs {
-		res := r.Results[s.Name]
+	if len(r.Jobs) == 0 { // a report built without jobs: the base only
+		for _, s := range r.Specs {
+			r.Jobs = append(r.Jobs, job{Spec: s, Cfg: peCfg{NP: r.NP, PerProc: 1}, Key: s.Name})
+		}
+	}
+	for _, j := range r.Jobs {
+		res := r.Results[j.Key]
 		if res == nil {
 			continue
 		}
-		writeBench(b, r, res)
+		writeBench(b, r, res, j)
 	}
 
 	if len(r.LimitOrder) > 0 {
 		p("## Machine limits\n\n")
-		p("From bench/limits (run once, before the benchmarks).\n\n")
+		p("From bench/limits: memcpy and atomic once before the rounds, the hand-off at the start of every round.\n\n")
 		for _, name := range r.LimitOrder {
 			t := r.Limits[name]
 			if t == nil {
 				continue
 			}
 			p("### %s\n\n", name)
-			p("`limits %s`\n\n", strings.Join(t.Args, " "))
+			p("`limits %s`", strings.Join(t.Args, " "))
+			if name == limHandoff && r.Rounds > 1 {
+				p(", in each round")
+			}
+			p("\n\n")
 			if t.Err != "" {
 				p("Failed: %s\n\n", t.Err)
 				continue
@@ -189,7 +209,7 @@ func writeReport(w io.Writer, r *report) error {
 
 	p("## Notes\n\n")
 	p("- The programs print figures with three decimals (microseconds for latencies, so nanoseconds): 0.020 us is anything from 0.0195 to 0.0205 us. Targets whose ratio the rounding could flip say so.\n")
-	p("- Limits: memcpy for put_bw and get_bw (same size); the cache-line hand-off with separate lines (a flag each side writes and the other polls, the ping-pong's and the barrier's layout) for put_pingpong up to %d B and the 2-PE barrier; the uncontended fetch-add for the atomics rows fetch_add, compare_swap and add_rate (PE 1 idles during the test, so the word's line stays in PE 0's cache; remote_fetch_add is what a contended line costs).\n", lineBytes)
+	p("- Limits: memcpy for put_bw and get_bw (same size); the cache-line hand-off's min row (the fastest of one line and two lines, polled with goshmem's spin, a pause per poll, or without a pause; the best block of each, the minimum over the rounds) for put_pingpong up to %d B and the 2-PE barrier; the uncontended fetch-add for the atomics rows fetch_add, compare_swap and add_rate (PE 1 idles during the test, so the word's line stays in PE 0's cache; remote_fetch_add is what a contended line costs).\n", lineBytes)
 	if slices.ContainsFunc(r.Specs, func(s *spec) bool { return isCollective(s.Name) }) {
 		p("- Collectives (broadcast, reduce, collect, fcollect, alltoall): every PE times back-to-back calls on TeamWorld and the row is PE 0's; the peer uses OpenSHMEM 1.4's active-set routines over all PEs (OSHMEM 4.1 has no teams), alternating two pSync arrays, and skips sizes below 4 B. The broadcast's limit from %s up is the time memcpy takes for the size (size / memcpy bandwidth); its target compares bandwidths (size / latency) with memcpy's at %s. goshmem's algorithms: SHMEM_BARRIER_ALGORITHM, SHMEM_REDUCE_ALGORITHM, SHMEM_BCAST_ALGORITHM, SHMEM_FCOLLECT_ALGORITHM (set them in the environment, or for goshmem only with -x).\n",
 			humanSize(strconv.Itoa(bcastBulk)), humanSize(strconv.Itoa(collTargetSize)))
@@ -203,17 +223,25 @@ func writeReport(w io.Writer, r *report) error {
 	return b.Flush()
 }
 
-// writeBench writes one benchmark's section.
-func writeBench(b *bufio.Writer, r *report, res *result) {
+// writeBench writes the section of one benchmark in one configuration.
+func writeBench(b *bufio.Writer, r *report, res *result, j job) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	s := res.Spec
 	better := "lower is better"
 	if !s.Kind.lowerIsBetter() {
 		better = "higher is better"
 	}
-	p("### %s: %s (%s), %s\n\n", s.Name, kindName(s.Kind), s.Kind.unit(), better)
-	p("%s. Arguments, both sides: `%s`.\n\n", s.What, strings.Join(res.Args, " "))
-	if png, ok := r.Plots[s.Name]; ok {
+	at := ""
+	if j.Key != s.Name {
+		at = " at " + j.Cfg.label()
+	}
+	p("### %s%s: %s (%s), %s\n\n", s.Name, at, kindName(s.Kind), s.Kind.unit(), better)
+	sides := "both sides"
+	if !j.Peer && j.Key != s.Name {
+		sides = "goshmem only (the peer has no goroutine PEs)"
+	}
+	p("%s. Arguments, %s: `%s`.\n\n", s.What, sides, strings.Join(res.Args, " "))
+	if png, ok := r.Plots[j.Key]; ok {
 		p("![%s](%s)\n\n", s.Name, png)
 	}
 	key := "Operation"
@@ -227,12 +255,12 @@ func writeBench(b *bufio.Writer, r *report, res *result) {
 	}
 	hasLimit := false
 	for _, k := range res.Keys {
-		if _, _, ok := limitFor(s, k, r.Limits, r.NP); ok {
+		if _, _, ok := limitFor(s, k, r.Limits, r.NP); ok && j.Key == s.Name {
 			hasLimit = true
 		}
 	}
 	u := s.Kind.unit()
-	p("| %s | goshmem (%s) | peer (%s) | goshmem/peer |", key, u, u)
+	p("| %s | goshmem (%s) | peer (%s) | goshmem/peer (median pairwise) |", key, u, u)
 	if hasLimit {
 		p(" limit (%s) | goshmem/limit |", u)
 	}
@@ -247,10 +275,7 @@ func writeBench(b *bufio.Writer, r *report, res *result) {
 		if s.Sized {
 			label = humanSize(k)
 		}
-		ratio := math.NaN()
-		if g.ok() && pe.ok() && pe.median() > 0 {
-			ratio = g.median() / pe.median()
-		}
+		ratio, _, _, _, _ := ratio(g, pe)
 		p("| %s | %s | %s | %s |", label, fmtNum(g.median()), fmtNum(pe.median()), fmtRatio(ratio))
 		if hasLimit {
 			if v, what, ok := limitFor(s, k, r.Limits, r.NP); ok && v > 0 {
@@ -278,6 +303,67 @@ func writeBench(b *bufio.Writer, r *report, res *result) {
 			}
 			p("\n")
 		}
+	}
+}
+
+// pesLine describes the PE configurations for the setup table.
+func pesLine(r *report) string {
+	if len(r.Cfgs) == 0 {
+		return fmt.Sprintf("%d, each bound to a core", r.NP)
+	}
+	var cs []string
+	for _, c := range r.Cfgs {
+		switch {
+		case c.goroutines():
+			cs = append(cs, fmt.Sprintf("%s (`--pes-per-proc %d`; goshmem only)", c.label(), c.PerProc))
+		case c.NP > r.Machine.CPUs && r.Machine.CPUs > 0:
+			cs = append(cs, fmt.Sprintf("%s (more than the %d CPUs: goshmem `--bind-to core`, the peer `--oversubscribe --bind-to core:overload-allowed`)", c.label(), r.Machine.CPUs))
+		default:
+			cs = append(cs, c.label()+" (each bound to a core)")
+		}
+	}
+	return fmt.Sprintf("%s; every benchmark at %d PEs, %s at the others", strings.Join(cs, ", "), r.NP, strings.Join(scaleSpecs, ", "))
+}
+
+// writeLimitCheck writes whether any goshmem figure beat its limit.
+func writeLimitCheck(b *bufio.Writer, r *report) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("## Limit check\n\n")
+	switch {
+	case len(r.LimitFails) > 0:
+		p("**FAIL**: %d of %d goshmem figures with a machine limit beat it (a latency below, a bandwidth above). A limit that goshmem beats is a broken measurement: fix the limit (bench/limits) or the benchmark.\n\n", len(r.LimitFails), r.LimitChecked)
+		for _, f := range r.LimitFails {
+			p("- FAIL %s\n", mdCell(f.String()))
+		}
+		p("\n")
+	case r.LimitChecked == 0:
+		p("No goshmem figure of this run has a machine limit (run put_pingpong, barrier, atomics, broadcast, put_bw or get_bw with their limits).\n\n")
+	default:
+		p("PASS: none of the %d goshmem figures with a machine limit beats it (each one's best round against the limit: no latency below, no bandwidth above).\n\n", r.LimitChecked)
+	}
+}
+
+// writeStates writes the machine's state per round.
+func writeStates(b *bufio.Writer, r *report) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	if len(r.States) == 0 {
+		return
+	}
+	p("## Machine state per round\n\n")
+	p("A round is flagged when its hand-off limit or a %d-PE barrier lies more than %.1fx from that figure's median over the rounds: the machine changed state (e.g. where the vCPUs landed), and that round's pairs compare another machine. Ratios stay pairwise, so a flagged round moves both sides of its pairs.\n\n", r.NP, stateFactor)
+	p("| round | hand-off limit (us) | goshmem barrier (us) | peer barrier (us) | state |\n|---|---|---|---|---|\n")
+	flagged := 0
+	for _, st := range r.States {
+		state := "ok"
+		if len(st.Flags) > 0 {
+			flagged++
+			state = "**changed**: " + mdCell(strings.Join(st.Flags, "; "))
+		}
+		p("| %d | %s | %s | %s | %s |\n", st.Round, fmtNum(st.Handoff), fmtNum(st.Barrier), fmtNum(st.PeerBar), state)
+	}
+	p("\n")
+	if flagged > 0 {
+		p("%d of %d rounds flagged: treat ratios whose spread crosses their threshold with care.\n\n", flagged, len(r.States))
 	}
 }
 

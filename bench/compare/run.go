@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,7 +31,10 @@ type config struct {
 	Out     string
 	Tag     string
 	Peer    bool
-	NP      int
+	NP      int           // the base configuration's PEs
+	PEs     string        // -pes
+	Cfgs    []peCfg       // the PE configurations, parsed from -pes (or -np)
+	Strict  bool          // a goshmem figure below its limit fails the exit status
 	Timeout time.Duration // per run
 	Args    []string      // the command line, for the report
 	GoshEnv []string      // -x VAR=value: passed to goshmem's PEs only
@@ -49,7 +53,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.Out, "out", "", "directory for the report and plots (default bench/results of the module)")
 	fs.StringVar(&c.Tag, "tag", "", "suffix of the report's name: <date>-<tag>.md")
 	fs.BoolVar(&c.Peer, "peer", true, "run the peer (Open MPI's OpenSHMEM) too")
-	fs.IntVar(&c.NP, "np", 2, "number of PEs")
+	fs.IntVar(&c.NP, "np", 2, "run at this PE count only (processes), instead of -pes")
+	fs.StringVar(&c.PEs, "pes", defaultPEs, "PE configurations: N processes or Ng goroutine PEs in one process (--pes-per-proc N); every benchmark runs at the first process count, barrier, reduce and broadcast at all")
+	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a goshmem figure is below its machine limit (the report says FAIL either way)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "stop a run after this long (default 10m, 3m with -quick)")
 	fs.Func("x", "`VAR=value` for goshmem's PEs only (oshrun -x), e.g. SHMEM_REDUCE_ALGORITHM=flat; repeatable", func(v string) error {
 		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
@@ -72,9 +78,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.Rounds < 1 {
 		return nil, fmt.Errorf("-rounds %d: need at least 1", c.Rounds)
 	}
+	npSet := false
+	fs.Visit(func(f *flag.Flag) { npSet = npSet || f.Name == "np" })
 	if c.NP < 2 {
 		return nil, fmt.Errorf("-np %d: the benchmarks need at least 2 PEs", c.NP)
 	}
+	var err error
+	if npSet {
+		c.Cfgs = []peCfg{{NP: c.NP, PerProc: 1}}
+	} else if c.Cfgs, err = parsePEs(c.PEs); err != nil {
+		return nil, err
+	}
+	c.NP = baseCfg(c.Cfgs).NP
 	if strings.ContainsAny(c.Tag, "/\\ ") {
 		return nil, fmt.Errorf("-tag %q: no slashes or spaces", c.Tag)
 	}
@@ -84,7 +99,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			c.Timeout = 3 * time.Minute
 		}
 	}
-	var err error
 	if c.specs, err = selectSpecs(c.Only); err != nil {
 		return nil, err
 	}
@@ -197,7 +211,7 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		Command: "go run ./bench/compare" + argString(c.Args), Quick: c.Quick, Rounds: c.Rounds, NP: c.NP,
 		Machine: readMachine(), Results: map[string]*result{}, Limits: limits{}, Plots: map[string]string{},
 		LoadStart: math.NaN(), LoadEnd: math.NaN(), Specs: c.specs,
-		GoshCmd: fmt.Sprintf("oshrun -n %d --bind-to core%s PROG ARGS", c.NP, xFlags(c.GoshEnv)),
+		GoshCmd: "oshrun " + strings.Join(goshArgs(baseCfg(c.Cfgs), c.GoshEnv), " ") + " PROG ARGS",
 		GoshEnv: shmemEnv(),
 	}
 	if v, ok := loadAvg(); ok {
@@ -215,11 +229,26 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 
 	lims := neededLimits(c.specs)
-	sides := 1
-	if rep.Peer.Enabled {
-		sides = 2
+	js := jobs(c.specs, c.Cfgs, c.Quick)
+	rep.Cfgs, rep.Jobs = c.Cfgs, js
+	perRound := 0
+	for _, j := range js {
+		perRound++
+		if j.Peer && rep.Peer.Enabled {
+			perRound++
+		}
 	}
-	pr.total = 1 + (sides - 1) + len(lims) + len(c.specs)*c.Rounds*sides + 1
+	once := len(lims)
+	handoffEach := slices.Contains(lims, limHandoff)
+	if handoffEach {
+		once--
+		perRound++
+	}
+	peerBuild := 0
+	if rep.Peer.Enabled {
+		peerBuild = 1
+	}
+	pr.total = 1 + peerBuild + once + c.Rounds*perRound + 1
 
 	tmp, err := os.MkdirTemp("", "goshmem-compare-")
 	if err != nil {
@@ -277,13 +306,13 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		raw.WriteString("\n")
 	}
 
-	// The machine limits the benchmarks are judged against.
+	// The machine limits the benchmarks are judged against: memcpy and
+	// atomic once, the hand-off in every round.
 	maxBW := bandwidthMax(c.specs, c.Quick)
-	for _, name := range lims {
-		pr.step("limits %s", name)
+	runLimit := func(name, what string) (*limitTable, error) {
 		a := limitArgs(name, c.Quick, maxBW)
 		o := execute(ctx, c.Timeout, root, nil, filepath.Join(bin, "limits"), a...)
-		logRun("limits "+name, "limits "+strings.Join(a, " "), o)
+		logRun(what, "limits "+strings.Join(a, " "), o)
 		t := &limitTable{Test: name}
 		if o.Err == nil {
 			tables, err := parseLimits(o.Stdout)
@@ -297,46 +326,78 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 			}
 		} else {
 			if ctx.Err() != nil {
-				pr.done()
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
 			t.Err = failure(o)
 		}
 		t.Args = a
 		if t.Err != "" {
-			pr.msg("limits %s failed: %s", name, t.Err)
+			pr.msg("%s failed: %s", what, t.Err)
+		}
+		return t, nil
+	}
+	for _, name := range lims {
+		if name == limHandoff {
+			continue
+		}
+		pr.step("limits %s", name)
+		t, err := runLimit(name, "limits "+name)
+		if err != nil {
+			pr.done()
+			return err
 		}
 		rep.Limits[name] = t
 		rep.LimitOrder = append(rep.LimitOrder, name)
 	}
+	if handoffEach {
+		rep.LimitOrder = append(rep.LimitOrder, limHandoff)
+	}
 
-	// The benchmarks, alternating goshmem and the peer.
-	for _, s := range c.specs {
-		args := s.args(c.Quick)
-		res := newResult(s, args)
-		rep.Results[s.Name] = res
-		for round := 1; round <= c.Rounds; round++ {
-			for sd := gosh; sd < side(sides); sd++ {
-				if sd == peer && !rep.Peer.Enabled {
+	// The rounds: the hand-off limit, then each benchmark, goshmem
+	// then the peer (an adjacent pair).
+	for _, j := range js {
+		rep.Results[j.Key] = newResult(j.Spec, j.Args)
+	}
+	var handoffs []*limitTable
+	for round := 1; round <= c.Rounds; round++ {
+		if handoffEach {
+			pr.step("round %d/%d: limits handoff", round, c.Rounds)
+			t, err := runLimit(limHandoff, fmt.Sprintf("round %d limits handoff", round))
+			if err != nil {
+				pr.done()
+				return err
+			}
+			if v, ok := (limits{limHandoff: t}).value(limHandoff, handoffMin); ok {
+				rep.Handoff.Values = append(rep.Handoff.Values, v)
+				rep.Handoff.Rounds = append(rep.Handoff.Rounds, round)
+			}
+			handoffs = append(handoffs, t)
+		}
+		for _, j := range js {
+			res := rep.Results[j.Key]
+			for sd := gosh; sd <= peer; sd++ {
+				if sd == peer && (!rep.Peer.Enabled || !j.Peer) {
 					continue
 				}
-				pr.step("%s round %d/%d (%s)", s.Name, round, c.Rounds, sd)
+				what := j.Spec.Name
+				if j.Key != j.Spec.Name {
+					what += " at " + j.Cfg.label()
+				}
+				pr.step("round %d/%d: %s (%s)", round, c.Rounds, what, sd)
 				var o runOut
 				var cmdline string
+				np := strconv.Itoa(j.Cfg.NP)
 				if sd == gosh {
-					a := []string{"-n", strconv.Itoa(c.NP), "--bind-to", "core"}
-					for _, kv := range c.GoshEnv {
-						a = append(a, "-x", kv)
-					}
-					a = append(append(a, filepath.Join(bin, s.Name)), args...)
+					a := goshArgs(j.Cfg, c.GoshEnv)
+					a = append(append(a, filepath.Join(bin, j.Spec.Name)), j.Args...)
 					cmdline = "oshrun " + strings.Join(a, " ")
 					o = execute(ctx, c.Timeout, root, nil, filepath.Join(bin, "oshrun"), a...)
 				} else {
-					a := append([]string{filepath.Join(root, "bench", "peer", "run.sh"), s.Name}, args...)
-					cmdline = fmt.Sprintf("NP=%d BIN=%s sh %s", c.NP, peerBin, strings.Join(a, " "))
-					o = execute(ctx, c.Timeout, root, []string{"NP=" + strconv.Itoa(c.NP), "BIN=" + peerBin, "OSHRUN=" + rep.Peer.Oshrun}, "sh", a...)
+					a := append([]string{filepath.Join(root, "bench", "peer", "run.sh"), j.Spec.Name}, j.Args...)
+					cmdline = fmt.Sprintf("NP=%s BIN=%s sh %s", np, peerBin, strings.Join(a, " "))
+					o = execute(ctx, c.Timeout, root, []string{"NP=" + np, "BIN=" + peerBin, "OSHRUN=" + rep.Peer.Oshrun}, "sh", a...)
 				}
-				logRun(fmt.Sprintf("%s round %d %s", s.Name, round, sd), cmdline, o)
+				logRun(fmt.Sprintf("round %d %s %s", round, j.Key, sd), cmdline, o)
 				res.Runs[sd]++
 				if ctx.Err() != nil {
 					pr.done()
@@ -345,14 +406,14 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 				if o.Err != nil {
 					f := fmt.Sprintf("round %d: %s", round, failure(o))
 					res.Fails[sd] = append(res.Fails[sd], f)
-					pr.msg("%s round %d/%d (%s) failed: %s", s.Name, round, c.Rounds, sd, failure(o))
+					pr.msg("round %d/%d: %s (%s) failed: %s", round, c.Rounds, what, sd, failure(o))
 					continue
 				}
-				pts, err := s.parse(o.Stdout)
+				pts, err := j.Spec.parse(o.Stdout)
 				var u *unsupported
 				if errors.As(err, &u) {
 					if res.Unsupported[sd] == "" {
-						pr.msg("%s (%s): %s", s.Name, sd, u.Msg)
+						pr.msg("%s (%s): %s", what, sd, u.Msg)
 					}
 					res.Unsupported[sd] = u.Msg
 					continue
@@ -360,12 +421,15 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 				if err != nil {
 					f := fmt.Sprintf("round %d: cannot read the output: %v", round, err)
 					res.Fails[sd] = append(res.Fails[sd], f)
-					pr.msg("%s round %d/%d (%s): %s", s.Name, round, c.Rounds, sd, f)
+					pr.msg("round %d/%d: %s (%s): %s", round, c.Rounds, what, sd, f)
 					continue
 				}
-				res.add(sd, pts)
+				res.add(sd, round, pts)
 			}
 		}
+	}
+	if handoffEach {
+		rep.Limits[limHandoff] = mergeRounds(handoffs)
 	}
 
 	// Targets, plots, report.
@@ -373,8 +437,10 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	if v, ok := loadAvg(); ok {
 		rep.LoadEnd = v
 	}
-	ev := evaluation{Results: rep.Results, Limits: rep.Limits, NP: c.NP, Peer: rep.Peer.Enabled, PeerWhy: rep.Peer.Skipped}
+	ev := evaluation{Results: rep.Results, Limits: rep.Limits, NP: c.NP, Cfgs: c.Cfgs, Peer: rep.Peer.Enabled, PeerWhy: rep.Peer.Skipped}
 	rep.Targets = ev.targets()
+	rep.LimitChecked, rep.LimitFails = ev.limitChecks()
+	rep.States = machineStates(c.Rounds, rep.Handoff, rep.Results["barrier"], strconv.Itoa(c.NP))
 	for _, s := range c.specs {
 		ch, ok := chartFor(rep.Results[s.Name], rep.Limits, c.NP)
 		if !ok {
@@ -411,10 +477,85 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		case statusNA:
 			fmt.Fprintf(stdout, "  %-4s %s: %s\n", t.Status, t.Name, t.Why)
 		default:
-			fmt.Fprintf(stdout, "  %-4s %s: %s (wanted %s)\n", t.Status, t.Name, fmtRatio(t.Ratio), t.wants())
+			fmt.Fprintf(stdout, "  %-4s %s: %s, pairwise %s (wanted %s)\n", t.Status, t.Name, fmtRatio(t.Ratio), t.spread(), t.wants())
 		}
 	}
-	return nil
+	for _, st := range rep.States {
+		if len(st.Flags) > 0 {
+			fmt.Fprintf(stdout, "  STATE round %d: the machine changed state: %s\n", st.Round, strings.Join(st.Flags, "; "))
+		}
+	}
+	for _, f := range rep.LimitFails {
+		fmt.Fprintf(stdout, "  FAIL %s\n", f)
+	}
+	return strictErr(rep.LimitFails, c.Strict, mdPath)
+}
+
+// strictErr is the tool's verdict on the limit check: with -strict a
+// goshmem figure below its limit fails the run (exit status 1);
+// without, the report's FAIL lines say so and the run succeeds (CI runs
+// without -strict: on a shared machine a single noisy round should not
+// fail the build, and a MISS of a target never does).
+func strictErr(fails []limitFail, strict bool, report string) error {
+	if len(fails) == 0 || !strict {
+		return nil
+	}
+	return fmt.Errorf("%d goshmem figure(s) below their machine limit (-strict); see the limit check in %s", len(fails), report)
+}
+
+// goshArgs returns oshrun's arguments before the program for a PE
+// configuration: processes bound to cores (oversubscribed when they
+// outnumber them, as the peer's --bind-to core:overload-allowed), or
+// goroutine PEs in one process with oshrun's default binding.
+func goshArgs(c peCfg, env []string) []string {
+	a := []string{"-n", strconv.Itoa(c.NP)}
+	if c.goroutines() {
+		a = append(a, "--pes-per-proc", strconv.Itoa(c.PerProc))
+	} else {
+		a = append(a, "--bind-to", "core")
+	}
+	for _, kv := range env {
+		a = append(a, "-x", kv)
+	}
+	return a
+}
+
+// mergeRounds merges the hand-off tables of the rounds into one: each
+// row the minimum over the rounds (a lower bound takes the fastest the
+// machine did), with a note giving the min row of each round.
+func mergeRounds(ts []*limitTable) *limitTable {
+	var out *limitTable
+	var per []string
+	for i, t := range ts {
+		if t.Err != "" {
+			per = append(per, fmt.Sprintf("round %d failed", i+1))
+			continue
+		}
+		if v, ok := (limits{limHandoff: t}).value(limHandoff, handoffMin); ok {
+			per = append(per, fmt.Sprintf("round %d %s", i+1, fmtNum(v)))
+		}
+		if out == nil {
+			c := *t
+			c.Rows = slices.Clone(t.Rows)
+			out = &c
+			continue
+		}
+		for j := range out.Rows {
+			if k := slices.IndexFunc(t.Rows, func(p point) bool { return p.Key == out.Rows[j].Key }); k >= 0 {
+				out.Rows[j].Value = min(out.Rows[j].Value, t.Rows[k].Value)
+			}
+		}
+	}
+	if out == nil {
+		out = &limitTable{Test: limHandoff, Err: "failed in every round"}
+		if len(ts) > 0 {
+			out.Err, out.Args = ts[0].Err, ts[0].Args
+		}
+		return out
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("measured in each of %d rounds; each row is the minimum over the rounds; the min row per round (us): %s",
+		len(ts), strings.Join(per, ", ")))
+	return out
 }
 
 // argString formats the tool's arguments for the report.

@@ -23,9 +23,60 @@ func (s side) String() string {
 	return "goshmem"
 }
 
-// agg is one figure over the rounds that produced it.
+// agg is one figure over the rounds that produced it. Rounds, when
+// set, holds the round (1, 2, ...) of each value: figures of the two
+// sides taken in the same round are an adjacent pair (see pairs). A
+// reference without rounds (a machine limit) pairs with every value.
 type agg struct {
 	Values []float64
+	Rounds []int
+}
+
+// constant is a reference figure that is not tied to a round.
+func constant(v float64) agg { return agg{Values: []float64{v}} }
+
+// pairs returns the ratios a/b of the values taken in the same round,
+// in a's order: the pairwise ratios of adjacent runs. When b has no
+// rounds, its median is every value's partner. Pairs with b <= 0 are
+// left out.
+func pairs(a, b agg) []float64 {
+	var out []float64
+	if b.Rounds == nil {
+		if m := b.median(); m > 0 {
+			for _, v := range a.Values {
+				out = append(out, v/m)
+			}
+		}
+		return out
+	}
+	for i, v := range a.Values {
+		if i >= len(a.Rounds) {
+			break
+		}
+		if j := slices.Index(b.Rounds, a.Rounds[i]); j >= 0 && b.Values[j] > 0 {
+			out = append(out, v/b.Values[j])
+		}
+	}
+	return out
+}
+
+// ratio is the median of the pairwise ratios of a and b and their
+// range; ok is false when no round has both.
+func ratio(a, b agg) (med, lo, hi float64, n int, ok bool) {
+	r := pairs(a, b)
+	if len(r) == 0 {
+		return math.NaN(), math.NaN(), math.NaN(), 0, false
+	}
+	x := agg{Values: r}
+	return x.median(), x.min(), x.max(), len(r), true
+}
+
+// at returns the value of round r.
+func (a agg) at(r int) (float64, bool) {
+	if i := slices.Index(a.Rounds, r); i >= 0 {
+		return a.Values[i], true
+	}
+	return 0, false
 }
 
 func (a agg) ok() bool { return len(a.Values) > 0 }
@@ -86,14 +137,15 @@ func newResult(s *spec, args []string) *result {
 	return &result{Spec: s, Args: args, Figs: [2]map[string]agg{{}, {}}}
 }
 
-// add records one round's figures of a side.
-func (r *result) add(sd side, pts []point) {
+// add records the figures of a side's run in round (1, 2, ...).
+func (r *result) add(sd side, round int, pts []point) {
 	for _, p := range pts {
 		if !slices.Contains(r.Keys, p.Key) {
 			r.Keys = append(r.Keys, p.Key)
 		}
 		a := r.Figs[sd][p.Key]
 		a.Values = append(a.Values, p.Value)
+		a.Rounds = append(a.Rounds, round)
 		r.Figs[sd][p.Key] = a
 	}
 }
@@ -142,6 +194,7 @@ const (
 	limAtomic   = "atomic"
 	sepLines    = "separate_lines"
 	sameLine    = "same_line"
+	handoffMin  = "min" // the minimum over the hand-off's layouts and spin methods
 	localFAdd   = "local_fetch_add"
 	remoteFAdd  = "remote_fetch_add"
 	lineBytes   = 64 // a cache line
@@ -156,9 +209,10 @@ const (
 
 // limitFor returns the machine limit that a benchmark's row is judged
 // against, and its name, where one applies: memcpy bandwidth of the
-// same size for put_bw and get_bw; the cache-line hand-off with separate
-// lines (the layout of the ping-pong's and the barrier's flags) for the
-// ping-pong up to one cache line and the 2-PE barrier; the uncontended
+// same size for put_bw and get_bw; the cache-line hand-off (its min
+// row: the fastest of one line and two, polled with goshmem's spin or
+// without a pause) for the ping-pong up to one cache line and the 2-PE
+// barrier; the uncontended
 // fetch-add for the atomics (PE 1 idles, so the word's line stays in
 // PE 0's cache); for broadcasts of 64 KiB and more, the time memcpy
 // takes to copy the size (size / memcpy bandwidth, in us).
@@ -177,13 +231,13 @@ func limitFor(s *spec, key string, l limits, np int) (float64, string, bool) {
 		return v, "memcpy", ok
 	case "put_pingpong":
 		if n, err := strconv.Atoi(key); err == nil && n <= lineBytes {
-			v, ok := l.value(limHandoff, sepLines)
-			return v, "hand-off, separate lines", ok
+			v, ok := l.value(limHandoff, handoffMin)
+			return v, "hand-off", ok
 		}
 	case "barrier":
 		if np == 2 && key == "2" {
-			v, ok := l.value(limHandoff, sepLines)
-			return v, "hand-off, separate lines", ok
+			v, ok := l.value(limHandoff, handoffMin)
+			return v, "hand-off", ok
 		}
 	case "atomics":
 		if key == "fetch_add" || key == "compare_swap" || key == "add_rate" {
@@ -206,7 +260,9 @@ type target struct {
 	Name      string   // e.g. "put latency, 8 B, vs peer"
 	Le        bool     // the ratio must be at most Threshold (else at least)
 	Threshold float64  // e.g. 0.7
-	Ratio     float64  // the measured ratio (medians over the rounds)
+	Ratio     float64  // the median of the pairwise ratios of the rounds
+	Lo, Hi    float64  // their range
+	Pairs     int      // rounds with both figures
 	Status    string   // statusPass, statusMiss or statusNA
 	Figures   string   // the figures the ratio comes from
 	Why       string   // why the target could not be evaluated (n/a)
@@ -240,25 +296,26 @@ const causeUnknown = "not analysed yet"
 const outputHalfUnit = 0.0005
 
 // judge evaluates t from a goshmem figure g and a reference ref (the
-// peer's figure, or a limit as a one-value agg). half is the rounding
-// of the printed figures (0 when negligible); lower tells whether lower
-// figures are better; unit names the figures' unit.
-func judge(t *target, g, ref agg, half float64, lower bool, unit, refName string) {
+// peer's figure, or a limit as a constant). The ratio is the median of
+// the pairwise ratios of the rounds both have (see pairs), and t keeps
+// their range. half is the rounding of the printed figures (0 when
+// negligible); unit names the figures' unit.
+func judge(t *target, g, ref agg, half float64, unit, refName string) {
 	if !g.ok() || !ref.ok() {
 		t.Status, t.Why = statusNA, "no figures"
 		return
 	}
 	gm, rm := g.median(), ref.median()
 	t.Figures = fmt.Sprintf("goshmem %s, %s %s", withUnit(gm, unit), refName, withUnit(rm, unit))
-	if rm <= 0 {
-		t.Status, t.Why = statusNA, fmt.Sprintf("the %s figure is %s", refName, fmtNum(rm))
+	med, lo, hi, n, ok := ratio(g, ref)
+	if !ok {
+		t.Status, t.Why = statusNA, fmt.Sprintf("no round with both a goshmem figure and a positive %s figure", refName)
+		if rm <= 0 {
+			t.Why = fmt.Sprintf("the %s figure is %s", refName, fmtNum(rm))
+		}
 		return
 	}
-	t.Ratio = gm / rm
-	t.Status = statusMiss
-	if t.meets(t.Ratio) {
-		t.Status = statusPass
-	}
+	t.setRatio(med, lo, hi, n)
 	unresolved := false
 	if half > 0 {
 		lo := math.Max(gm-half, 0) / (rm + half)
@@ -273,18 +330,11 @@ func judge(t *target, g, ref agg, half float64, lower bool, unit, refName string
 				half, unit, lo, hi))
 		}
 	}
-	var noisy bool
-	if len(g.Values) > 1 || len(ref.Values) > 1 {
-		gb, rb := g.best(lower), ref.best(lower)
-		if rb > 0 {
-			br := gb / rb
-			if t.meets(br) != t.meets(t.Ratio) {
-				noisy = true
-				t.Notes = append(t.Notes, fmt.Sprintf(
-					"with each side's best round the ratio is %.2f (goshmem %s, %s %s; rounds ranged goshmem %s, %s %s)",
-					br, withUnit(gb, unit), refName, withUnit(rb, unit), fmtRange(g), refName, fmtRange(ref)))
-			}
-		}
+	noisy := n > 1 && t.meets(lo) != t.meets(hi)
+	if noisy {
+		t.Notes = append(t.Notes, fmt.Sprintf(
+			"the pairwise ratios of the %d rounds ranged %.2f-%.2f, on both sides of the threshold (rounds ranged goshmem %s, %s %s)",
+			n, lo, hi, fmtRange(g), refName, fmtRange(ref)))
 	}
 	if t.Status != statusMiss {
 		return
@@ -293,10 +343,31 @@ func judge(t *target, g, ref agg, half float64, lower bool, unit, refName string
 	case unresolved:
 		t.Cause = "measurement resolution: at two printed decimals the ratio could be on either side of the threshold (see the note)"
 	case noisy:
-		t.Cause = "run-to-run noise: the best rounds of the two sides meet the target, the medians do not (see the note); rerun on a quiet machine or with more -rounds"
+		t.Cause = "run-to-run noise: some rounds' pairs meet the target, the median does not (see the note); rerun on a quiet machine or with more -rounds"
 	default:
 		t.Cause = causeUnknown
 	}
+}
+
+// setRatio records the median pairwise ratio, its range over n rounds
+// and the status it gives.
+func (t *target) setRatio(med, lo, hi float64, n int) {
+	t.Ratio, t.Lo, t.Hi, t.Pairs = med, lo, hi, n
+	t.Status = statusMiss
+	if t.meets(med) {
+		t.Status = statusPass
+	}
+}
+
+// spread formats the range of a target's pairwise ratios.
+func (t target) spread() string {
+	switch {
+	case t.Status == statusNA || t.Pairs == 0:
+		return "-"
+	case t.Pairs == 1:
+		return "1 round"
+	}
+	return fmt.Sprintf("%s-%s (%d rounds)", fmtRatio(t.Lo), fmtRatio(t.Hi), t.Pairs)
 }
 
 // withUnit formats a figure and its unit, if any.
@@ -346,73 +417,108 @@ func fmtRatio(v float64) string {
 
 // evaluation is what the targets are computed from.
 type evaluation struct {
-	Results map[string]*result // by benchmark name; missing: not run
+	Results map[string]*result // by resKey; missing: not run
 	Limits  limits
-	NP      int
-	Peer    bool   // the peer ran
-	PeerWhy string // why not
+	NP      int     // the PEs of the base configuration
+	Cfgs    []peCfg // the PE configurations run (nil: the base only)
+	Peer    bool    // the peer ran
+	PeerWhy string  // why not
 }
 
-// targets evaluates every target of the issue (2 PEs; ratios are
-// goshmem/peer or goshmem/limit in the same run).
+// base returns the base configuration: NP processes.
+func (e evaluation) base() peCfg { return peCfg{NP: e.NP, PerProc: 1} }
+
+// res returns the result of a benchmark in a configuration.
+func (e evaluation) res(name string, c peCfg) *result {
+	return e.Results[resKey(name, c, e.base())]
+}
+
+// ran reports whether configuration c was run.
+func (e evaluation) ran(c peCfg) bool {
+	return c == e.base() || slices.Contains(e.Cfgs, c)
+}
+
+// notRun returns why a benchmark's result in c is missing.
+func (e evaluation) notRun(name string, c peCfg) string {
+	if !e.ran(c) {
+		return "no run at " + c.label() + " (-pes)"
+	}
+	return name + " was not run (-only)"
+}
+
+// Sizes of the targets' size ranges.
+const (
+	smallLo, smallHi = 8, 256             // small collectives
+	bulkLo, bulkHi   = 64 << 10, 64 << 20 // bandwidth and ping-pong
+	goroutineBarrier = 5.0                // us: 8 goroutine PEs' barrier
+)
+
+// targets evaluates every target of the issues (ratios are the medians
+// of the pairwise goshmem/peer ratios of the rounds, goshmem/goshmem
+// in the same round, or goshmem/limit).
 func (e evaluation) targets() []target {
 	var ts []target
-	vsPeer := func(bench, key, name string, thr float64) {
+	b := e.base()
+	np := strconv.Itoa(e.NP)
+	// vsPeer judges a benchmark's row in configuration c against the peer's.
+	vsPeer := func(bench string, c peCfg, key, name string, thr float64) {
 		t := target{Name: name, Le: true, Threshold: thr}
-		r := e.Results[bench]
+		r := e.res(bench, c)
 		switch {
 		case r == nil:
-			t.Status, t.Why = statusNA, bench+" was not run (-only)"
+			t.Status, t.Why = statusNA, e.notRun(bench, c)
 		case !e.Peer:
 			t.Status, t.Why = statusNA, "peer skipped: "+e.PeerWhy
 		default:
-			judge(&t, r.fig(gosh, key), r.fig(peer, key), outputHalfUnit, true, "us", "peer")
+			judge(&t, r.fig(gosh, key), r.fig(peer, key), outputHalfUnit, "us", "peer")
 			if t.Status == statusNA && t.Why == "no figures" {
 				t.Why = "no " + humanSize(key) + " figure from " + missingSides(r, key)
 			}
 		}
 		ts = append(ts, t)
 	}
-	vsPeer("put", "8", "put latency, 8 B, vs peer", 0.7)
-	vsPeer("get", "8", "get latency, 8 B, vs peer", 0.7)
-	vsPeer("atomics", "fetch_add", "fetch_add latency vs peer", 0.7)
-	vsPeer("put_pingpong", "8", "put ping-pong one-way, 8 B, vs peer", 0.75)
+	// No regression at the base PE count.
+	vsPeer("put", b, "8", "put latency, 8 B, vs peer", 0.7)
+	vsPeer("get", b, "8", "get latency, 8 B, vs peer", 0.7)
+	vsPeer("atomics", b, "fetch_add", "fetch_add latency vs peer", 0.7)
+	vsPeer("put_pingpong", b, "8", "put ping-pong one-way, 8 B, vs peer", 0.75)
 
-	// Ping-pong against the hand-off with the same layout: a flag line
-	// each side writes and the other polls.
+	// Ping-pong against the hand-off limit (the minimum over layouts
+	// and spin methods).
 	{
-		t := target{Name: "put ping-pong one-way, 8 B, vs cache-line hand-off (separate lines)", Le: true, Threshold: 1.3}
-		r := e.Results["put_pingpong"]
-		lim, ok := e.Limits.value(limHandoff, sepLines)
+		t := target{Name: "put ping-pong one-way, 8 B, vs cache-line hand-off", Le: true, Threshold: 1.3}
+		r := e.res("put_pingpong", b)
+		lim, ok := e.Limits.value(limHandoff, handoffMin)
 		switch {
 		case r == nil:
-			t.Status, t.Why = statusNA, "put_pingpong was not run (-only)"
+			t.Status, t.Why = statusNA, e.notRun("put_pingpong", b)
 		case !ok:
 			t.Status, t.Why = statusNA, "no hand-off limit"+limitErr(e.Limits, limHandoff)
 		default:
-			judge(&t, r.fig(gosh, "8"), agg{[]float64{lim}}, outputHalfUnit, true, "us", "hand-off")
+			judge(&t, r.fig(gosh, "8"), constant(lim), outputHalfUnit, "us", "hand-off")
 		}
 		ts = append(ts, t)
 	}
 
-	bw := func(bench, what string) {
-		r := e.Results[bench]
-		tp := target{Name: what + " bandwidth, 4 MiB and up, vs peer", Threshold: 0.95}
-		tl := target{Name: what + " bandwidth, 4 MiB and up, vs memcpy", Threshold: 0.9}
+	// Bulk transfers, 64 KiB to 64 MiB: at least the peer's speed and
+	// 0.95 of the machine's best copy.
+	bulk := func(bench, what, copyWhat string, lat bool) {
+		r := e.res(bench, b)
+		tp := target{Name: what + ", 64 KiB-64 MiB, vs peer (worst size)", Threshold: 1.0}
+		tl := target{Name: copyWhat + ", 64 KiB-64 MiB, vs best copy (worst size)", Threshold: 0.95}
+		unit := "MB/s"
+		if lat {
+			tp.Le, unit = true, "us"
+		}
 		if r == nil {
-			tp.Status, tp.Why = statusNA, bench+" was not run (-only)"
+			tp.Status, tp.Why = statusNA, e.notRun(bench, b)
 			tl.Status, tl.Why = tp.Status, tp.Why
 			ts = append(ts, tp, tl)
 			return
 		}
-		var sizes []string
-		for _, k := range r.Keys {
-			if n, err := strconv.Atoi(k); err == nil && n >= bwFloorSize && r.fig(gosh, k).ok() {
-				sizes = append(sizes, k)
-			}
-		}
+		sizes := sizesIn(r, bulkLo, bulkHi)
 		if len(sizes) == 0 {
-			why := "no sizes of 4 MiB or more were run"
+			why := "no sizes from 64 KiB to 64 MiB were run"
 			if len(r.Keys) > 0 {
 				why += " (the largest was " + humanSize(r.Keys[len(r.Keys)-1]) + ")"
 			}
@@ -427,34 +533,103 @@ func (e evaluation) targets() []target {
 			worst(&tp, sizes, func(k string) (agg, agg, bool) {
 				p := r.fig(peer, k)
 				return r.fig(gosh, k), p, p.ok()
-			}, "peer")
+			}, "peer", unit)
 		}
 		worst(&tl, sizes, func(k string) (agg, agg, bool) {
 			v, ok := e.Limits.value(limMemcpy, k)
-			return r.fig(gosh, k), agg{[]float64{v}}, ok && v > 0
-		}, "memcpy")
+			g := r.fig(gosh, k)
+			if lat {
+				g = asBandwidth(g, k)
+			}
+			return g, constant(v), ok && v > 0
+		}, "memcpy", "MB/s")
 		if tl.Status == statusNA && tl.Why == "" {
 			tl.Why = "no memcpy limit for these sizes" + limitErr(e.Limits, limMemcpy)
 		}
 		ts = append(ts, tp, tl)
 	}
-	bw("put_bw", "put")
-	bw("get_bw", "get")
+	bulk("put_bw", "put bandwidth", "put bandwidth", false)
+	bulk("get_bw", "get bandwidth", "get bandwidth", false)
+	bulk("put_pingpong", "put ping-pong one-way", "put ping-pong size / one-way time", true)
 
-	vsPeer("barrier", strconv.Itoa(e.NP), "barrier latency vs peer", 0.6)
+	vsPeer("barrier", b, np, fmt.Sprintf("barrier latency, %d PEs, vs peer", e.NP), 0.5)
 
-	// The team collectives (teams issue).
+	// Small collectives at the base PE count: against the peer and
+	// against goshmem's own barrier in the same round.
+	for _, coll := range []string{"broadcast", "reduce", "collect", "fcollect", "alltoall"} {
+		tp := target{Name: fmt.Sprintf("%s, 8-256 B, %d PEs, vs peer (worst size)", coll, e.NP), Le: true, Threshold: 0.5}
+		tb := target{Name: fmt.Sprintf("%s, 8-256 B, %d PEs, vs goshmem's barrier in the same round (worst size)", coll, e.NP), Le: true, Threshold: 1.5}
+		r, bar := e.res(coll, b), e.res("barrier", b)
+		sizes := sizesIn(r, smallLo, smallHi)
+		switch {
+		case r == nil:
+			tp.Status, tp.Why = statusNA, e.notRun(coll, b)
+		case len(sizes) == 0:
+			tp.Status, tp.Why = statusNA, "no sizes from 8 to 256 B were run"
+		case !e.Peer:
+			tp.Status, tp.Why = statusNA, "peer skipped: "+e.PeerWhy
+		default:
+			worst(&tp, sizes, func(k string) (agg, agg, bool) {
+				p := r.fig(peer, k)
+				return r.fig(gosh, k), p, p.ok()
+			}, "peer", "us")
+		}
+		switch {
+		case r == nil || len(sizes) == 0:
+			tb.Status, tb.Why = statusNA, tp.Why
+		case bar == nil || !bar.fig(gosh, np).ok():
+			tb.Status, tb.Why = statusNA, "no goshmem barrier figure: run barrier too"
+		default:
+			worst(&tb, sizes, func(k string) (agg, agg, bool) {
+				return r.fig(gosh, k), bar.fig(gosh, np), true
+			}, "barrier", "us")
+		}
+		ts = append(ts, tp, tb)
+	}
+
+	// The teams issue's large collectives.
 	big := strconv.Itoa(collTargetSize)
-	vsPeer("reduce", "8", "reduce latency, 8 B, vs peer", 0.5)
-	vsPeer("reduce", big, "reduce latency, 1 MiB, vs peer", 0.4)
-	vsPeer("broadcast", "8", "broadcast latency, 8 B, vs peer", 0.5)
+	vsPeer("reduce", b, "8", "reduce latency, 8 B, vs peer", 0.5)
+	vsPeer("reduce", b, big, "reduce latency, 1 MiB, vs peer", 0.4)
+	vsPeer("broadcast", b, "8", "broadcast latency, 8 B, vs peer", 0.5)
 	ts = append(ts, e.bcastVsMemcpy(big))
+
+	// More PEs than cores: processes, the peer oversubscribed too.
+	for _, n := range []int{4, 8} {
+		c := peCfg{NP: n, PerProc: 1}
+		key := strconv.Itoa(n)
+		vsPeer("barrier", c, key, fmt.Sprintf("barrier latency, %d PEs, vs peer", n), 0.5)
+		vsPeer("reduce", c, "8", fmt.Sprintf("reduce latency, 8 B, %d PEs, vs peer", n), 0.5)
+		vsPeer("broadcast", c, "8", fmt.Sprintf("broadcast latency, 8 B, %d PEs, vs peer", n), 0.5)
+	}
+
+	// Goroutine PEs: 8 in one process.
+	{
+		g8, p8 := peCfg{NP: 8, PerProc: 8}, peCfg{NP: 8, PerProc: 1}
+		ta := target{Name: "barrier latency, 8 goroutine PEs, vs 5 us", Le: true, Threshold: 1}
+		tr := target{Name: "barrier latency, 8 goroutine PEs, vs 8 processes in the same round", Le: true, Threshold: 0.3}
+		r, rp := e.res("barrier", g8), e.res("barrier", p8)
+		if r == nil {
+			ta.Status, ta.Why = statusNA, e.notRun("barrier", g8)
+		} else {
+			judge(&ta, r.fig(gosh, "8"), constant(goroutineBarrier), outputHalfUnit, "us", "target")
+		}
+		switch {
+		case r == nil:
+			tr.Status, tr.Why = statusNA, ta.Why
+		case rp == nil:
+			tr.Status, tr.Why = statusNA, e.notRun("barrier", p8)
+		default:
+			judge(&tr, r.fig(gosh, "8"), rp.fig(gosh, "8"), outputHalfUnit, "us", "8 processes")
+		}
+		ts = append(ts, ta, tr)
+	}
 
 	{
 		t := target{Name: "ptr: store through Ptr vs local store (ptr_store/local_store)", Le: true, Threshold: 1.2}
-		r := e.Results["ptr"]
+		r := e.res("ptr", b)
 		if r == nil {
-			t.Status, t.Why = statusNA, "ptr was not run (-only)"
+			t.Status, t.Why = statusNA, e.notRun("ptr", b)
 		} else {
 			g := r.fig(gosh, ptrRatio)
 			if !g.ok() {
@@ -462,11 +637,7 @@ func (e evaluation) targets() []target {
 			} else {
 				// Each round's ratio comes from one run (the same
 				// process, one after the other); the median decides.
-				t.Ratio = g.median()
-				t.Status = statusMiss
-				if t.meets(t.Ratio) {
-					t.Status = statusPass
-				}
+				t.setRatio(g.median(), g.min(), g.max(), len(g.Values))
 				t.Figures = fmt.Sprintf("ptr_store %s ns, local_store %s ns (medians); ratio per round %s",
 					fmtNum(r.fig(gosh, "ptr_store").median()), fmtNum(r.fig(gosh, "local_store").median()), fmtRange(g))
 				if t.Status == statusMiss {
@@ -483,6 +654,40 @@ func (e evaluation) targets() []target {
 	return ts
 }
 
+// sizesIn returns r's size keys from lo to hi bytes that goshmem has
+// figures for.
+func sizesIn(r *result, lo, hi int) []string {
+	if r == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range r.Keys {
+		if n, err := strconv.Atoi(k); err == nil && n >= lo && n <= hi && r.fig(gosh, k).ok() {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// asBandwidth converts latencies in us of a size key to MB/s (size /
+// latency), keeping the rounds.
+func asBandwidth(lat agg, key string) agg {
+	n, _ := strconv.Atoi(key)
+	var bw agg
+	for i, us := range lat.Values {
+		if us > 0 {
+			bw.Values = append(bw.Values, float64(n)/us)
+			if i < len(lat.Rounds) {
+				bw.Rounds = append(bw.Rounds, lat.Rounds[i])
+			}
+		}
+	}
+	if len(bw.Rounds) != len(bw.Values) {
+		bw.Rounds = nil
+	}
+	return bw
+}
+
 // bcastVsMemcpy evaluates the broadcast's bandwidth at size key (size /
 // latency, per round) against memcpy's bandwidth at the same size: the
 // broadcast moves size bytes into every PE's dst, copies that run in
@@ -490,7 +695,7 @@ func (e evaluation) targets() []target {
 // speed.
 func (e evaluation) bcastVsMemcpy(key string) target {
 	t := target{Name: "broadcast bandwidth, " + humanSize(key) + ", vs memcpy (size / latency)", Threshold: 0.9}
-	r := e.Results["broadcast"]
+	r := e.res("broadcast", e.base())
 	n, _ := strconv.Atoi(key)
 	lim, ok := e.Limits.value(limMemcpy, key)
 	lat := r.fig(gosh, key)
@@ -508,34 +713,32 @@ func (e evaluation) bcastVsMemcpy(key string) target {
 		t.Status, t.Why = statusNA, "no memcpy limit for "+humanSize(key)+limitErr(e.Limits, limMemcpy)
 		return t
 	}
-	var bw agg
-	for _, us := range lat.Values {
-		if us > 0 {
-			bw.Values = append(bw.Values, float64(n)/us)
-		}
-	}
-	judge(&t, bw, agg{[]float64{lim}}, 0, false, "MB/s", "memcpy")
+	judge(&t, asBandwidth(lat, key), constant(lim), 0, "MB/s", "memcpy")
 	if t.Status != statusNA {
 		t.Figures += fmt.Sprintf(" (broadcast latency %s us, memcpy time %s us)", fmtNum(lat.median()), fmtNum(float64(n)/lim))
 	}
 	return t
 }
 
-// worst evaluates a bandwidth target over sizes: the size with the
-// lowest ratio decides. figs returns goshmem's and the reference's
-// figures for a size, and whether the reference exists.
-func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refName string) {
+// worst evaluates a target over sizes: the size whose ratio is worst
+// (the highest for an at-most target, the lowest for an at-least one)
+// decides. figs returns goshmem's and the reference's figures for a
+// size, and whether the reference exists.
+func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refName, unit string) {
 	var per []string
-	worstKey, worstRatio := "", math.Inf(1)
+	worstKey, worstRatio := "", math.NaN()
 	for _, k := range sizes {
 		g, ref, ok := figs(k)
 		if !ok || !g.ok() {
 			continue
 		}
-		ratio := g.median() / ref.median()
-		per = append(per, humanSize(k)+" "+fmtRatio(ratio))
-		if ratio < worstRatio {
-			worstKey, worstRatio = k, ratio
+		rt, _, _, _, ok := ratio(g, ref)
+		if !ok {
+			continue
+		}
+		per = append(per, humanSize(k)+" "+fmtRatio(rt))
+		if worstKey == "" || t.Le && rt > worstRatio || !t.Le && rt < worstRatio {
+			worstKey, worstRatio = k, rt
 		}
 	}
 	if worstKey == "" {
@@ -546,7 +749,11 @@ func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refNam
 		return
 	}
 	g, ref, _ := figs(worstKey)
-	judge(t, g, ref, 0, false, "MB/s", refName)
+	half := 0.0
+	if unit == "us" {
+		half = outputHalfUnit
+	}
+	judge(t, g, ref, half, unit, refName)
 	t.Figures = fmt.Sprintf("worst at %s: %s; ratio per size: %s", humanSize(worstKey), t.Figures, strings.Join(per, ", "))
 }
 
@@ -588,4 +795,61 @@ func humanSize(key string) string {
 		return strconv.Itoa(n>>10) + " KiB"
 	}
 	return strconv.Itoa(n) + " B"
+}
+
+// limitFail is a goshmem figure beyond its machine limit: a latency
+// below it, or a bandwidth above it. The limit is then not a bound, a
+// bug to fix in the limit (or the benchmark).
+type limitFail struct {
+	Bench, Key, What string  // benchmark, row, which limit
+	Best, Limit      float64 // goshmem's best round and the limit
+	Unit             string
+}
+
+func (f limitFail) String() string {
+	dir := "below"
+	if f.Unit != "us" {
+		dir = "above"
+	}
+	return fmt.Sprintf("%s %s: goshmem's best round %s %s is %s its limit %s %s (%s): the limit is not a bound",
+		f.Bench, f.Key, fmtNum(f.Best), f.Unit, dir, fmtNum(f.Limit), f.Unit, f.What)
+}
+
+// limitChecks judges every goshmem figure that has a machine limit
+// (limitFor) at the base PE count: the best round of a latency must not
+// be below the limit by more than the printed figures' rounding, the
+// best round of a bandwidth not above it. It returns how many figures it
+// checked and those that fail.
+func (e evaluation) limitChecks() (int, []limitFail) {
+	names := make([]string, 0, len(e.Results))
+	for k := range e.Results {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	n := 0
+	var fails []limitFail
+	for _, name := range names {
+		r := e.Results[name]
+		if r == nil || name != r.Spec.Name {
+			continue // other PE counts have no limits
+		}
+		lower := r.Spec.Kind.lowerIsBetter()
+		for _, k := range r.Keys {
+			lim, what, ok := limitFor(r.Spec, k, e.Limits, e.NP)
+			g := r.fig(gosh, k)
+			if !ok || lim <= 0 || !g.ok() {
+				continue
+			}
+			n++
+			best := g.best(lower)
+			f := limitFail{Bench: name, Key: k, What: what, Best: best, Limit: lim, Unit: r.Spec.Kind.unit()}
+			if what == "memcpy time" {
+				f.Unit = "us" // a latency against the copy's time
+			}
+			if lower && best+outputHalfUnit < lim || !lower && best > lim {
+				fails = append(fails, f)
+			}
+		}
+	}
+	return n, fails
 }

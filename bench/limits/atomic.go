@@ -35,7 +35,7 @@ func runAtomic(args []string) (*table, error) {
 		pulled, total                    int
 	)
 	err = onLockedThread(func() error {
-		p, err := startPair(roleHammer, a, b)
+		p, err := startPair(roleHammer, spinTight, a, b)
 		if err != nil {
 			return err
 		}

@@ -154,9 +154,40 @@ func TestMemcpyMethods(t *testing.T) {
 
 var tiny = []string{"-i", "200", "-t", "1ms", "-r", "2", "-w", "10"}
 
+var handoffRows = []string{"same_line", "separate_lines", "same_tight", "separate_tight", "min"}
+
+// TestHandoff checks that the hand-off is measured with goshmem's spin
+// (rows without a suffix) and without a pause (the _tight rows), and
+// that the limit row is the minimum over them, as a lower bound is.
 func TestHandoff(t *testing.T) {
-	runTable(t, append([]string{"handoff"}, tiny...),
-		[]string{"Layout", "Latency (us)"}, []string{"same_line", "separate_lines"})
+	for _, best := range []bool{false, true} {
+		args := append([]string{"handoff"}, tiny...)
+		if best {
+			args = append(args, "-best")
+		}
+		p := runTable(t, args, []string{"Layout", "Latency (us)"}, handoffRows)
+		if len(p.values) != len(handoffRows) {
+			continue // runTable has reported it
+		}
+		if lim, rows := p.values[len(p.values)-1], p.values[:len(p.values)-1]; lim != slices.Min(rows) {
+			t.Errorf("-best=%v: row min is %v; want the minimum of %v", best, lim, rows)
+		}
+	}
+}
+
+// TestHandoffSpin checks the second process's spin methods: goshmem's
+// pause per poll, or none; anything else is refused.
+func TestHandoffSpin(t *testing.T) {
+	for spin, relax := range map[string]bool{spinPause: true, spinTight: false} {
+		if s := newSpinner(false, spin, nil); s.relax != relax || s.yield {
+			t.Errorf("newSpinner(%q) = %+v; want relax %v", spin, s, relax)
+		}
+	}
+	for _, spec := range []string{"same,0,false", "same,0,false,fast", "same,0,false,pause,x"} {
+		if err := child(spec); err == nil || !strings.Contains(err.Error(), "bad "+childEnv) {
+			t.Errorf("child(%q) = %v; want a bad %s error", spec, err, childEnv)
+		}
+	}
 }
 
 func TestAtomic(t *testing.T) {
@@ -177,7 +208,7 @@ func TestOneCPU(t *testing.T) {
 		cols   []string
 		labels []string
 	}{
-		{"handoff", []string{"Layout", "Latency (us)"}, []string{"same_line", "separate_lines"}},
+		{"handoff", []string{"Layout", "Latency (us)"}, handoffRows},
 		{"atomic", []string{"Operation", "Latency (us)"}, []string{"local_fetch_add", "remote_fetch_add"}},
 	} {
 		p := runTable(t, []string{tc.test, "-cpus", cpus, "-i", "50", "-t", "0", "-r", "1", "-w", "5"}, tc.cols, tc.labels)

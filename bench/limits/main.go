@@ -52,12 +52,25 @@
 //     segment). Row same_line: one 8-byte counter on one line; each
 //     side waits until the counter reaches its value, then stores the
 //     next value. Row separate_lines: a flag line that only a writes
-//     and b reads, and an answer line that only b writes and a reads.
-//     Each row is round-trip time / 2 in microseconds, the median of -r
-//     blocks of at least -i/-r round trips and -t/-r seconds, after -w
-//     warm-up round trips. This is the floor for any goshmem operation
-//     that one PE waits for another to see (wait_until, barriers, a put
-//     followed by a flag).
+//     and b reads, and an answer line that only b writes and a reads
+//     (the layout of goshmem's put ping-pong and 2-PE barrier). In both
+//     a waiting side polls the word with one CPU pause instruction per
+//     poll (internal/wait.Relax), the spin goshmem's own waits
+//     (WaitUntil, barriers: node.PE.WaitSlow) use; rows same_tight and
+//     separate_tight are the same layouts polled back to back without
+//     a pause. Row min is the minimum over those four: the limit. (The
+//     old limit was the median of separate_lines alone, polled without
+//     a pause, taken once: on the project's KVM machine the hand-off
+//     moves between about 0.03 and 0.4 us with the machine's state, and
+//     that figure read 0.25 us while goshmem's ping-pong took 0.071 us.
+//     Which spin is faster depends on the machine; the minimum covers
+//     both.)
+//     Each row is round-trip time / 2 in microseconds, the median (with
+//     -best: the minimum) of -r blocks of at least -i/-r round trips
+//     and -t/-r seconds, after -w warm-up round trips. This is the floor
+//     for any goshmem operation that one PE waits for another to see
+//     (wait_until, barriers, a put followed by a flag); bench/compare
+//     runs it with -best, as a lower bound should be taken.
 //   - atomic: row local_fetch_add is an uncontended atomic fetch-add
 //     (LOCK XADD on amd64) on a line this core owns: back-to-back adds,
 //     time / count. Row remote_fetch_add is the same instruction on a

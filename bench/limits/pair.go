@@ -24,7 +24,8 @@ import (
 )
 
 // childEnv tells the executable (this command, or the test binary, see
-// TestMain) to run as the second process: "<role>,<cpu>,<yield>".
+// TestMain) to run as the second process:
+// "<role>,<cpu>,<yield>,<spin>" (spin: spinPause or spinTight).
 const childEnv = "GOSHMEM_LIMITS_CHILD"
 
 // childFD is the segment's descriptor in the child (ExtraFiles[0]).
@@ -64,17 +65,33 @@ func wordsOf(b []byte) words {
 	}
 }
 
-// spinner bounds how a wait loop spins. The loop calls slow every
-// mask+1 polls: slow yields the CPU when both sides share one, and
-// every 65536 polls checks that the other side is alive.
+// Spin methods of a wait loop between two polls of a word.
+const (
+	// spinPause is goshmem's: one CPU pause instruction (wait.Relax)
+	// per poll, as the spinning phase of internal/wait.Backoff.Pause
+	// that node.PE.WaitSlow (WaitUntil, barriers) runs. Without the
+	// pause the poller keeps re-requesting the line the other core is
+	// trying to write, and on an SMT core (or a vCPU whose host thread
+	// shares a core) takes the sibling's issue slots.
+	spinPause = "pause"
+	// spinTight polls back to back, without a pause.
+	spinTight = "tight"
+)
+
+// spinner bounds how a wait loop spins. After each poll that did not
+// find what it waits for, the loop executes a CPU pause instruction if
+// relax (the spinPause method), and every mask+1 polls it calls slow,
+// which yields the CPU when both sides share one, and every 65536 polls
+// checks that the other side is alive.
 type spinner struct {
 	mask  uint64
 	yield bool
+	relax bool
 	alive func() error
 }
 
-func newSpinner(yield bool, alive func() error) *spinner {
-	s := &spinner{mask: 1<<12 - 1, yield: yield, alive: alive}
+func newSpinner(yield bool, spin string, alive func() error) *spinner {
+	s := &spinner{mask: 1<<12 - 1, yield: yield, relax: spin == spinPause, alive: alive}
 	if yield {
 		s.mask = 0
 	}
@@ -103,10 +120,10 @@ type pair struct {
 }
 
 // startPair starts a child in role on CPU cpuB and waits until it is
-// bound and ready. It must be called on a locked thread; it resets the
+// bound and ready; both sides wait with the spin method spin. It must be called on a locked thread; it resets the
 // thread to all allowed CPUs before starting the child (which inherits
 // the binding) and binds it to cpuA afterwards.
-func startPair(role string, cpuA, cpuB int) (*pair, error) {
+func startPair(role, spin string, cpuA, cpuB int) (*pair, error) {
 	allowed, err := allowedCPUs()
 	if err != nil {
 		return nil, err
@@ -131,7 +148,7 @@ func startPair(role string, cpuA, cpuB int) (*pair, error) {
 	yield := cpuA == cpuB
 	p := &pair{m: m, w: wordsOf(m.Bytes()), done: make(chan struct{})}
 	p.cmd = exec.Command(exe)
-	p.cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%t", childEnv, role, cpuB, yield))
+	p.cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d,%t,%s", childEnv, role, cpuB, yield, spin))
 	p.cmd.ExtraFiles = []*os.File{seg.File()}
 	p.cmd.Stdout = os.Stderr
 	p.cmd.Stderr = os.Stderr
@@ -147,7 +164,7 @@ func startPair(role string, cpuA, cpuB int) (*pair, error) {
 		p.exited.Store(true)
 		close(p.done)
 	}()
-	p.sp = newSpinner(yield, p.alive)
+	p.sp = newSpinner(yield, spin, p.alive)
 	if err := numa.Bind([]int{cpuA}); err != nil {
 		p.kill()
 		return nil, err
@@ -200,7 +217,7 @@ func (p *pair) kill() {
 	p.m.Close()
 }
 
-// childMain is the second process: spec is "<role>,<cpu>,<yield>".
+// childMain is the second process: spec is "<role>,<cpu>,<yield>,<spin>".
 func childMain(spec string) int {
 	if err := child(spec); err != nil {
 		fmt.Fprintf(os.Stderr, "limits (second process): %v\n", err)
@@ -211,7 +228,7 @@ func childMain(spec string) int {
 
 func child(spec string) error {
 	f := strings.Split(spec, ",")
-	if len(f) != 3 {
+	if len(f) != 4 || f[3] != spinPause && f[3] != spinTight {
 		return fmt.Errorf("bad %s=%q", childEnv, spec)
 	}
 	role := f[0]
@@ -235,7 +252,7 @@ func child(spec string) error {
 		return err
 	}
 	ppid := os.Getppid()
-	sp := newSpinner(yield, func() error {
+	sp := newSpinner(yield, f[3], func() error {
 		if os.Getppid() != ppid {
 			return errors.New("the measuring process died")
 		}
