@@ -290,7 +290,7 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	case t.hierarchical(uintptr(len(src)) * mem.SizeOf[T]()):
 		broadcastHier(t, dst, src, root)
 	case t.shared && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 &&
-		len(src)*int(mem.SizeOf[T]()) <= dropboxData:
+		len(src)*int(mem.SizeOf[T]()) <= bcastData:
 		broadcastDropbox(t, routine, dst, src, root)
 	case t.alg.bcast == "tree" || t.alg.bcast != "direct" && !t.shared:
 		broadcastTree(t, dst, src, root)
@@ -465,7 +465,7 @@ func Collect[T any](t *Team, dst, src []T) {
 // which a sync completes the call.
 func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 	size := int(mem.SizeOf[T]())
-	inBox := func(c int) bool { return c*size <= dropboxData }
+	inBox := func(c int) bool { return c*size <= exchangeData }
 	var data []byte
 	if inBox(len(src)) {
 		data = mem.Bytes(src)
@@ -544,7 +544,7 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 		checkStrided(routine, "source", len(src), members*n, srcStride)
 	}
 	checkSym(t, routine, dst, src)
-	if n > 0 && n <= dropboxData/members && fitsDropbox[T](t, members*n) {
+	if n > 0 && n <= exchangeData/members && fitsDropbox[T](t, members*n) {
 		alltoallDropbox(t, routine, dst, src, dstStride, srcStride, n)
 		return
 	}
@@ -598,7 +598,7 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 // which each member contributes data and reads every other member's
 // (reductions, FCollect, Collect, Alltoall), inside a shared-memory
 // domain. It is Pure's sequenced dropbox without a leader: each member
-// copies its contribution (at most dropboxData bytes) into its own
+// copies its contribution (at most exchangeData bytes) into its own
 // dropbox, writes a header word (Collect's length) and then the call's
 // sequence number, which shares the cache line with the header and the
 // first 56 bytes of data, and wakes members that sleep; then it waits
@@ -635,7 +635,7 @@ func exchange(t *Team, hdr uint32, data []byte) uint32 {
 }
 
 // exchangeBox is the byte offset of the exchange dropbox of call e.
-func exchangeBox(e uint32) uintptr { return exchangeBoxes + uintptr(e&1)*dropboxBytes }
+func exchangeBox(e uint32) uintptr { return exchangeBoxes + uintptr(e&1)*exchangeBytes }
 
 // part waits until member m has published its part of exchange e and
 // returns the header word and the dropbox's data, in place in m's
@@ -653,9 +653,9 @@ func partOf[T any](t *Team, routine string, m int, e uint32, n int) []T {
 }
 
 // fitsDropbox reports whether the small path takes n elements of T on
-// t: a team inside one shared-memory domain, at most dropboxData bytes.
+// t: a team inside one shared-memory domain, at most exchangeData bytes.
 func fitsDropbox[T any](t *Team, n int) bool {
-	return t.shared && uint(n)*uint(mem.SizeOf[T]()) <= dropboxData
+	return t.shared && uint(n)*uint(mem.SizeOf[T]()) <= exchangeData
 }
 
 // reduceDropbox is flat combining through the exchange: every member
@@ -721,7 +721,7 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 // this PE's dropbox at off, and wakes the team's members that sleep.
 func publish(t *Team, off uintptr, hdr uint32, data []byte, e uint32) {
 	box := boxAt(t.slotBase[t.me], off)
-	copy(mem.ByteSlice(box, 8, dropboxData), data)
+	copy(mem.ByteSlice(box, 8, len(data)), data)
 	*mem.At[uint32](box, 4) = hdr // ordered before e like the data
 	mem.At[atomic.Uint32](box, 0).Store(e)
 	me := t.pe.MyPE()
@@ -749,7 +749,7 @@ func await(t *Team, routine string, m int, off uintptr, e uint32) mem.Base {
 }
 
 // broadcastDropbox is Broadcast through the root's dropboxes, for at
-// most dropboxData bytes inside a shared-memory domain. The root
+// most bcastData bytes inside a shared-memory domain. The root
 // publishes the data with the call's sequence number and returns; the
 // others wait for the publication, copy, and count themselves done in
 // the root's slot, in a counter per dropbox. Each member has two
@@ -769,7 +769,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	e := t.bbox
 	k := t.rootCount[root]
 	t.rootCount[root]++
-	off := bcastBoxes + uintptr(k&1)*dropboxBytes
+	off := bcastBoxes + uintptr(k&1)*bcastBytes
 	if t.me == root {
 		// Box k&1 served broadcasts k&1, k&1+2, ..., k-2 of this root:
 		// k/2 of them, each read by members-1 readers. (One counter per

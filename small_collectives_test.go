@@ -47,8 +47,8 @@ func TestSmallCollectivesNoBarrier(t *testing.T) {
 func smallVal(it, m, i int) int64 { return int64(it)*1_000_003 + int64(m)*10_007 + int64(i)*31 + 1 }
 
 // TestSmallCollectivesMixed runs random back-to-back collectives of
-// random small sizes (on both sides of the 120-byte dropboxes: up to 20
-// int64) on the world and on random strided teams, interleaved, and
+// random small sizes (on both sides of the dropboxes, 632 bytes for exchanges and 312
+// for broadcasts: up to 90 int64) on the world and on random strided teams, interleaved, and
 // checks every result against a reference computed from the formula of
 // the sources. Every kind of exchange shares a team's two dropboxes, so
 // a dropbox reused before a slow member read it shows up as a wrong
@@ -80,7 +80,7 @@ func TestSmallCollectivesMixed(t *testing.T) {
 					teams = append(teams, team) // nil on non-members
 
 				}
-				const max = 20
+				const max = 90
 				src, _ := goshmem.Malloc[int64](pe, max*npes*2)
 				dst, _ := goshmem.Malloc[int64](pe, max*npes*2)
 				rng := rand.New(rand.NewPCG(uint64(npes), 11)) // the same on every PE
@@ -161,7 +161,7 @@ func smallStep(pe *goshmem.PE, tm *goshmem.Team, op, n, it int, src, dst []int64
 			}
 		}
 	case 3: // Collect, lengths differing per member (0 included)
-		length := func(m int) int { return (n + m*7) % 21 }
+		length := func(m int) int { return (n + m*37) % 91 }
 		fill(length(me))
 		goshmem.Collect(tm, dst, src[:length(me)])
 		at := 0

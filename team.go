@@ -121,8 +121,10 @@ type TeamConfig struct {
 //	line 21     ring fcollect: the left neighbour's progress
 //	line 22     ring reduction: left neighbour's productions, right's reads
 //	line 23     dropbox broadcast: reads of this root's two dropboxes
-//	lines 24-27 two exchange dropboxes (reductions, FCollect, Collect,
-//	            Alltoall); lines 28-31 two broadcast dropboxes
+//	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
+//	            FCollect, Collect, Alltoall)
+//	lines 44-53 two broadcast dropboxes of 312 data bytes
+//	lines 54-63 unused
 const (
 	wordsPerLine  = 16
 	maxRounds     = 16
@@ -135,9 +137,11 @@ const (
 	ringWord      = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
 	doneWord      = 23 * wordsPerLine          // dropbox broadcast: members done reading
 	exchangeBoxes = 24 * 64                    // byte offset of the two exchange dropboxes
-	bcastBoxes    = 28 * 64                    // byte offset of the two broadcast dropboxes
-	dropboxBytes  = 2 * 64                     // bytes per dropbox
-	dropboxData   = dropboxBytes - 8           // data bytes after the sequence number and header word
+	bcastBoxes    = 44 * 64                    // byte offset of the two broadcast dropboxes
+	exchangeBytes = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
+	exchangeData  = exchangeBytes - 8          // data bytes after the sequence number and header word
+	bcastBytes    = 5 * 64                     // bytes per broadcast dropbox (lines 44-53)
+	bcastData     = bcastBytes - 8             // data bytes after the sequence number and header word
 )
 
 // predefined team slots (teamshared.Reserved of them).
