@@ -659,18 +659,18 @@ func fitsDropbox[T any](t *Team, n int) bool {
 }
 
 // reduceDropbox is flat combining through the exchange: every member
-// folds every member's published source into a scratch accumulator, in
-// team order (so every member computes the same result bit for bit),
-// and copies it into its dst (which may alias src).
+// folds every member's published source into its dst (which may alias
+// src), in team order, so every member computes the same result bit for
+// bit.
 func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
 	n, members := len(src), t.NPEs()
 	e := exchange(t, 0, mem.Bytes(src))
-	acc := scratch[T](t, 0, n)
-	copy(acc, partOf[T](t, routine, 0, e, n))
+	// src is in this member's dropbox now, so dst (even if it is src)
+	// can take the accumulation directly.
+	copy(dst, partOf[T](t, routine, 0, e, n))
 	for m := 1; m < members; m++ {
-		fold(acc, partOf[T](t, routine, m, e, n))
+		fold(dst, partOf[T](t, routine, m, e, n))
 	}
-	copy(dst, acc)
 }
 
 // fcollectDropbox is FCollect through the exchange: every member reads
