@@ -21,9 +21,12 @@ import (
 // straight from the root's buffer, a reducer reads every member's
 // source in place, and results are written once into each destination.
 // Otherwise the same algorithms move the data with Get and Put, which
-// reach peers through CMA. Collectives synchronize with the team's
-// dissemination barrier, whose flags are per member and per team, so
-// back-to-back collectives need no care from the caller.
+// reach peers through CMA. Small collectives inside such a team (up to
+// 632 bytes per member, broadcasts up to 312) run no barrier: each
+// member publishes its data with the call's epoch in its own dropbox and
+// the others read it there (see exchange). The others synchronize with
+// the team's dissemination barrier. Every flag is per member and per
+// team, so back-to-back collectives need no care from the caller.
 
 // Summable is the set of element types of SumReduce and ProdReduce.
 type Summable interface {
@@ -604,8 +607,9 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 // first 56 bytes of data, and wakes members that sleep; then it waits
 // for each member's sequence number and reads that member's dropbox in
 // place. The sequence number is the only synchronization: a call costs
-// one publication (this PE's line, written once) and one read of each
-// other member's line (a cache-line hand-off each), and no barrier.
+// one publication (this PE's dropbox lines, written once) and one read
+// of each other member's (a cache-line hand-off per line, one line up
+// to 56 bytes), and no barrier.
 //
 // Reuse. Each member has two exchange dropboxes, used by call parity
 // (the team's exchange counter xbox, the same on every member, since
@@ -614,12 +618,13 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 // there in call e-2: the member is in call e, so it has returned from
 // call e-1, in which it waited for every member's publication of e-1;
 // each member published e-1 after it had returned from call e-2, that
-// is after its last read of anybody's call e-2 data. (Loads are not
-// reordered with later stores, and the sequence-number store is
-// sequentially consistent, so the reads of e-2 happen before the
-// publication of e-1 becomes visible.) The next call's own wait is thus
-// the acknowledgement of the previous one, and two dropboxes suffice;
-// a dropbox is never cleared, its sequence number only grows. Every
+// is after its last read of anybody's call e-2 data. (In the Go memory
+// model: those reads are sequenced before the atomic store of e-1, which
+// synchronizes with the atomic load that saw it, so they happen before
+// this member's writes of call e.) The next call's own wait is thus the
+// acknowledgement of the previous one, and two dropboxes suffice; a
+// dropbox is cleared only when its slot is taken for a new team, and
+// its sequence number only grows. Every
 // kind of exchange shares the counter and the dropboxes: the argument
 // needs only that every call of each kind waits for every member's
 // publication. (Broadcasts, whose root waits for nobody, have dropboxes
