@@ -21,9 +21,12 @@ import (
 // straight from the root's buffer, a reducer reads every member's
 // source in place, and results are written once into each destination.
 // Otherwise the same algorithms move the data with Get and Put, which
-// reach peers through CMA. Collectives synchronize with the team's
-// dissemination barrier, whose flags are per member and per team, so
-// back-to-back collectives need no care from the caller.
+// reach peers through CMA. Small collectives inside such a team (up to
+// 632 bytes per member, broadcasts up to 312) run no barrier: each
+// member publishes its data with the call's epoch in its own dropbox and
+// the others read it there (see exchange). The others synchronize with
+// the team's dissemination barrier. Every flag is per member and per
+// team, so back-to-back collectives need no care from the caller.
 
 // Summable is the set of element types of SumReduce and ProdReduce.
 type Summable interface {
@@ -153,6 +156,9 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	}
 	auto := t.alg.reduce == "" || t.alg.reduce == "auto"
 	switch {
+	case auto && n > 0 && fitsDropbox[T](t, n):
+		reduceDropbox(t, routine, dst, src, fold)
+		return
 	case n == 0:
 		t.sync(routine)
 		t.sync(routine)
@@ -166,12 +172,6 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 	case t.alg.reduce == "ring" || t.alg.reduce == "rabenseifner" || auto && !t.shared:
 		reduceRing(t, routine, dst, src, fold) // (Rabenseifner needs a power of two)
 		return
-	}
-	if t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") {
-		if bytes := uintptr(n) * size; bytes > 0 && bytes <= dropboxData {
-			reduceDropbox(t, routine, dst, src, fold)
-			return
-		}
 	}
 	t.sync(routine)
 	flat := t.alg.reduce == "flat" || t.alg.reduce != "partitioned" && uintptr(n)*size <= flatMax
@@ -293,7 +293,7 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	case t.hierarchical(uintptr(len(src)) * mem.SizeOf[T]()):
 		broadcastHier(t, dst, src, root)
 	case t.shared && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 &&
-		len(src)*int(mem.SizeOf[T]()) <= dropboxData:
+		len(src)*int(mem.SizeOf[T]()) <= bcastData:
 		broadcastDropbox(t, routine, dst, src, root)
 	case t.alg.bcast == "tree" || t.alg.bcast != "direct" && !t.shared:
 		broadcastTree(t, dst, src, root)
@@ -381,6 +381,9 @@ func FCollect[T any](t *Team, dst, src []T) {
 	pow2 := t.NPEs()&(t.NPEs()-1) == 0
 	auto := t.alg.fcollect == "" || t.alg.fcollect == "auto"
 	switch {
+	case n > 0 && auto && fitsDropbox[T](t, n):
+		fcollectDropbox(t, routine, dst, src)
+		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
 		fcollectRecursiveDoubling(t, dst, src)
 		return
@@ -432,6 +435,10 @@ func Collect[T any](t *Team, dst, src []T) {
 	const routine = "Collect"
 	t.check(routine)
 	checkSym(t, routine, dst, src)
+	if t.shared {
+		collectDropbox(t, routine, dst, src)
+		return
+	}
 	t.pe.TeamSet(t.pe.MyPE(), t.slot, countWord, uint32(len(src)))
 	t.sync(routine)
 	off, total := 0, 0
@@ -444,12 +451,71 @@ func Collect[T any](t *Team, dst, src []T) {
 	}
 	if len(dst) < total {
 		t.sync(routine) // keep the team in step before failing
-		panicf("%s: dest has %d elements, the members' sources total %d", routine, len(dst), total)
+		collectShort(routine, len(dst), total)
 	}
 	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
 		write(t, routine, dst[off:off+len(src)], src, m)
 	}
 	t.sync(routine)
+}
+
+// collectDropbox is Collect inside a shared-memory domain. Every
+// member publishes its length through the exchange, and its source too
+// when that fits a dropbox; every member then copies the published
+// blocks into its own dst. Only when some source is too big for its
+// dropbox (every member sees the same lengths, so every member knows)
+// does each such member write its block into every member's dst, after
+// which a sync completes the call.
+func collectDropbox[T any](t *Team, routine string, dst, src []T) {
+	size := int(mem.SizeOf[T]())
+	inBox := func(c int) bool { return c*size <= exchangeData }
+	var data []byte
+	if inBox(len(src)) {
+		data = mem.Bytes(src)
+	}
+	e := exchange(t, uint32(len(src)), data)
+	off, total, big := 0, 0, false
+	for m := 0; m < t.NPEs(); m++ {
+		c, _ := part(t, routine, m, e)
+		if m < t.me {
+			off += int(c)
+		}
+		total += int(c)
+		big = big || !inBox(int(c))
+	}
+	if len(dst) < total {
+		if big {
+			t.sync(routine) // keep the team in step before failing
+		}
+		collectShort(routine, len(dst), total)
+	}
+	at := 0
+	for m := 0; m < t.NPEs(); m++ {
+		c, _ := part(t, routine, m, e)
+		switch n := int(c); {
+		case m == t.me:
+			copy(dst[at:at+n], src)
+		case inBox(n):
+			copy(dst[at:at+n], partOf[T](t, routine, m, e, n))
+		}
+		at += int(c)
+	}
+	if !big {
+		return
+	}
+	if !inBox(len(src)) {
+		for m := 0; m < t.NPEs(); m++ {
+			if m != t.me {
+				write(t, routine, dst[off:off+len(src)], src, m)
+			}
+		}
+	}
+	t.sync(routine)
+}
+
+//go:noinline
+func collectShort(routine string, have, total int) {
+	panicf("%s: dest has %d elements, the members' sources total %d", routine, have, total)
 }
 
 // Alltoall sends block j (n elements) of src to member j, which stores
@@ -481,6 +547,10 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 		checkStrided(routine, "source", len(src), members*n, srcStride)
 	}
 	checkSym(t, routine, dst, src)
+	if n > 0 && n <= exchangeData/members && fitsDropbox[T](t, members*n) {
+		alltoallDropbox(t, routine, dst, src, dstStride, srcStride, n)
+		return
+	}
 	t.sync(routine)
 	for j := 0; j < members && n > 0; j++ {
 		w := t.worlds[j]
@@ -527,45 +597,139 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	copyData(dst, acc)
 }
 
-// reduceDropbox is flat combining through per-member dropboxes (Pure's
-// sequenced dropbox), for vectors of at most dropboxData bytes inside a
-// shared-memory domain. Each member copies its source into its own
-// dropbox, publishes the call's sequence number in the dropbox's first
-// word (on the same cache line as the first bytes of data), and wakes
-// the members; then it waits for every member's sequence number and
-// folds the dropboxes, read in place, into its dst. For small vectors
-// that is one cache-line transfer per member instead of two barriers.
-// Each member has two reduction dropboxes, used alternately: a member in
-// reduction e+2 has finished reduction e+1, which waited for every
-// member's publication in e+1, which each made after it had read
-// everything of reduction e. (Broadcasts, whose root waits for nobody,
-// have dropboxes of their own.)
-func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
-	n, members := len(src), t.NPEs()
-	bytes := n * int(mem.SizeOf[T]())
-	t.rbox++
-	e := t.rbox
-	off := reduceBoxes + int(e&1)*dropboxBytes
-	publish(t, off, mem.Bytes(src), e)
-	acc := scratch[T](t, 0, n)
-	for m := 0; m < members; m++ {
-		x := mem.Slice[T](mem.RegionOf(collect(t, routine, m, off, bytes, e)).Base, 0, n)
-		if m == 0 {
-			copy(acc, x)
-		} else {
-			fold(acc, x)
-		}
-	}
-	copy(dst, acc)
+// The dropbox exchange: the small-message path of every collective in
+// which each member contributes data and reads every other member's
+// (reductions, FCollect, Collect, Alltoall), inside a shared-memory
+// domain. It is Pure's sequenced dropbox without a leader: each member
+// copies its contribution (at most exchangeData bytes) into its own
+// dropbox, writes a header word (Collect's length) and then the call's
+// sequence number, which shares the cache line with the header and the
+// first 56 bytes of data, and wakes members that sleep; then it waits
+// for each member's sequence number and reads that member's dropbox in
+// place. The sequence number is the only synchronization: a call costs
+// one publication (this PE's dropbox lines, written once) and one read
+// of each other member's (a cache-line hand-off per line, one line up
+// to 56 bytes), and no barrier.
+//
+// Reuse. Each member has two exchange dropboxes, used by call parity
+// (the team's exchange counter xbox, the same on every member, since
+// every member makes the same calls). A member publishes into dropbox
+// e&1 in call e only when every reader is done with what it published
+// there in call e-2: the member is in call e, so it has returned from
+// call e-1, in which it waited for every member's publication of e-1;
+// each member published e-1 after it had returned from call e-2, that
+// is after its last read of anybody's call e-2 data. (In the Go memory
+// model: those reads are sequenced before the atomic store of e-1, which
+// synchronizes with the atomic load that saw it, so they happen before
+// this member's writes of call e.) The next call's own wait is thus the
+// acknowledgement of the previous one, and two dropboxes suffice; a
+// dropbox is cleared only when its slot is taken for a new team, and
+// its sequence number only grows. Every
+// kind of exchange shares the counter and the dropboxes: the argument
+// needs only that every call of each kind waits for every member's
+// publication. (Broadcasts, whose root waits for nobody, have dropboxes
+// of their own.)
+
+// exchange publishes data, with header word hdr, as this member's part
+// of the team's next exchange and returns the call's sequence number.
+func exchange(t *Team, hdr uint32, data []byte) uint32 {
+	t.xbox++
+	e := t.xbox
+	publish(t, exchangeBox(e), hdr, data, e)
+	return e
 }
 
-// publish writes data and then sequence number e into this PE's
-// dropbox at off, and wakes the team's members.
-func publish(t *Team, off int, data []byte, e uint32) {
+// exchangeBox is the byte offset of the exchange dropbox of call e.
+func exchangeBox(e uint32) uintptr { return exchangeBoxes + uintptr(e&1)*exchangeBytes }
+
+// part waits until member m has published its part of exchange e and
+// returns the header word and the dropbox's data, in place in m's
+// dropbox. It must not be kept past the call.
+func part(t *Team, routine string, m int, e uint32) (uint32, mem.Base) {
+	box := await(t, routine, m, exchangeBox(e), e)
+	return *mem.At[uint32](box, 4), boxAt(box, 8)
+}
+
+// partOf is the data of part as n elements of T (the dropbox data is
+// 8-byte aligned).
+func partOf[T any](t *Team, routine string, m int, e uint32, n int) []T {
+	_, b := part(t, routine, m, e)
+	return mem.Slice[T](b, 0, n)
+}
+
+// fitsDropbox reports whether the small path takes n elements of T on
+// t: a team inside one shared-memory domain, at most exchangeData bytes.
+func fitsDropbox[T any](t *Team, n int) bool {
+	return t.shared && uint(n)*uint(mem.SizeOf[T]()) <= exchangeData
+}
+
+// reduceDropbox is flat combining through the exchange: every member
+// folds every member's published source into its dst (which may alias
+// src), in team order, so every member computes the same result bit for
+// bit.
+func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+	n, members := len(src), t.NPEs()
+	e := exchange(t, 0, mem.Bytes(src))
+	// src is in this member's dropbox now, so dst (even if it is src)
+	// can take the accumulation directly.
+	copy(dst, partOf[T](t, routine, 0, e, n))
+	for m := 1; m < members; m++ {
+		fold(dst, partOf[T](t, routine, m, e, n))
+	}
+}
+
+// fcollectDropbox is FCollect through the exchange: every member reads
+// each member's block from its dropbox into its own dst.
+func fcollectDropbox[T any](t *Team, routine string, dst, src []T) {
+	n := len(src)
+	e := exchange(t, 0, mem.Bytes(src))
+	for m := 0; m < t.NPEs(); m++ {
+		if m == t.me {
+			copy(dst[m*n:(m+1)*n], src)
+		} else {
+			copy(dst[m*n:(m+1)*n], partOf[T](t, routine, m, e, n))
+		}
+	}
+}
+
+// alltoallDropbox is Alltoall(s) through the exchange: every member
+// publishes its whole source (members blocks of n, packed), and reads
+// block me of every member's.
+func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, srcStride, n int) {
+	members := t.NPEs()
+	data := src[:members*n]
+	if srcStride != 1 {
+		data = scratch[T](t, 1, members*n)
+		for i := range data {
+			data[i] = src[i*srcStride]
+		}
+	}
+	e := exchange(t, 0, mem.Bytes(data))
+	for m := 0; m < members; m++ {
+		var blk []T
+		if m == t.me {
+			blk = data[m*n : (m+1)*n]
+		} else {
+			blk = partOf[T](t, routine, m, e, members*n)[t.me*n : (t.me+1)*n]
+		}
+		if dstStride == 1 {
+			copy(dst[m*n:(m+1)*n], blk)
+			continue
+		}
+		for i, x := range blk {
+			dst[(m*n+i)*dstStride] = x
+		}
+	}
+}
+
+// publish writes data, header word hdr and then sequence number e into
+// this PE's dropbox at off, and wakes the team's members that sleep.
+func publish(t *Team, off uintptr, hdr uint32, data []byte, e uint32) {
+	box := boxAt(t.slotBase[t.me], off)
+	copy(mem.ByteSlice(box, 8, len(data)), data)
+	*mem.At[uint32](box, 4) = hdr // ordered before e like the data
+	mem.At[atomic.Uint32](box, 0).Store(e)
 	me := t.pe.MyPE()
-	box := t.pe.TeamBytes(me, t.slot, off, dropboxBytes)
-	copy(box[8:], data)
-	mem.At[atomic.Uint32](mem.RegionOf(box).Base, 0).Store(e)
 	for _, q := range t.worlds {
 		if q != me {
 			t.pe.Wake(q)
@@ -573,19 +737,24 @@ func publish(t *Team, off int, data []byte, e uint32) {
 	}
 }
 
-// collect waits until member m's dropbox at off holds call e's data
-// and returns its n bytes, in place.
-func collect(t *Team, routine string, m, off, n int, e uint32) []byte {
-	box := t.pe.TeamBytes(t.worlds[m], int(t.slots[m]), off, dropboxBytes)
-	seq := mem.At[atomic.Uint32](mem.RegionOf(box).Base, 0)
+// boxAt is the address off bytes past base (inside a team slot).
+func boxAt(base mem.Base, off uintptr) mem.Base {
+	return mem.RegionOf(mem.ByteSlice(base, off, 1)).Base
+}
+
+// await waits until member m's dropbox at off holds call e's data and
+// returns the dropbox, in place.
+func await(t *Team, routine string, m int, off uintptr, e uint32) mem.Base {
+	box := boxAt(t.slotBase[m], off)
+	seq := mem.At[atomic.Uint32](box, 0)
 	if int32(seq.Load()-e) < 0 {
 		t.pe.WaitSlow(routine, func() bool { return int32(seq.Load()-e) >= 0 })
 	}
-	return box[8 : 8+n]
+	return box
 }
 
 // broadcastDropbox is Broadcast through the root's dropboxes, for at
-// most dropboxData bytes inside a shared-memory domain. The root
+// most bcastData bytes inside a shared-memory domain. The root
 // publishes the data with the call's sequence number and returns; the
 // others wait for the publication, copy, and count themselves done in
 // the root's slot, in a counter per dropbox. Each member has two
@@ -605,7 +774,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	e := t.bbox
 	k := t.rootCount[root]
 	t.rootCount[root]++
-	off := bcastBoxes + int(k&1)*dropboxBytes
+	off := bcastBoxes + uintptr(k&1)*bcastBytes
 	if t.me == root {
 		// Box k&1 served broadcasts k&1, k&1+2, ..., k-2 of this root:
 		// k/2 of them, each read by members-1 readers. (One counter per
@@ -614,11 +783,10 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		if k >= 2 {
 			t.pe.TeamWait(routine, t.slot, doneWord+int(k&1), (k/2)*uint32(members-1))
 		}
-		publish(t, off, mem.Bytes(src), e)
+		publish(t, off, 0, mem.Bytes(src), e)
 		copy(dst, src)
 		return
 	}
-	b := collect(t, routine, root, off, bytes, e)
-	copy(mem.Bytes(dst), b)
+	copy(mem.Bytes(dst), mem.ByteSlice(await(t, routine, root, off, e), 8, bytes))
 	t.pe.TeamAdd(t.worlds[root], int(t.slots[root]), doneWord+int(k&1), 1)
 }

@@ -215,9 +215,9 @@ func (r *collRun) reduceSizes(elem int, key string) []int {
 		}
 		return nil
 	}
-	// Around the boundaries the algorithms may switch at: the 120-byte
-	// dropboxes, 1 KiB and 4 KiB (flat combining and partitioned).
-	box, k1, k4 := 120/elem, 1024/elem, 4096/elem
+	// Around the boundaries the algorithms may switch at: the 632-byte
+	// exchange dropboxes, 1 KiB and 4 KiB (flat combining and partitioned).
+	box, k1, k4 := 632/elem, 1024/elem, 4096/elem
 	sizes := []int{0, 1, 7, box, box + 1, 511, k1, k1 + 1, k4, k4 + 1, 4*k4 + 3} // 4*k4+3: several partitions, a ragged tail
 	if r.fast {
 		sizes = []int{1, box + 1, k1 + 1, k4 + 1}
@@ -593,10 +593,10 @@ func collectivesOn(t *testing.T, p *goshmem.PE, cache *refCache, opts collOpts) 
 			}
 		}
 		if opts.bcast {
-			// 30 and 31 int32: either side of the 120-byte dropboxes.
-			sizes := []int{0, 1, 30, 31, 1000, 1 << 16}
+			// 78 and 79 int32: either side of the 312-byte broadcast dropboxes.
+			sizes := []int{0, 1, 78, 79, 1000, 1 << 16}
 			if r.fast {
-				sizes = []int{0, 1, 31, 1000}
+				sizes = []int{0, 1, 79, 1000}
 			}
 			broadcastSuite(r, "int32", genI32, sizes)
 			broadcastSuite(r, "rec", genRec, []int{0, 1, 7, 8, 1001})

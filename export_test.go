@@ -13,3 +13,7 @@ func HierarchyLevels(t *Team) [][]int {
 	}
 	return out
 }
+
+// SyncRounds returns how many team barriers (Sync, or a collective's
+// internal synchronization round) this PE has run on t.
+func SyncRounds(t *Team) uint32 { return t.epoch }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/teamshared"
 )
@@ -47,12 +48,14 @@ type Team struct {
 	numaGroups int        // (domain, NUMA node) groups the members form
 	hier       *hierarchy // made at the first hierarchical collective
 	ring       uint32     // FCollect ring steps taken so far (same on every member)
-	rbox       uint32     // dropbox reductions so far (same on every member)
+	xbox       uint32     // dropbox exchanges so far (same on every member)
 	bbox       uint32     // dropbox broadcasts so far (same on every member)
 	rd         uint32     // recursive-doubling reductions so far (same on every member)
 	ringR      uint32     // ring reductions so far (same on every member)
 	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
 	rab        uint32     // Rabenseifner reductions so far (same on every member)
+	// slotBase[m] is member m's team slot as mapped here (shared teams).
+	slotBase []mem.Base
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
 	rootCount []uint32
 
@@ -118,22 +121,27 @@ type TeamConfig struct {
 //	line 21     ring fcollect: the left neighbour's progress
 //	line 22     ring reduction: left neighbour's productions, right's reads
 //	line 23     dropbox broadcast: reads of this root's two dropboxes
-//	lines 24-27 two reduction dropboxes; lines 28-31 two broadcast dropboxes
+//	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
+//	            FCollect, Collect, Alltoall)
+//	lines 44-53 two broadcast dropboxes of 312 data bytes
+//	lines 54-63 unused
 const (
-	wordsPerLine = 16
-	maxRounds    = 16
-	postWord     = maxRounds * wordsPerLine
-	argsWord     = postWord + 1               // team creation: the hash of the split's arguments
-	countWord    = postWord + wordsPerLine    // Collect's published length
-	releaseWord  = countWord + wordsPerLine   // tree barrier: release from the parent
-	childWord    = releaseWord + wordsPerLine // tree barrier: one word per child
-	readyWord    = childWord + wordsPerLine   // tree broadcast: the parent has the data
-	ringWord     = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
-	doneWord     = 23 * wordsPerLine          // dropbox broadcast: members done reading
-	reduceBoxes  = 24 * 64                    // byte offset of the two reduction dropboxes
-	bcastBoxes   = 28 * 64                    // byte offset of the two broadcast dropboxes
-	dropboxBytes = 2 * 64                     // bytes per dropbox
-	dropboxData  = dropboxBytes - 8           // data bytes after the sequence number
+	wordsPerLine  = 16
+	maxRounds     = 16
+	postWord      = maxRounds * wordsPerLine
+	argsWord      = postWord + 1               // team creation: the hash of the split's arguments
+	countWord     = postWord + wordsPerLine    // Collect's published length
+	releaseWord   = countWord + wordsPerLine   // tree barrier: release from the parent
+	childWord     = releaseWord + wordsPerLine // tree barrier: one word per child
+	readyWord     = childWord + wordsPerLine   // tree broadcast: the parent has the data
+	ringWord      = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
+	doneWord      = 23 * wordsPerLine          // dropbox broadcast: members done reading
+	exchangeBoxes = 24 * 64                    // byte offset of the two exchange dropboxes
+	bcastBoxes    = 44 * 64                    // byte offset of the two broadcast dropboxes
+	exchangeBytes = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
+	exchangeData  = exchangeBytes - 8          // data bytes after the sequence number and header word
+	bcastBytes    = 5 * 64                     // bytes per broadcast dropbox (lines 44-53)
+	bcastData     = bcastBytes - 8             // data bytes after the sequence number and header word
 )
 
 // predefined team slots (teamshared.Reserved of them).
@@ -211,6 +219,13 @@ func (t *Team) finish() {
 	// map. Inside one domain every heap is mapped by construction.
 	t.shared = !t.multi
 	t.numaSpan, t.numaGroups = t.spansNodes()
+	if t.shared {
+		// The members' slots as mapped here, for the dropboxes.
+		t.slotBase = make([]mem.Base, len(t.worlds))
+		for i, q := range t.worlds {
+			t.slotBase[i] = mem.RegionOf(t.pe.TeamBytes(q, int(t.slots[i]), 0, 4*node.TeamSlotWords)).Base
+		}
+	}
 }
 
 // spansNodes reports whether some domain of the team holds members of

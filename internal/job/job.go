@@ -70,7 +70,7 @@ const (
 // user RMA may address.
 const (
 	TeamSlots     = 256
-	TeamSlotBytes = 32 * shm.CacheLine
+	TeamSlotBytes = 64 * shm.CacheLine
 	PoolBytes     = TeamSlots * TeamSlotBytes
 )
 
