@@ -312,40 +312,58 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 	}
 }
 
-// TestDoorbellNoLostWakeup runs many short producer/consumer rounds:
-// every wait must end, and none needs more than a few timeouts.
-func TestDoorbellNoLostWakeup(t *testing.T) {
-	var d job.Doorbell
-	var word atomic.Uint64
-	p := wait.Policy{Spin: 0, Yield: 0, MaxSleep: 2 * time.Second} // sleep at once
-	const rounds = 300
-	done := make(chan error, 1)
-	go func() {
-		for i := uint64(1); i <= rounds; i++ {
-			b := wait.Start(&p)
-			cond := func() bool { return word.Load() >= i }
-			for !cond() {
-				if b.Pause() == wait.Sleeping && b.Sleep(wait.Bell{Door: &d}, cond) {
-					break
+// TestNoLostWakeup runs many short producer/consumer rounds, the
+// consumer sleeping on the futex (Processes) or parking on the
+// in-process Notify (Goroutines) at once and the producer storing
+// atomically and ringing: every wait must end, none needing more than a
+// few timeouts.
+func TestNoLostWakeup(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mode wait.Mode
+		park bool
+	}{
+		{"futex", wait.Processes, false},
+		{"park", wait.Goroutines, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d job.Doorbell
+			bell := wait.Bell{Door: &d}
+			if tc.park {
+				bell.Local = new(wait.Notify)
+			}
+			p := wait.Policy{Mode: tc.mode, MaxSleep: 2 * time.Second} // sleep at once
+			var word atomic.Uint64
+			const rounds = 300
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := uint64(1); i <= rounds; i++ {
+					b := wait.Start(&p)
+					cond := func() bool { return word.Load() >= i }
+					for !cond() {
+						if b.Pause() == wait.Sleeping && b.Sleep(bell, cond) {
+							break
+						}
+					}
+				}
+			}()
+			for i := uint64(1); i <= rounds; i++ {
+				word.Store(i)
+				wait.Ring(bell)
+				if i%16 == 0 {
+					time.Sleep(100 * time.Microsecond)
 				}
 			}
-		}
-		done <- nil
-	}()
-	for i := uint64(1); i <= rounds; i++ {
-		word.Store(i)
-		wait.Ring(wait.Bell{Door: &d})
-		if i%16 == 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the waiter is stuck")
-	}
-	if d.Sleepers.Load() != 0 {
-		t.Errorf("Sleepers = %d at the end", d.Sleepers.Load())
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("the waiter is stuck")
+			}
+			if d.Sleepers.Load() != 0 {
+				t.Errorf("Sleepers = %#x at the end", d.Sleepers.Load())
+			}
+		})
 	}
 }
 
@@ -511,46 +529,6 @@ func TestRingAfterWakePaysNoFutex(t *testing.T) {
 	b.Sleep(bell, func() bool { return false })
 	if d.Sleepers.Load() != 0 {
 		t.Errorf("Sleepers = %#x after a sleep timed out, want 0", d.Sleepers.Load())
-	}
-}
-
-// TestParkNoLostWakeup: many short rounds of a parking consumer and a
-// producer that stores atomically and rings: every wait ends, with few
-// timeouts.
-func TestParkNoLostWakeup(t *testing.T) {
-	var d job.Doorbell
-	var n wait.Notify
-	bell := wait.Bell{Door: &d, Local: &n}
-	p := wait.Policy{Mode: wait.Goroutines, MaxSleep: 2 * time.Second} // park at once
-	var word atomic.Uint64
-	const rounds = 300
-	done := make(chan error, 1)
-	go func() {
-		for i := uint64(1); i <= rounds; i++ {
-			b := wait.Start(&p)
-			cond := func() bool { return word.Load() >= i }
-			for !cond() {
-				if b.Pause() == wait.Sleeping && b.Sleep(bell, cond) {
-					break
-				}
-			}
-		}
-		done <- nil
-	}()
-	for i := uint64(1); i <= rounds; i++ {
-		word.Store(i)
-		wait.Ring(bell)
-		if i%16 == 0 {
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the parked waiter is stuck")
-	}
-	if d.Sleepers.Load() != 0 {
-		t.Errorf("Sleepers = %#x at the end", d.Sleepers.Load())
 	}
 }
 
