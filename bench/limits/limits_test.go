@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"regexp"
@@ -186,6 +187,58 @@ func TestHandoffSpin(t *testing.T) {
 	for _, spec := range []string{"same,0,false", "same,0,false,fast", "same,0,false,pause,x"} {
 		if err := child(spec); err == nil || !strings.Contains(err.Error(), "bad "+childEnv) {
 			t.Errorf("child(%q) = %v; want a bad %s error", spec, err, childEnv)
+		}
+	}
+}
+
+// TestLines checks the lines table: a round-time row per line count,
+// then the slope. The slope is not checked for sign: on a noisy
+// machine two round times can come out in either order.
+func TestLines(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := fmt.Sprintf("%d,%d", allowed[0], allowed[0]) // both sides on one CPU: they must take turns
+	for _, cpus := range [][]string{nil, {"-cpus", one}} {
+		var out bytes.Buffer
+		args := append(append([]string{"lines", "-k", "0,4,16"}, tiny...), cpus...)
+		if err := run(args, &out); err != nil {
+			t.Fatalf("run(%q): %v", args, err)
+		}
+		p, err := parse(out.String())
+		if err != nil {
+			t.Fatalf("run(%q): output does not parse: %v\n%s", args, err, out.String())
+		}
+		if want := []string{"0", "4", "16", "per_line"}; !slices.Equal(p.labels, want) {
+			t.Errorf("run(%q): rows %q; want %q", args, p.labels, want)
+			continue
+		}
+		for i, v := range p.values[:3] {
+			if !(v > 0) || math.IsInf(v, 0) {
+				t.Errorf("run(%q): row %s: %v; want a positive finite time", args, p.labels[i], v)
+			}
+		}
+	}
+	for _, bad := range [][]string{{"lines", "-k", "x"}, {"lines", "-k", "2000"}, {"lines", "-stride", "100"}} {
+		if err := run(bad, io.Discard); err == nil {
+			t.Errorf("run(%q) succeeded; want an error", bad)
+		}
+	}
+}
+
+func TestSlope(t *testing.T) {
+	for _, tc := range []struct {
+		x, y []float64
+		want float64
+	}{
+		{[]float64{0, 1, 2}, []float64{1, 3, 5}, 2},
+		{[]float64{0, 4, 16}, []float64{0.1, 0.1, 0.1}, 0},
+		{[]float64{1, 1}, []float64{2, 3}, 0},
+		{[]float64{0, 1, 2, 3}, []float64{0, 1, 1, 2}, 0.6},
+	} {
+		if got := slope(tc.x, tc.y); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("slope(%v, %v) = %v; want %v", tc.x, tc.y, got, tc.want)
 		}
 	}
 }

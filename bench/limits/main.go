@@ -11,6 +11,7 @@
 //	go run ./bench/limits memcpy_shm [same flags as memcpy]
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
+//	go run ./bench/limits lines      [-k 0,1,2,4,...] [-i 200000] [-t 500ms] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits all        [-cpus a,b]
 //
 // Each test prints one table in the format of the OSU micro-benchmarks
@@ -138,6 +139,7 @@ tests:
   memcpy_shm  the same between two memfd segments
   handoff     one-way cache-line hand-off latency between two processes (us)
   atomic      local and cross-core atomic fetch-add latency (us)
+  lines       cost of moving k more cache lines from one core to another (us)
   all         all four with default flags (only -cpus is accepted)
 run "limits <test> -h" for a test's flags`
 
@@ -157,6 +159,12 @@ func run(args []string, w io.Writer) error {
 		return t.write(w)
 	case "handoff":
 		t, err := runHandoff(args)
+		if err != nil {
+			return err
+		}
+		return t.write(w)
+	case "lines":
+		t, err := runLines(args)
 		if err != nil {
 			return err
 		}
