@@ -200,9 +200,9 @@ func TestLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := fmt.Sprintf("%d,%d", allowed[0], allowed[0]) // both sides on one CPU: they must take turns
-	for _, cpus := range [][]string{nil, {"-cpus", one}} {
+	for _, extra := range [][]string{nil, {"-cpus", one}, {"-read"}} {
 		var out bytes.Buffer
-		args := append(append([]string{"lines", "-k", "0,4,16"}, tiny...), cpus...)
+		args := append(append([]string{"lines", "-k", "0,4,16"}, tiny...), extra...)
 		if err := run(args, &out); err != nil {
 			t.Fatalf("run(%q): %v", args, err)
 		}

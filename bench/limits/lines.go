@@ -39,6 +39,7 @@ func runLines(args []string) (*table, error) {
 	fs.IntVar(&c.warm, "w", 10000, "warm-up rounds")
 	ks := fs.String("k", "0,1,2,4,8,16,32,64", "comma-separated line counts")
 	stride := fs.Int("stride", linesStride, "bytes between two lines (a multiple of 64, at least 128)")
+	readOnly := fs.Bool("read", false, "time only the reader's loads of the k lines (after the flag arrived), not the round")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -70,9 +71,13 @@ func runLines(args []string) (*table, error) {
 		cols: [2]string{"Lines", "Round (us)"},
 		prec: 4,
 	}
+	if *readOnly {
+		t.notes = append(t.notes, "read: rows time only the reader's loads of the k lines (between two clock readings, whose cost is in every row, k = 0 included); per_line is then the cost of one more line read while its writer waits")
+		t.cols[1] = "Read (us)"
+	}
 	var xs, ys []float64
 	for _, k := range counts {
-		lat, err := linesBlocks(k, *stride, a, b, &c)
+		lat, err := linesBlocks(k, *stride, a, b, *readOnly, &c)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +113,7 @@ func slope(x, y []float64) float64 {
 
 // linesBlocks returns the round time of each of c.reps blocks for k
 // lines, in microseconds.
-func linesBlocks(k, stride, a, b int, c *common) ([]float64, error) {
+func linesBlocks(k, stride, a, b int, readOnly bool, c *common) ([]float64, error) {
 	// k data lines, then the flag and the answer, each on its own page.
 	buf := make([]atomic.Uint64, (k+2)*stride/8)
 	line := func(i int) *atomic.Uint64 { return &buf[i*stride/8] }
@@ -147,14 +152,22 @@ func linesBlocks(k, stride, a, b int, c *common) ([]float64, error) {
 			return err
 		}
 		var r uint64
+		var reading time.Duration
 		chunk := func(n int) error {
 			for range n {
 				r++
 				for flag.Load() != r {
 					relax()
 				}
+				var t0 time.Time
+				if readOnly {
+					t0 = time.Now()
+				}
 				for i := 0; i < k; i++ {
 					sink += line(i).Load()
+				}
+				if readOnly {
+					reading += time.Since(t0)
 				}
 				answer.Store(r)
 			}
@@ -164,9 +177,13 @@ func linesBlocks(k, stride, a, b int, c *common) ([]float64, error) {
 			return err
 		}
 		for i := range lat {
+			reading = 0
 			iters, el, err := timeBlock(n, d, chunk)
 			if err != nil {
 				return err
+			}
+			if readOnly {
+				el = reading
 			}
 			lat[i] = el.Seconds() / float64(iters) * 1e6
 		}
