@@ -10,7 +10,7 @@ import (
 // CPUs it switches to non-temporal stores at 1 MiB, whatever the cache,
 // so a 1-8 MiB put whose data fits the last-level cache runs at
 // memory speed instead of cache speed. The engine chooses by size and
-// CPU instead: temporal stores below a threshold derived from the
+// CPU instead: temporal stores up to a threshold derived from the
 // last-level cache size (REP MOVSB where the CPU has fast short REP
 // MOVSB, else an AVX2 loop, else memmove), non-temporal AVX2 stores
 // above it (they bypass the cache, which a copy larger than the cache
@@ -25,9 +25,9 @@ import (
 // the call would cost more than it could save).
 const LargeCopy = 64 << 10
 
-// ntMin is the smallest copy that may use non-temporal stores (the
-// assembly loops need at least 256 bytes; below a few pages streaming
-// stores never pay).
+// ntMin is the least non-temporal threshold: copies of up to ntMin
+// bytes are always temporal (the assembly loops need at least 256
+// bytes; below a few pages streaming stores never pay).
 const ntMin = 256 << 10
 
 // The assembly loops copy at least 256 bytes; Copy hands them no less
