@@ -135,14 +135,15 @@ func TestMemcpy(t *testing.T) {
 }
 
 // TestMemcpyMethods checks that the memcpy table names the methods it
-// took the best of and the winner per size, and that -method measures
+// took the best of, the winner per size and the engine's kernel per
+// size (memmove below mem.LargeCopy), and that -method measures
 // each method alone.
 func TestMemcpyMethods(t *testing.T) {
 	var out bytes.Buffer
 	if err := run([]string{"memcpy", "-min", "1024", "-max", "2048", "-i", "5", "-r", "1"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# methods: copy, movsb, ", "engine", "# fastest method per size: 1024=", " 2048="} {
+	for _, want := range []string{"# methods: copy, movsb, ", "engine", "# fastest method per size: 1024=", " 2048=", "# engine's kernel per size: 1024=memmove 2048=memmove"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("memcpy output lacks %q:\n%s", want, out.String())
 		}

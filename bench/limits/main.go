@@ -35,8 +35,11 @@
 //     engine (internal/mem; with AVX2), the engine with this machine's
 //     plan (mem.Copy), and the C library's memcpy that the C peer calls
 //     (through cgo; left out, with a note, when built without cgo). A
-//     comment line names the fastest method per size; -method m
-//     measures only m. Rows are
+//     comment line names the fastest method per size, another the
+//     kernel the engine uses at each size (mem.CopyPlan.Method: memmove,
+//     movsb, avx2 or nt), so that a gap between the engine and the
+//     limit shows whether the engine chose wrong; -method m measures
+//     only m. Rows are
 //     "<size in bytes>  <MB/s>", MB = 10^6 bytes; bandwidth counts the
 //     bytes copied (not read plus written). For each size and method
 //     the iteration count is scaled until one run lasts at least -t (or

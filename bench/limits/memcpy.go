@@ -99,6 +99,7 @@ func runMemcpy(test string, args []string) (*table, error) {
 	t.notes = append(t.notes, fmt.Sprintf("cpu: %d; MB = 1e6 bytes copied; %s; %s of %d runs after a calibration run",
 		cpu, how, c.stat(), c.reps))
 	methods := copyMethods()
+	plan := mem.DefaultCopyPlan()
 	if *only != "" {
 		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
 		if i < 0 {
@@ -119,7 +120,7 @@ func runMemcpy(test string, args []string) (*table, error) {
 	}
 	clear(dst)
 
-	var winners []string
+	var winners, picks []string
 	err = onLockedThread(func() error {
 		if err := numa.Bind([]int{cpu}); err != nil {
 			return err
@@ -133,10 +134,12 @@ func runMemcpy(test string, args []string) (*table, error) {
 			}
 			t.rows = append(t.rows, row{strconv.Itoa(n), best})
 			winners = append(winners, fmt.Sprintf("%d=%s", n, who))
+			picks = append(picks, fmt.Sprintf("%d=%s", n, plan.Method(n)))
 		}
 		return nil
 	})
 	t.notes = append(t.notes, "fastest method per size: "+strings.Join(winners, " "))
+	t.notes = append(t.notes, "engine's kernel per size: "+strings.Join(picks, " "))
 	return t, err
 }
 

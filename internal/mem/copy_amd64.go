@@ -48,12 +48,12 @@ func cpuidLLC() int64 {
 
 // copyPlanned copies n >= LargeCopy bytes, d and s not overlapping.
 func copyPlanned(p *CopyPlan, d, s unsafe.Pointer, n uintptr) {
-	switch {
-	case p.NTThreshold != 0 && n >= p.NTThreshold:
+	switch p.kernel(n) {
+	case kNT:
 		ntCopy(d, s, n)
-	case p.RepMovsb:
+	case kMovsb:
 		repMovsb(d, s, n)
-	case p.AVX2:
+	case kAVX2:
 		avx2Copy(d, s, n)
 	default:
 		copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))

@@ -24,7 +24,7 @@ func testPlans(t testing.TB) map[string]CopyPlan {
 	}
 	if avx2 {
 		plans["avx2"] = CopyPlan{AVX2: true}
-		plans["nt"] = CopyPlan{AVX2: true, NTThreshold: LargeCopy}
+		plans["nt"] = CopyPlan{AVX2: true, NTThreshold: 1}
 		plans["movsb+nt"] = CopyPlan{AVX2: true, RepMovsb: true, NTThreshold: ntMin}
 	} else {
 		t.Logf("no AVX2 on this CPU: the AVX2 and non-temporal kernels are not tested")
@@ -112,7 +112,7 @@ func TestCopyKernels(t *testing.T) {
 	kernels := map[string]CopyPlan{"movsb": {RepMovsb: true}}
 	if cpuFeatures().avx2 {
 		kernels["avx2"] = CopyPlan{AVX2: true}
-		kernels["nt"] = CopyPlan{AVX2: true, NTThreshold: 256}
+		kernels["nt"] = CopyPlan{AVX2: true, NTThreshold: 1}
 	}
 	for name, p := range kernels {
 		for n := 256; n <= 256+320; n++ {
@@ -232,6 +232,38 @@ func TestPlanCopy(t *testing.T) {
 		p := PlanCopy(c.avx2, c.erms, c.fsrm, c.llc, 2)
 		if p.NTThreshold != c.wantNT || p.RepMovsb != c.wantMovsb || p.AVX2 != c.avx2 {
 			t.Errorf("PlanCopy(avx2 %v, erms %v, fsrm %v, llc %d) = %+v, want NTThreshold %d, RepMovsb %v", c.avx2, c.erms, c.fsrm, c.llc, p, c.wantNT, c.wantMovsb)
+		}
+	}
+}
+
+// TestCopyMethod checks which kernel a plan picks at the edges: the
+// built-in copy below LargeCopy, temporal stores up to NTThreshold
+// bytes (a copy of a quarter of the last-level cache, whose source and
+// destination fill half of it, included), non-temporal stores above.
+func TestCopyMethod(t *testing.T) {
+	epyc := PlanCopy(true, true, true, 32<<20, 2) // Zen 4: 32 MiB L3, ERMS, FSRM
+	noFSRM := PlanCopy(true, true, false, 32<<20, 2)
+	noAVX2 := PlanCopy(false, true, true, 32<<20, 2)
+	for _, c := range []struct {
+		name string
+		p    CopyPlan
+		n    int
+		want string
+	}{
+		{"epyc below LargeCopy", epyc, LargeCopy - 1, "memmove"},
+		{"epyc at LargeCopy", epyc, LargeCopy, "movsb"},
+		{"epyc 4 MiB", epyc, 4 << 20, "movsb"},
+		{"epyc 8 MiB (LLC/4)", epyc, 8 << 20, "movsb"},
+		{"epyc 8 MiB + 1", epyc, 8<<20 + 1, "nt"},
+		{"epyc 64 MiB", epyc, 64 << 20, "nt"},
+		{"no FSRM 1 MiB", noFSRM, 1 << 20, "avx2"},
+		{"no FSRM 8 MiB", noFSRM, 8 << 20, "avx2"},
+		{"no FSRM 16 MiB", noFSRM, 16 << 20, "nt"},
+		{"no AVX2 64 MiB", noAVX2, 64 << 20, "movsb"},
+		{"memmove plan", CopyPlan{}, 64 << 20, "memmove"},
+	} {
+		if got := c.p.Method(c.n); got != c.want {
+			t.Errorf("%s: Method(%d) = %q, want %q (plan %+v)", c.name, c.n, got, c.want, c.p)
 		}
 	}
 }
