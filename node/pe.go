@@ -212,9 +212,7 @@ func (p *PE) sync(routine string) {
 // complete the barrier the others still wait in. So a PE does not
 // arrive in a failed job (like every wait, the barrier then panics).
 func (p *PE) centralSync(routine string) {
-	if p.job.ctl.Header.Abort.State.Load() != 0 {
-		p.checkAbort(routine)
-	}
+	p.CheckAbort(routine)
 	p.passed++
 	all := p.passed * uint64(p.npes)
 	if p.arrivals.Add(1) == all {
