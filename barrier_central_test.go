@@ -72,3 +72,31 @@ func TestTeamBarrierSeparatesPhases(t *testing.T) {
 		}
 	}
 }
+
+// TestCentralBarrierTeamSlotReuse destroys and re-creates teams back to
+// back under the central barrier: a team's arrival count lives in its
+// first member's slot, which that member may take again for the next
+// team while the other members are still polling the count of the
+// destroyed team's last sync (they have not yet seen its last arrival).
+// Clearing the count there would leave them waiting forever.
+func TestCentralBarrierTeamSlotReuse(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		err := runErrCfg(t, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "central"}, n, func(pe *goshmem.PE) {
+			w := goshmem.TeamWorld(pe)
+			for i := range 300 {
+				tm, err := w.SplitStrided(0, 1, n, nil)
+				if err != nil {
+					panic(err)
+				}
+				if i%3 == 0 {
+					time.Sleep(time.Duration(pe.MyPE()) * 10 * time.Microsecond)
+				}
+				tm.Sync()
+				tm.Destroy()
+			}
+		})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+	}
+}
