@@ -11,6 +11,7 @@ import (
 func TestAlgorithmsQuick(t *testing.T) {
 	for _, cfg := range []node.Config{
 		{HeapSize: 1 << 20, BarrierAlgorithm: "tree", BcastAlgorithm: "tree", FCollectAlgorithm: "ring"},
+		{HeapSize: 1 << 20, BarrierAlgorithm: "central", BcastAlgorithm: "tree", ReduceAlgorithm: "flat"},
 		{HeapSize: 1 << 20, SimDomains: 2},
 		{HeapSize: 1 << 20, SimDomains: 3, ReduceAlgorithm: "partitioned"},
 		{HeapSize: 1 << 20, SimDomains: 2, Transport: "cma"},

@@ -710,7 +710,7 @@ func TestConfigValidate(t *testing.T) {
 		want  []string
 	}{
 		{"ReduceAlgorithm", func(c *node.Config) { c.ReduceAlgorithm = "bogus" }, []string{"Config.ReduceAlgorithm", "bogus", "rabenseifner", "SHMEM_REDUCE_ALGORITHM"}},
-		{"BarrierAlgorithm", func(c *node.Config) { c.BarrierAlgorithm = "bogus" }, []string{"Config.BarrierAlgorithm", "dissemination or tree"}},
+		{"BarrierAlgorithm", func(c *node.Config) { c.BarrierAlgorithm = "bogus" }, []string{"Config.BarrierAlgorithm", "dissemination, tree or central"}},
 		{"BcastAlgorithm", func(c *node.Config) { c.BcastAlgorithm = "Tree" }, []string{"Config.BcastAlgorithm", "Tree", "direct or tree"}},
 		{"FCollectAlgorithm", func(c *node.Config) { c.FCollectAlgorithm = "bogus" }, []string{"Config.FCollectAlgorithm", "recursive-doubling"}},
 		{"Transport", func(c *node.Config) { c.Transport = "tcp" }, []string{"Config.Transport", "tcp", "auto, xpmem or cma"}},

@@ -35,6 +35,7 @@ type Team struct {
 	cfg     TeamConfig
 	shared  bool // every member's heap is mapped here: Ptr-based algorithms
 	epoch   uint32
+	central uint32 // central barrier: the arrival count the next one waits for, less n (centralSync)
 	named   string // for predefined teams, their name
 	dead    bool
 	worlds  []int     // members' world PE numbers (for team contexts)
@@ -54,6 +55,9 @@ type Team struct {
 	ringR      uint32     // ring reductions so far (same on every member)
 	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
 	rab        uint32     // Rabenseifner reductions so far (same on every member)
+	// centralSync: the team synchronizes with the central counter
+	// barrier (see sync).
+	centralSync bool
 	// slotBase[m] is member m's team slot as mapped here (shared teams).
 	slotBase []mem.Base
 	// rootCount[m] is how many dropbox broadcasts member m has rooted.
@@ -124,7 +128,8 @@ type TeamConfig struct {
 //	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
 //	            FCollect, Collect, Alltoall)
 //	lines 44-53 two broadcast dropboxes of 312 data bytes
-//	lines 54-63 unused
+//	line 54     central barrier: the arrival count (member 0's slot)
+//	lines 55-63 unused
 const (
 	wordsPerLine  = 16
 	maxRounds     = 16
@@ -138,6 +143,7 @@ const (
 	doneWord      = 23 * wordsPerLine          // dropbox broadcast: members done reading
 	exchangeBoxes = 24 * 64                    // byte offset of the two exchange dropboxes
 	bcastBoxes    = 44 * 64                    // byte offset of the two broadcast dropboxes
+	arrivalsWord  = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
 	exchangeBytes = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
 	exchangeData  = exchangeBytes - 8          // data bytes after the sequence number and header word
 	bcastBytes    = 5 * 64                     // bytes per broadcast dropbox (lines 44-53)
@@ -218,6 +224,9 @@ func (t *Team) finish() {
 	// depend on this, so it must not depend on what one PE happens to
 	// map. Inside one domain every heap is mapped by construction.
 	t.shared = !t.multi
+	// The central barrier needs member 0's slot mapped everywhere.
+	t.centralSync = t.shared && len(t.worlds) > 1 && (t.alg.barrier == "central" ||
+		(t.alg.barrier == "" || t.alg.barrier == "auto") && t.pe.CentralBarrier())
 	t.numaSpan, t.numaGroups = t.spansNodes()
 	if t.shared {
 		// The members' slots as mapped here, for the dropboxes.
@@ -552,7 +561,11 @@ func (t *Team) sync(routine string) {
 	t.epoch++
 	e := t.epoch
 	n := t.members.Size()
-	if t.alg.barrier == "tree" {
+	switch {
+	case t.centralSync:
+		t.centralBarrier(routine, n)
+		return
+	case t.alg.barrier == "tree":
 		t.treeSync(routine, e)
 		return
 	}
@@ -674,7 +687,7 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 	case me >= 0:
 		if s, ok := pool.Get(); ok {
 			slot = s
-			pe.TeamClear(slot)
+			pe.TeamClear(slot, arrivalsWord)
 			post = uint32(slot) + 1
 		} else {
 			post = voteNoSlot
@@ -704,6 +717,12 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 			nt.slots[i] = int32(v - 1)
 		}
 		nt.finish()
+		if nt.centralSync {
+			// Member 0's arrival count is not cleared with its slot (see
+			// TeamClear): start from what it holds. Nobody arrives at the
+			// new team's barrier before the parent sync below.
+			nt.central = pe.TeamLoad(nt.worlds[0], int(nt.slots[0]), arrivalsWord)
+		}
 	}
 	t.sync(routine)
 	if err != nil {
@@ -767,6 +786,27 @@ func (t *Team) Destroy() {
 	t.sync("TeamDestroy")
 	t.dead = true
 	teamsOf(t.pe).pool.Put(t.slot)
+}
+
+// centralBarrier is the central counter barrier (node's SyncAll has
+// the same): every member adds one to a word of member 0's slot that
+// grows by n per barrier, and leaves when it has grown by n times the
+// barriers passed since the team was made; the last arriver wakes
+// every member. Each member
+// needs a CPU about once to arrive and once to leave, which is what
+// counts when PEs outnumber CPUs.
+func (t *Team) centralBarrier(routine string, n int) {
+	t.pe.CheckAbort(routine) // a PE that left by a JobError must not arrive
+	t.central += uint32(n)
+	all := t.central
+	q, s := t.worlds[0], int(t.slots[0])
+	if t.pe.TeamFetchAdd(q, s, arrivalsWord, 1) == all {
+		for _, w := range t.worlds {
+			t.pe.Wake(w)
+		}
+		return
+	}
+	t.pe.TeamWaitOn(routine, q, s, arrivalsWord, all)
 }
 
 // treeSync is the tree barrier: arrivals gathered up a binomial tree

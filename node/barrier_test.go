@@ -2,8 +2,10 @@ package node_test
 
 import (
 	"bufio"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,33 +15,90 @@ import (
 	"github.com/goshmem/goshmem/node"
 )
 
-// TestBarrierSeparatesPhases checks the dissemination barrier against
-// its definition, for every job size up to 9 (powers of two and not):
-// no PE leaves barrier k before every PE has entered it. Each PE
-// announces its arrival with an atomic increment on PE 0 and checks,
-// after the barrier, that all n arrivals of this round are there; PEs
-// arrive in random order with random delays.
+// TestBarrierSeparatesPhases checks each barrier algorithm of the job
+// (SHMEM_BARRIER_ALGORITHM: the dissemination barrier, the central
+// counter barrier, and what auto chooses) against its definition, for
+// every job size up to 9 (powers of two and not): no PE leaves barrier
+// k before every PE has entered it (see barrierPhases).
 func TestBarrierSeparatesPhases(t *testing.T) {
-	for n := 1; n <= 9; n++ {
-		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
-			ctr, _ := goshmem.Calloc[int64](pe, 1)
-			c := pe.Ctx()
-			rng := rand.New(rand.NewPCG(uint64(pe.MyPE()), uint64(n)))
-			for k := int64(1); k <= 200; k++ {
-				if rng.IntN(8) == 0 {
-					time.Sleep(time.Duration(rng.IntN(200)) * time.Microsecond)
+	for _, alg := range []string{"dissemination", "central", "auto"} {
+		for n := 1; n <= 9; n++ {
+			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20, BarrierAlgorithm: alg}, n, func(pe *goshmem.PE) {
+				barrierPhases(pe, 200)
+			})
+			if err != nil {
+				t.Fatalf("%s, n=%d: %v", alg, n, err)
+			}
+		}
+	}
+}
+
+// barrierPhases does rounds barriers and panics if one lets a PE
+// through before every PE has entered it. Each PE announces its arrival
+// with an atomic increment on PE 0 and checks, after the barrier, that
+// all n arrivals of this round are there; PEs arrive in random order
+// with random delays.
+func barrierPhases(pe *goshmem.PE, rounds int64) {
+	n := pe.NPEs()
+	ctr, _ := goshmem.Calloc[int64](pe, 1)
+	c := pe.Ctx()
+	rng := rand.New(rand.NewPCG(uint64(pe.MyPE()), uint64(n)))
+	for k := int64(1); k <= rounds; k++ {
+		if rng.IntN(8) == 0 {
+			time.Sleep(time.Duration(rng.IntN(200)) * time.Microsecond)
+		}
+		goshmem.AtomicAdd(c, &ctr[0], 1, 0)
+		pe.BarrierAll()
+		if got := goshmem.AtomicFetch(c, &ctr[0], 0); got < k*int64(n) {
+			panic("barrier let a PE through early: " + strconv.FormatInt(got, 10) + " arrivals, want " + strconv.FormatInt(k*int64(n), 10))
+		}
+		pe.BarrierAll() // nobody starts round k+1 before all checked round k
+	}
+}
+
+// TestBarrierFollowsOversubscription: with the default
+// SHMEM_BARRIER_ALGORITHM, a job whose PEs outnumber the CPUs they run
+// on (here goroutine PEs beyond GOMAXPROCS) synchronizes with the
+// central counter barrier, which needs every PE on a CPU about once to
+// arrive and once to leave, while a job whose PEs fit keeps the
+// spinning dissemination barrier. The counter the central barrier
+// advances by npes per barrier tells which one ran.
+func TestBarrierFollowsOversubscription(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		npes, gmp int
+		central   bool
+		algorithm string
+	}{
+		{"8 goroutine PEs, GOMAXPROCS 2", 8, 2, true, ""},
+		{"3 goroutine PEs, GOMAXPROCS 2", 3, 2, true, ""},
+		{"2 goroutine PEs, GOMAXPROCS 2", 2, 2, false, ""},
+		{"8 goroutine PEs, GOMAXPROCS 2, dissemination asked", 8, 2, false, "dissemination"},
+		{"2 goroutine PEs, central asked", 2, 2, true, "central"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.gmp))
+			const rounds = 10
+			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20, BarrierAlgorithm: c.algorithm}, c.npes, func(pe *goshmem.PE) {
+				for range rounds {
+					pe.BarrierAll()
 				}
-				goshmem.AtomicAdd(c, &ctr[0], 1, 0)
+				got := pe.BarrierArrivals() // this job's first barriers
+				want := uint64(0)
+				if c.central {
+					want = uint64(c.npes * rounds)
+				}
+				// Later PEs may be in the next barrier already: at most
+				// npes-1 arrivals more.
+				if got < want || (c.central && got >= want+uint64(c.npes)) || (!c.central && got != 0) {
+					panic(fmt.Sprintf("PE %d: %d central-barrier arrivals in %d barriers, want %d (central barrier %v)", pe.MyPE(), got, rounds, want, c.central))
+				}
 				pe.BarrierAll()
-				if got := goshmem.AtomicFetch(c, &ctr[0], 0); got < k*int64(n) {
-					panic("barrier let a PE through early: " + strconv.FormatInt(got, 10) + " arrivals, want " + strconv.FormatInt(k*int64(n), 10))
-				}
-				pe.BarrierAll() // nobody starts round k+1 before all checked round k
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 		})
-		if err != nil {
-			t.Fatalf("n=%d: %v", n, err)
-		}
 	}
 }
 

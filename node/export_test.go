@@ -22,3 +22,8 @@ func (p *PE) Sleepers(q int) uint32 { return p.job.ctl.Slot(q).Door.Sleepers.Loa
 
 // WaitPolicy returns the policy the PE's waits follow.
 func (p *PE) WaitPolicy() wait.Policy { return *p.policy }
+
+// BarrierArrivals returns the central barrier's arrival counter (PE 0's
+// control slot): npes per barrier when the job uses that barrier, 0
+// when it uses the dissemination barrier.
+func (p *PE) BarrierArrivals() uint64 { return p.job.ctl.Slot(0).Epoch.Load() }

@@ -37,6 +37,9 @@ type Job struct {
 	heaps    [][]byte   // per PE: its heap and team pool; nil where not mapped
 	bases    []mem.Base // per PE; nil where not mapped
 	policy   wait.Policy
+	// central: SyncAll and BarrierAll use the central counter barrier
+	// (centralBarrier), the same choice in every process of the job.
+	central bool
 	// notify: per local PE, the in-process list its goroutines park on
 	// when every PE of the job is a goroutine of this process (policy
 	// mode wait.Goroutines); nil otherwise.
@@ -114,6 +117,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	if j.policy.Mode == wait.Goroutines {
 		j.notify = make([]wait.Notify, localPEs)
 	}
+	j.central = centralBarrier(cfg.BarrierAlgorithm, j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.GOMAXPROCS(0))
 	if cfg.WaitSpin > 0 {
 		j.policy.Spin = cfg.WaitSpin
 	}
@@ -124,6 +128,40 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		j.policy.MaxSleep = cfg.WaitSleep
 	}
 	return j, nil
+}
+
+// centralBarrier reports whether the job's barrier (SyncAll,
+// BarrierAll) is the central counter barrier rather than the
+// dissemination barrier, for the SHMEM_BARRIER_ALGORITHM value alg
+// ("" or "auto": chosen here), npes PEs, localPEs of them in this
+// process, jobCPUs CPUs usable by the job (the control block's record)
+// and this process's GOMAXPROCS.
+//
+// What a barrier costs when PEs outnumber CPUs is how many times each
+// PE must get a CPU: the dissemination barrier waits for a given peer
+// in each of its log2(npes) rounds, and each round may need the peers
+// sharing a CPU to take turns again; the central barrier needs every PE
+// to run once to arrive (one atomic add) and once to see the last
+// arrival. When PEs fit their CPUs the dissemination barrier is faster
+// (no contended line; every PE spins on its own flag).
+//
+// Every process of the job must choose the same, so the choice rests
+// only on what they share: npes against the job's CPUs, or, when every
+// PE is a goroutine of this process, npes against GOMAXPROCS.
+func centralBarrier(alg string, npes, localPEs, jobCPUs, gomaxprocs int) bool {
+	switch alg {
+	case "central":
+		return npes > 1
+	case "dissemination", "tree":
+		return false
+	}
+	if npes <= 1 {
+		return false
+	}
+	if jobCPUs > 0 && npes > jobCPUs {
+		return true
+	}
+	return localPEs == npes && npes > gomaxprocs
 }
 
 // autoPolicy chooses how the PEs of a job wait, from facts: npes PEs

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,6 +62,12 @@ var scenarios = map[string]func(pe *goshmem.PE){
 	"sigkill":    scenarioSigkill,
 	"globalexit": scenarioGlobalExit,
 	"barriers":   func(pe *goshmem.PE) { barriers(pe, 2000) },
+	"barrier-phases": func(pe *goshmem.PE) {
+		barrierPhases(pe, 300)
+		if alg := os.Getenv("SHMEM_BARRIER_ALGORITHM"); pe.MyPE() == 0 {
+			fmt.Printf("central-barrier arrivals %d (%s)\n", pe.BarrierArrivals(), alg)
+		}
+	},
 }
 
 // fail makes the PE process exit non-zero with a message on stderr.
@@ -279,6 +286,45 @@ func TestOversubscribedBarriers(t *testing.T) {
 	t.Logf("8 PEs x 2000 BarrierAll: %v (including start-up)", r.elapsed)
 	if r.elapsed > 20*time.Second {
 		t.Errorf("too slow: %v", r.elapsed)
+	}
+}
+
+// TestBarrierPhasesProcesses checks the barrier algorithms across
+// processes (one PE each, and several PEs per process in unequal
+// numbers: mixed waiting) against their definition, with random delays
+// (barrierPhases), and that with the default algorithm a job of more
+// PEs than this machine's CPUs uses the central barrier: every process
+// must choose the same algorithm.
+func TestBarrierPhasesProcesses(t *testing.T) {
+	ncpu := runtime.NumCPU()
+	for _, c := range []struct {
+		npes, ppp int
+		alg       string
+	}{
+		{8, 1, "auto"}, {8, 1, "central"}, {8, 3, "auto"}, {8, 3, "central"}, {5, 2, "dissemination"},
+		{ncpu + 1, 1, "auto"}, {ncpu + 2, 2, "auto"},
+	} {
+		t.Run(fmt.Sprintf("%d PEs %d per process %s", c.npes, c.ppp, c.alg), func(t *testing.T) {
+			r := runJob(t, "barrier-phases", c.npes, c.ppp, false, "SHMEM_BARRIER_ALGORITHM="+c.alg)
+			if r.code != 0 {
+				t.Fatalf("code %d err %v stderr:\n%s", r.code, r.err, r.stderr)
+			}
+			central := c.alg == "central" || (c.alg == "auto" && c.npes > ncpu)
+			// PE 0 prints after its 601st barrier (Calloc's, then 2 per
+			// round); the others may have arrived at a later one
+			// (Finalize's).
+			var got int
+			if _, err := fmt.Sscanf(r.stdout, "central-barrier arrivals %d", &got); err != nil {
+				t.Fatalf("stdout %q: %v", r.stdout, err)
+			}
+			lo, hi := 0, 0
+			if central {
+				lo, hi = 601*c.npes, 602*c.npes-1
+			}
+			if got < lo || got > hi {
+				t.Errorf("%d central-barrier arrivals after 601 barriers, want %d..%d (central barrier %v)", got, lo, hi, central)
+			}
+		})
 	}
 }
 

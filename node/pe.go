@@ -67,6 +67,12 @@ type PE struct {
 	barIn   []*shm.Uint32
 	barDoor []wait.Bell
 	epoch   uint32
+	// the central barrier (Job.central): arrivals counts every PE's
+	// arrivals at every barrier (PE 0's Slot.Epoch), and this PE has
+	// passed that many barriers.
+
+	arrivals *atomic.Uint64
+	passed   uint64
 
 	ctx       Ctx // the default context
 	finalized atomic.Bool
@@ -101,6 +107,7 @@ func newPE(j *Job, me int) *PE {
 		p.barIn = append(p.barIn, j.ctl.Flag(me, r))
 		p.barDoor = append(p.barDoor, j.bell(partner))
 	}
+	p.arrivals = &j.ctl.Slot(0).Epoch
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
 	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
 	return p
@@ -163,14 +170,20 @@ func (p *PE) Translate(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 	return p.peers[pe].base, off, true
 }
 
-// SyncAll waits until every PE has called SyncAll (shmem_sync_all). It
-// is a dissemination barrier on per-PE flags, each alone on its cache
-// line: round r tells PE me+2^r and waits for PE me-2^r, so no word is
-// written by more than one PE and no central counter is contended.
+// SyncAll waits until every PE has called SyncAll (shmem_sync_all).
+// When the PEs fit their CPUs it is a dissemination barrier on per-PE
+// flags, each alone on its cache line: round r tells PE me+2^r and
+// waits for PE me-2^r, so no word is written by more than one PE and no
+// central counter is contended. When they outnumber them it is a
+// central counter barrier (see centralSync).
 func (p *PE) SyncAll() { p.sync("SyncAll") }
 
 // sync is SyncAll on behalf of routine (named if the job fails).
 func (p *PE) sync(routine string) {
+	if p.job.central {
+		p.centralSync(routine)
+		return
+	}
 	p.epoch++
 	e := p.epoch
 	for r := range p.barOut {
@@ -181,6 +194,41 @@ func (p *PE) sync(routine string) {
 			p.waitFlag(routine, in, e)
 		}
 	}
+}
+
+// centralSync is the central counter barrier: every PE adds one to a
+// single counter that only grows (npes per barrier), and leaves when it
+// has reached npes times the barriers this PE has passed; the last
+// arriver rings every doorbell. With more PEs than CPUs every PE then
+// needs a CPU once to arrive and once to leave, where the dissemination
+// barrier's rounds each wait for one given peer, which may need a turn
+// on the CPU of its own. The atomic add orders the arrival before the
+// ring (the doorbell contract's Dekker handshake), so no wake-up is
+// lost.
+//
+// A later barrier's arrivals count towards an earlier one, which is
+// sound only while every PE leaves a barrier by its end: a PE that left
+// by a *JobError (the job failed) must not arrive again, or it would
+// complete the barrier the others still wait in. So a PE does not
+// arrive in a failed job (like every wait, the barrier then panics).
+func (p *PE) centralSync(routine string) {
+	p.CheckAbort(routine)
+	p.passed++
+	all := p.passed * uint64(p.npes)
+	if p.arrivals.Add(1) == all {
+		for q := range p.peers {
+			wait.Ring(p.peers[q].door)
+		}
+		return
+	}
+	if int64(p.arrivals.Load()-all) < 0 {
+		p.waitCount(routine, p.arrivals, all)
+	}
+}
+
+//go:noinline
+func (p *PE) waitCount(routine string, w *atomic.Uint64, v uint64) {
+	p.WaitSlow(routine, func() bool { return int64(w.Load()-v) >= 0 })
 }
 
 // BarrierAll completes this PE's outstanding operations on the default

@@ -62,10 +62,20 @@ func (p *PE) TeamWait(routine string, slot, w int, v uint32) {
 	}
 }
 
-// TeamClear zeroes this PE's slot slot (before a new team uses it).
-func (p *PE) TeamClear(slot int) {
+// TeamClear zeroes this PE's slot slot (before a new team uses it),
+// all but word keep (-1: none): a word that only grows and that members
+// of the slot's previous team may still be reading (a central barrier's
+// arrival count: they may not have seen the last arrival yet, while
+// this PE, which saw it, has freed the slot and taken it again).
+func (p *PE) TeamClear(slot, keep int) {
 	off := p.teamOff("TeamClear", slot, 0)
-	clear(mem.ByteSlice(p.heap.Base, off, job.TeamSlotBytes))
+	b := mem.ByteSlice(p.heap.Base, off, job.TeamSlotBytes)
+	if uint(keep) >= TeamSlotWords {
+		clear(b)
+		return
+	}
+	clear(b[:keep*4])
+	clear(b[keep*4+4:])
 }
 
 // PtrAll reports whether this PE's process maps the heap of every PE of
@@ -101,6 +111,50 @@ func (p *PE) TeamAdd(q, slot, w int, d uint32) {
 	}
 	atomic.AddUint32(mem.At[uint32](b, off), d)
 	wait.Ring(p.peers[q].door)
+}
+
+// TeamFetchAdd atomically adds d to word w of slot slot of PE q and
+// returns the new value; it wakes nobody. PE q's heap must be mapped
+// here (teams use it only inside a shared-memory domain).
+func (p *PE) TeamFetchAdd(q, slot, w int, d uint32) uint32 {
+	off := p.teamOff("TeamFetchAdd", slot, w)
+	b := p.peers[q].base
+	if b == nil {
+		panicf("TeamFetchAdd: PE %d is not mapped into this process", q)
+	}
+	return atomic.AddUint32(mem.At[uint32](b, off), d)
+}
+
+// TeamWaitOn waits until word w of slot slot of PE q (mapped here) has
+// reached v, counting with wrap-around, like TeamWait on another PE's
+// word: whoever raises it must wake this PE. A failed job panics, also
+// when the word has reached v (see CentralBarrier).
+func (p *PE) TeamWaitOn(routine string, q, slot, w int, v uint32) {
+	off := p.teamOff(routine, slot, w)
+	b := p.peers[q].base
+	if b == nil {
+		panicf("%s: PE %d is not mapped into this process", routine, q)
+	}
+	word := mem.At[atomic.Uint32](b, off)
+	if int32(word.Load()-v) < 0 {
+		p.waitFlag(routine, word, v)
+	}
+}
+
+// CentralBarrier reports whether the job's barrier is the central
+// counter barrier (SHMEM_BARRIER_ALGORITHM, or chosen because the PEs
+// outnumber their CPUs); every PE of the job reports the same. Team
+// barriers follow it.
+func (p *PE) CentralBarrier() bool { return p.job.central }
+
+// CheckAbort panics with a *JobError naming routine if the job has
+// failed. A barrier whose arrivals count towards a shared total calls
+// it before arriving: a PE that left an earlier barrier by a JobError
+// must not complete a barrier the others still wait in.
+func (p *PE) CheckAbort(routine string) {
+	if p.job.ctl.Header.Abort.State.Load() != 0 {
+		p.checkAbort(routine)
+	}
 }
 
 // TeamBytes returns the n bytes at byte offset off of slot slot of PE

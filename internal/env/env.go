@@ -201,10 +201,15 @@ func defs() []def {
 				"see /proc/sys/kernel/yama/ptrace_scope).",
 		}, func(c *Config, v string) { c.Transport = Transport(v) }),
 		enumKnob(Knob{
-			Name: VarBarrierAlg, Default: "auto", Values: []string{"auto", "dissemination", "tree"},
+			Name: VarBarrierAlg, Default: "auto", Values: []string{"auto", "dissemination", "tree", "central"},
 			Help: "Barrier and team sync algorithm. dissemination: log2(n) rounds, each PE " +
 				"signals one peer per round (one writer per flag, no shared counter); tree: " +
-				"arrivals gathered up a binomial tree and released down it; auto: dissemination.",
+				"arrivals gathered up a binomial tree and released down it (teams; the whole " +
+				"job's barrier uses dissemination); central: one shared arrival counter, the " +
+				"last arriver releases everyone, so each PE needs the CPU once to arrive and " +
+				"once to leave; auto: central when the PEs outnumber the CPUs they run on " +
+				"(the job's CPUs, or GOMAXPROCS for goroutine PEs of one process), " +
+				"dissemination otherwise.",
 		}, func(c *Config, v string) { c.BarrierAlgorithm = v }),
 		enumKnob(Knob{
 			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling", "ring", "rabenseifner"},

@@ -71,7 +71,7 @@ func ExampleKnobs() {
 	// SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES bool off []
 	// SHMEM_HEAP_POLICY enum local [local interleave none]
 	// SHMEM_TRANSPORT enum auto [auto xpmem cma]
-	// SHMEM_BARRIER_ALGORITHM enum auto [auto dissemination tree]
+	// SHMEM_BARRIER_ALGORITHM enum auto [auto dissemination tree central]
 	// SHMEM_REDUCE_ALGORITHM enum auto [auto flat partitioned recursive-doubling ring rabenseifner]
 	// SHMEM_BCAST_ALGORITHM enum auto [auto direct tree]
 	// SHMEM_FCOLLECT_ALGORITHM enum auto [auto direct ring recursive-doubling]

@@ -26,6 +26,6 @@ func ExampleAuto() {
 	fmt.Printf("%+v\n", wait.Auto(8, 2, wait.Goroutines))
 	// Output:
 	// {Spin:32000 Yield:200 MaxSleep:10ms MinSleep:0s Mode:processes}
-	// {Spin:16 Yield:4000 MaxSleep:10ms MinSleep:0s Mode:processes}
+	// {Spin:1 Yield:4000 MaxSleep:10ms MinSleep:0s Mode:processes}
 	// {Spin:1 Yield:32 MaxSleep:10ms MinSleep:0s Mode:goroutines}
 }

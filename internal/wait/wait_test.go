@@ -16,9 +16,9 @@ import (
 func TestAuto(t *testing.T) {
 	for _, m := range []wait.Mode{wait.Mixed, wait.Processes, wait.Goroutines} {
 		dedicated := wait.Policy{Spin: 32000, Yield: 200, MaxSleep: 10 * time.Millisecond, Mode: m}
-		oversub := wait.Policy{Spin: 16, Yield: 4000, MaxSleep: 10 * time.Millisecond, Mode: m}
+		oversub := wait.Policy{Spin: 1, Yield: 4000, MaxSleep: 10 * time.Millisecond, Mode: m}
 		if m == wait.Goroutines {
-			oversub.Spin, oversub.Yield = 1, 32
+			oversub.Yield = 32
 		}
 		cases := []struct {
 			npes, ncpus int
