@@ -24,6 +24,19 @@ func (p *PE) Sleepers(q int) uint32 { return p.job.ctl.Slot(q).Door.Sleepers.Loa
 func (p *PE) WaitPolicy() wait.Policy { return *p.policy }
 
 // BarrierArrivals returns the central barrier's arrival counter (PE 0's
-// control slot): npes per barrier when the job uses that barrier, 0
-// when it uses the dissemination barrier.
+// control slot): one per group (BarrierGroups) per barrier when the job
+// uses that barrier, 0 when it uses the dissemination barrier.
 func (p *PE) BarrierArrivals() uint64 { return p.job.ctl.Slot(0).Epoch.Load() }
+
+// BarrierGroups returns how many arrivals the central barrier counts
+// per barrier: the number of CPU groups, or npes without them (also
+// before the first central barrier).
+func (p *PE) BarrierGroups() int {
+	if p.grouped > 0 {
+		return int(p.groups)
+	}
+	return p.npes
+}
+
+// CPUSetID is cpuSetID.
+var CPUSetID = cpuSetID

@@ -12,6 +12,7 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/numa"
 	"github.com/goshmem/goshmem/shm"
 	"github.com/goshmem/goshmem/xpmem"
 )
@@ -105,9 +106,16 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		return nil, err
 	}
 	pid := os.Getpid()
+	var cpus uint32 // see job.Slot.CPUs
+	if localPEs == 1 {
+		if set, err := numa.Allowed(); err == nil {
+			cpus = cpuSetID(set)
+		}
+	}
 	for pe := firstPE; pe < firstPE+localPEs; pe++ {
 		s := j.ctl.Slot(pe)
 		s.Pid.Store(int32(pid))
+		s.CPUs.Store(cpus)
 		s.Node.Store(int32(home[pe-firstPE] + 1))
 		s.HeapAddr.Store(uint64(uintptr(j.bases[pe])))
 		s.Mapped.Store(mapped)
@@ -128,6 +136,22 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		j.policy.MaxSleep = cfg.WaitSleep
 	}
 	return j, nil
+}
+
+// cpuSetID identifies a set of CPUs (ascending numbers) for
+// job.Slot.CPUs: an FNV-1a hash of the numbers, never 0.
+func cpuSetID(cpus []int) uint32 {
+	h := uint32(2166136261)
+	for _, c := range cpus {
+		for v := uint32(c); ; v >>= 8 {
+			h = (h ^ (v & 0xff)) * 16777619
+			if v < 256 {
+				break
+			}
+		}
+		h = (h ^ 0xff) * 16777619 // separator: {1, 2} is not {258}
+	}
+	return max(h, 1)
 }
 
 // centralBarrier reports whether the job's barrier (SyncAll,

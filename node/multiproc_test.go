@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,7 +66,7 @@ var scenarios = map[string]func(pe *goshmem.PE){
 	"barrier-phases": func(pe *goshmem.PE) {
 		barrierPhases(pe, 300)
 		if alg := os.Getenv("SHMEM_BARRIER_ALGORITHM"); pe.MyPE() == 0 {
-			fmt.Printf("central-barrier arrivals %d (%s)\n", pe.BarrierArrivals(), alg)
+			fmt.Printf("central-barrier arrivals %d groups %d (%s)\n", pe.BarrierArrivals(), pe.BarrierGroups(), alg)
 		}
 	},
 }
@@ -300,31 +301,61 @@ func TestBarrierPhasesProcesses(t *testing.T) {
 	for _, c := range []struct {
 		npes, ppp int
 		alg       string
+		bind      string
 	}{
-		{8, 1, "auto"}, {8, 1, "central"}, {8, 3, "auto"}, {8, 3, "central"}, {5, 2, "dissemination"},
-		{ncpu + 1, 1, "auto"}, {ncpu + 2, 2, "auto"},
+		{8, 1, "auto", ""}, {8, 1, "central", ""}, {8, 3, "auto", ""}, {8, 3, "central", ""}, {5, 2, "dissemination", ""},
+		{ncpu + 1, 1, "auto", ""}, {ncpu + 2, 2, "auto", ""},
+		// Bound to cores, more PEs than CPUs: the central barrier with
+		// CPU groups (several PEs on one core), of uneven sizes too.
+		{ncpu + 1, 1, "auto", "core"}, {2 * ncpu, 1, "auto", "core"}, {2*ncpu + 1, 1, "central", "core"},
 	} {
-		t.Run(fmt.Sprintf("%d PEs %d per process %s", c.npes, c.ppp, c.alg), func(t *testing.T) {
-			r := runJob(t, "barrier-phases", c.npes, c.ppp, false, "SHMEM_BARRIER_ALGORITHM="+c.alg)
+		t.Run(fmt.Sprintf("%d PEs %d per process %s bind %q", c.npes, c.ppp, c.alg, c.bind), func(t *testing.T) {
+			r := runJobConfig(t, "barrier-phases", launch.Config{NPEs: c.npes, PEsPerProc: c.ppp, BindTo: c.bind,
+				Env: []string{"SHMEM_BARRIER_ALGORITHM=" + c.alg}})
 			if r.code != 0 {
 				t.Fatalf("code %d err %v stderr:\n%s", r.code, r.err, r.stderr)
 			}
 			central := c.alg == "central" || (c.alg == "auto" && c.npes > ncpu)
 			// PE 0 prints after its 601st barrier (Calloc's, then 2 per
 			// round); the others may have arrived at a later one
-			// (Finalize's).
-			var got int
-			if _, err := fmt.Sscanf(r.stdout, "central-barrier arrivals %d", &got); err != nil {
+			// (Finalize's). The counter counts one arrival per CPU group
+			// per barrier.
+			var got, groups int
+			if _, err := fmt.Sscanf(r.stdout, "central-barrier arrivals %d groups %d", &got, &groups); err != nil {
 				t.Fatalf("stdout %q: %v", r.stdout, err)
+			}
+			if bound := c.bind == "core" && c.ppp == 1; bound != (groups < c.npes) {
+				t.Errorf("%d groups of %d PEs; want groups (fewer than PEs) exactly when every PE is bound to a core: %v", groups, c.npes, bound)
 			}
 			lo, hi := 0, 0
 			if central {
-				lo, hi = 601*c.npes, 602*c.npes-1
+				lo, hi = 601*groups, 602*groups-1
 			}
 			if got < lo || got > hi {
-				t.Errorf("%d central-barrier arrivals after 601 barriers, want %d..%d (central barrier %v)", got, lo, hi, central)
+				t.Errorf("%d central-barrier arrivals after 601 barriers, want %d..%d (central barrier %v, %d groups)", got, lo, hi, central, groups)
 			}
 		})
+	}
+}
+
+// TestCPUSetID checks the identity of a CPU set that groups the PEs of
+// the central barrier: equal sets alike, different ones apart (also
+// where a byte-wise hash without separators would merge them), never 0.
+func TestCPUSetID(t *testing.T) {
+	sets := [][]int{{0}, {1}, {0, 1}, {1, 2}, {258}, {1, 2, 0}, {2, 1}, {0, 64}, {64}, {1023}, {}}
+	seen := map[uint32][]int{}
+	for _, s := range sets {
+		id := node.CPUSetID(s)
+		if id == 0 {
+			t.Errorf("cpuSetID(%v) = 0; 0 means unknown", s)
+		}
+		if other, ok := seen[id]; ok {
+			t.Errorf("cpuSetID(%v) = cpuSetID(%v) = %#x", s, other, id)
+		}
+		seen[id] = s
+		if again := node.CPUSetID(slices.Clone(s)); again != id {
+			t.Errorf("cpuSetID(%v) not stable: %#x then %#x", s, id, again)
+		}
 	}
 }
 

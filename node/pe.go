@@ -69,10 +69,16 @@ type PE struct {
 	epoch   uint32
 	// the central barrier (Job.central): arrivals counts every PE's
 	// arrivals at every barrier (PE 0's Slot.Epoch), and this PE has
-	// passed that many barriers.
-
-	arrivals *atomic.Uint64
-	passed   uint64
+	// passed that many barriers. With CPU groups (see cpuGroups),
+	// arrivals counts groups, group the arrivals of this PE's group
+	// (its lowest PE's Slot.Group), of groupSize PEs out of groups.
+	arrivals  *atomic.Uint64
+	passed    uint64
+	grouped   int8 // 0: not yet known; 1: CPU groups; -1: none
+	group     *atomic.Uint64
+	groupSize uint64
+	groups    uint64
+	spin      wait.Policy // the policy of a PE whose CPU nobody else needs
 
 	ctx       Ctx // the default context
 	finalized atomic.Bool
@@ -211,24 +217,107 @@ func (p *PE) sync(routine string) {
 // by a *JobError (the job failed) must not arrive again, or it would
 // complete the barrier the others still wait in. So a PE does not
 // arrive in a failed job (like every wait, the barrier then panics).
+//
+// When every PE's process is bound (oshrun --bind-to core with more PEs
+// than cores), the PEs sharing a CPU (a set of CPUs) form a group: a PE
+// arrives at its group's counter, and the last of a group arrives at
+// the central counter for the group. A PE whose group has not all
+// arrived waits yielding its CPU, since a group mate needs it; the last
+// of a group waits spinning first (the fitting job's policy), since
+// nobody else on its CPU has anything to do before the release, so
+// yielding would only pass the CPU back and forth between PEs that
+// wait. Each CPU then changes PEs about once per barrier. The groups
+// come from the CPUs the PEs published before the start-up barrier, so
+// every PE makes the same ones whatever the PEs do to their binding
+// later (which only costs speed).
 func (p *PE) centralSync(routine string) {
 	p.CheckAbort(routine)
+	if p.grouped == 0 {
+		p.cpuGroups()
+	}
 	p.passed++
-	all := p.passed * uint64(p.npes)
-	if p.arrivals.Add(1) == all {
-		for q := range p.peers {
-			wait.Ring(p.peers[q].door)
+	if p.grouped < 0 {
+		all := p.passed * uint64(p.npes)
+		if p.arrivals.Add(1) == all {
+			p.ringAll()
+			return
+		}
+		if int64(p.arrivals.Load()-all) < 0 {
+			p.waitCount(routine, p.arrivals, all, p.policy)
 		}
 		return
 	}
+	all := p.passed * p.groups
+	if p.group.Add(1) != p.passed*p.groupSize {
+		// A group mate has yet to arrive: it needs this CPU.
+		if int64(p.arrivals.Load()-all) < 0 {
+			p.waitCount(routine, p.arrivals, all, p.policy)
+		}
+		return
+	}
+	if p.arrivals.Add(1) == all {
+		p.ringAll()
+		return
+	}
 	if int64(p.arrivals.Load()-all) < 0 {
-		p.waitCount(routine, p.arrivals, all)
+		p.waitCount(routine, p.arrivals, all, &p.spin)
 	}
 }
 
+// ringAll rings every PE's doorbell: the last arrival at a central
+// barrier releases it.
+func (p *PE) ringAll() {
+	for q := range p.peers {
+		wait.Ring(p.peers[q].door)
+	}
+}
+
+// cpuGroups sets up the CPU groups of the central barrier: when every
+// PE published the CPU set its process may run on (job.Slot.CPUs),
+// there are several sets and some set holds several PEs, the PEs of
+// each set are a group, counted in the Slot.Group of its lowest PE.
+// Otherwise (some PE hosted with others or its set unknown, every PE
+// alone on its set, or one set for all) there are none. Sets are
+// assumed disjoint or equal, as a launcher's bindings are: if they
+// overlap the barrier stays correct, only slower.
+//
 //go:noinline
-func (p *PE) waitCount(routine string, w *atomic.Uint64, v uint64) {
-	p.WaitSlow(routine, func() bool { return int64(w.Load()-v) >= 0 })
+func (p *PE) cpuGroups() {
+	p.grouped = -1
+	first := make(map[uint32]int) // set -> lowest PE on it
+	var size uint64
+	var mine uint32
+	for q := 0; q < p.npes; q++ {
+		c := p.job.ctl.Slot(q).CPUs.Load()
+		if c == 0 {
+			return
+		}
+		if _, ok := first[c]; !ok {
+			first[c] = q
+		}
+		if q == p.me {
+			mine = c
+		}
+	}
+	if len(first) == p.npes || len(first) == 1 {
+		return
+	}
+	for q := 0; q < p.npes; q++ {
+		if p.job.ctl.Slot(q).CPUs.Load() == mine {
+			size++
+		}
+	}
+	p.grouped = 1
+	p.group = &p.job.ctl.Slot(first[mine]).Group
+	p.groupSize = size
+	p.groups = uint64(len(first))
+	p.spin = wait.Auto(1, 1, p.policy.Mode)
+	p.spin.MaxSleep = p.policy.MaxSleep
+}
+
+//go:noinline
+func (p *PE) waitCount(routine string, w *atomic.Uint64, v uint64, pol *wait.Policy) {
+	p.waitSlow(routine, pol, func() bool { return int64(w.Load()-v) >= 0 })
 }
 
 // BarrierAll completes this PE's outstanding operations on the default
@@ -254,8 +343,11 @@ func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
 // doorbell, which ends the sleep at once (see watch.go). The sleep's
 // timeout (the policy's MaxSleep, SHMEM_WAIT_SLEEP) only bounds how late
 // a wake-up lost to a plain store (put) can be.
-func (p *PE) WaitSlow(routine string, cond func() bool) {
-	b := wait.Start(p.policy)
+func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.policy, cond) }
+
+// waitSlow is WaitSlow with the policy pol.
+func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
+	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
 	for n := 0; !cond(); n++ {
 		switch b.Pause() {

@@ -200,7 +200,13 @@ type Slot struct {
 	// used): whoever records a failure bumps and wakes it, so that a
 	// GlobalExit ends the process even while its PEs compute.
 	Watch atomic.Uint32
-	_     [shm.CacheLine - 28]byte
+	// CPUs identifies the set of CPUs the process hosting this PE may
+	// run on (a hash of the list, never 0), published before the
+	// start-up barrier; 0 when the process hosts several PEs or its
+	// set is unknown. The central barrier groups the PEs that share a
+	// set by it.
+	CPUs atomic.Uint32
+	_    [shm.CacheLine - 32]byte
 
 	// Line 1: the doorbell. A PE about to sleep in a wait increments
 	// Sleepers, re-checks its condition, and futex-waits on Seq; anyone
@@ -214,9 +220,13 @@ type Slot struct {
 	AllocHash [2]atomic.Uint64
 	_         [shm.CacheLine - 32]byte
 
-	// Line 3: reserved for the barrier sense/epoch.
+	// Line 3: the central barrier's counters: Epoch (PE 0's slot)
+	// counts the arrivals at every barrier; Group (in the slot of the
+	// lowest PE of each group of PEs bound to one CPU) those of the
+	// group.
 	Epoch atomic.Uint64
-	_     [shm.CacheLine - 8]byte
+	Group atomic.Uint64
+	_     [shm.CacheLine - 16]byte
 
 	// Line 4: lock serializing emulated AMOs on this PE's heap (only
 	// used when AMOLocked is set).
