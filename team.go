@@ -56,8 +56,14 @@ type Team struct {
 	rab        uint32     // Rabenseifner reductions so far (same on every member)
 	// slotBase[m] is member m's team slot as mapped here (shared teams).
 	slotBase []mem.Base
-	// rootCount[m] is how many dropbox broadcasts member m has rooted.
-	rootCount []uint32
+	// bpos[m] is the dropbox of each of member m's two broadcast rings
+	// that its next dropbox broadcast uses; blast[i] is the broadcast
+	// that last used dropbox i of this PE's rings, and backed the least
+	// done word of the other members this PE last saw (see
+	// broadcastDropbox).
+	bpos   [][2]uint8
+	blast  [bcastSmall + bcastLarge]uint32
+	backed uint32
 
 	// ctxs are the team's live shareable contexts (made by CtxCreate
 	// without CtxPrivate), which Destroy destroys; goroutines of the PE
@@ -120,11 +126,14 @@ type TeamConfig struct {
 //	line 20     tree broadcast: the parent has the data
 //	line 21     ring fcollect: the left neighbour's progress
 //	line 22     ring reduction: left neighbour's productions, right's reads
-//	line 23     dropbox broadcast: reads of this root's two dropboxes
+//	line 23     dropbox broadcast: the last broadcast this member has
+//	            finished reading (its done word)
 //	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
 //	            FCollect, Collect, Alltoall)
-//	lines 44-53 two broadcast dropboxes of 312 data bytes
-//	lines 54-63 unused
+//	lines 44-53 the small broadcast ring: ten dropboxes of one line (56
+//	            data bytes)
+//	lines 54-63 the large broadcast ring: two dropboxes of five lines
+//	            (312 data bytes)
 const (
 	wordsPerLine  = 16
 	maxRounds     = 16
@@ -135,13 +144,14 @@ const (
 	childWord     = releaseWord + wordsPerLine // tree barrier: one word per child
 	readyWord     = childWord + wordsPerLine   // tree broadcast: the parent has the data
 	ringWord      = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
-	doneWord      = 23 * wordsPerLine          // dropbox broadcast: members done reading
+	doneWord      = 23 * wordsPerLine          // dropbox broadcast: the last one this member finished reading
 	exchangeBoxes = 24 * 64                    // byte offset of the two exchange dropboxes
-	bcastBoxes    = 44 * 64                    // byte offset of the two broadcast dropboxes
+	bcastBoxes    = 44 * 64                    // byte offset of the broadcast ring
 	exchangeBytes = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
 	exchangeData  = exchangeBytes - 8          // data bytes after the sequence number and header word
-	bcastBytes    = 5 * 64                     // bytes per broadcast dropbox (lines 44-53)
-	bcastData     = bcastBytes - 8             // data bytes after the sequence number and header word
+	bcastSmall    = 10                         // one-line dropboxes of the small broadcast ring (lines 44-53)
+	bcastLarge    = 2                          // five-line dropboxes of the large broadcast ring (lines 54-63)
+	bcastData     = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
 )
 
 // predefined team slots (teamshared.Reserved of them).
