@@ -234,12 +234,24 @@ func shortDest(routine string, have, need int) {
 // nothing has been written.
 func checkSym[T any](t *Team, routine string, dst, src []T) {
 	size := mem.SizeOf[T]()
+	nd, ns := uintptr(len(dst))*size, uintptr(len(src))*size
+	if (nd == 0 || t.pe.InHeap(mem.Addr(dst), nd)) && (ns == 0 || t.pe.InHeap(mem.Addr(src), ns)) {
+		return
+	}
+	notSym(t, routine, mem.Addr(dst), nd, mem.Addr(src), ns)
+}
+
+// notSym is the outlined failure of checkSym: it panics for whichever
+// of dst and src is outside the heap.
+//
+//go:noinline
+func notSym(t *Team, routine string, dst, nd, src, ns uintptr) {
 	for _, a := range [2]struct {
-		x    []T
-		dest bool
-	}{{dst, true}, {src, false}} {
-		if n := uintptr(len(a.x)) * size; n > 0 && !t.pe.InHeap(mem.Addr(a.x), n) {
-			t.pe.Ctx().CheckRMA(routine, a.dest, mem.Addr(a.x), n, t.pe.MyPE())
+		addr, n uintptr
+		dest    bool
+	}{{dst, nd, true}, {src, ns, false}} {
+		if a.n > 0 && !t.pe.InHeap(a.addr, a.n) {
+			t.pe.Ctx().CheckRMA(routine, a.dest, a.addr, a.n, t.pe.MyPE())
 		}
 	}
 }
@@ -746,11 +758,16 @@ func boxAt(base mem.Base, off uintptr) mem.Base {
 // returns the dropbox, in place.
 func await(t *Team, routine string, m int, off uintptr, e uint32) mem.Base {
 	box := boxAt(t.slotBase[m], off)
-	seq := mem.At[atomic.Uint32](box, 0)
-	if int32(seq.Load()-e) < 0 {
-		t.pe.WaitSlow(routine, func() bool { return int32(seq.Load()-e) >= 0 })
+	if int32(mem.At[atomic.Uint32](box, 0).Load()-e) < 0 {
+		awaitSlow(t, routine, box, e)
 	}
 	return box
+}
+
+//go:noinline
+func awaitSlow(t *Team, routine string, box mem.Base, e uint32) {
+	seq := mem.At[atomic.Uint32](box, 0)
+	t.pe.WaitSlow(routine, func() bool { return int32(seq.Load()-e) >= 0 })
 }
 
 // broadcastDropbox is Broadcast through rings of dropboxes in the

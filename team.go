@@ -526,6 +526,13 @@ var ErrInvalidTeam = errors.New("the team is SHMEM_TEAM_INVALID (a nil *Team)")
 // check panics unless t is a live team: for the routines where the
 // invalid or a destroyed team is a programmer error.
 func (t *Team) check(routine string) {
+	if t == nil || t.dead {
+		t.invalid(routine)
+	}
+}
+
+//go:noinline
+func (t *Team) invalid(routine string) {
 	if t == nil {
 		panicf("%s: the team argument is SHMEM_TEAM_INVALID (a nil *Team); only the members of a split get a valid team", routine)
 	}
@@ -538,8 +545,13 @@ func (t *Team) check(routine string) {
 // number of the team.
 func (t *Team) checkPE(routine, arg string, pe int) {
 	if uint(pe) >= uint(t.members.Size()) {
-		panicf("%s: %s %d out of range [0, %d) of the team", routine, arg, pe, t.members.Size())
+		t.badPE(routine, arg, pe)
 	}
+}
+
+//go:noinline
+func (t *Team) badPE(routine, arg string, pe int) {
+	panicf("%s: %s %d out of range [0, %d) of the team", routine, arg, pe, t.members.Size())
 }
 
 // Sync waits until every member of the team has called Sync
