@@ -779,17 +779,17 @@ func awaitSlow(t *Team, routine string, box mem.Base, e uint32) {
 // stores e into its own done word (one line of its own slot, which
 // stays in its cache until a root reads it).
 //
-// There are two rings, by size: bcastSmall one-line dropboxes (up to 56
-// bytes) and bcastLarge of five lines. Every dropbox of a ring starts
-// at the same line, so a sequence number is only ever read from a
-// sequence word, never from stale data. Every member knows which
-// dropbox each root's next broadcast uses, since every member sees the
-// same broadcasts with the same sizes. The root records which broadcast
+// There are two rings, by size: bcastTiny dropboxes of 16 bytes (up to
+// 8 data bytes, four to a line) and bcastLarge of five lines. Every
+// dropbox of a ring starts at the same offset, so a sequence number is
+// only ever read from a sequence word, never from stale data. Every
+// member knows which dropbox each root's next broadcast uses, since
+// every member sees the same broadcasts with the same sizes. The root records which broadcast
 // last used each dropbox, and before it overwrites one it waits until
 // every reader's done word has reached that broadcast. It keeps the
 // least done word it saw, so that it reads the readers' lines about
-// once per trip around the ring: a root of small broadcasts runs up to
-// bcastSmall broadcasts ahead of its slowest reader, and a reader that
+// once per trip around the ring: a root of tiny broadcasts runs up to
+// bcastTiny broadcasts ahead of its slowest reader, and a reader that
 // gets its CPU late consumes them in a batch without waiting. A
 // reader's done word covers every root, because every member takes part
 // in every broadcast in the same order: having finished broadcast e it
@@ -801,13 +801,13 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	}
 	t.bbox++
 	e := t.bbox
-	ring, boxes, lines, first := 0, bcastSmall, 1, 0
-	if bytes > 56 {
-		ring, boxes, lines, first = 1, bcastLarge, 5, bcastSmall
+	ring, boxes, boxBytes, first, off := 0, bcastTiny, uintptr(16), 0, uintptr(bcastBoxes)
+	if bytes > 8 {
+		ring, boxes, boxBytes, first, off = 1, bcastLarge, bcastData+8, bcastTiny, bcastLargeBoxes
 	}
 	k := int(t.bpos[root][ring])
 	t.bpos[root][ring] = uint8((k + 1) % boxes)
-	off := bcastBoxes + uintptr(first+k*lines)*64
+	off += uintptr(k) * boxBytes
 	if t.me == root {
 		last := &t.blast[first+k]
 		if int32(*last-t.backed) > 0 {
