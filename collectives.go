@@ -503,12 +503,12 @@ func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 	}
 	at := 0
 	for m := 0; m < t.NPEs(); m++ {
-		c, _ := part(t, routine, m, e)
+		c, b := part(t, routine, m, e)
 		switch n := int(c); {
 		case m == t.me:
 			copy(dst[at:at+n], src)
 		case inBox(n):
-			copy(dst[at:at+n], partOf[T](t, routine, m, e, n))
+			copy(dst[at:at+n], mem.Slice[T](b, 0, n))
 		}
 		at += int(c)
 	}
