@@ -779,8 +779,8 @@ func awaitSlow(t *Team, routine string, box mem.Base, e uint32) {
 // stores e into its own done word (one line of its own slot, which
 // stays in its cache until a root reads it).
 //
-// There are two rings, by size: bcastTiny dropboxes of 16 bytes (up to
-// 8 data bytes, four to a line) and bcastLarge of five lines. Every
+// There are two rings, by size: bcastTiny (36) dropboxes of 16 bytes
+// (up to 8 data bytes, four to a line) and bcastLarge of five lines. Every
 // dropbox of a ring starts at the same offset, so a sequence number is
 // only ever read from a sequence word, never from stale data. Every
 // member knows which dropbox each root's next broadcast uses, since
@@ -801,9 +801,9 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	}
 	t.bbox++
 	e := t.bbox
-	ring, boxes, boxBytes, first, off := 0, bcastTiny, uintptr(16), 0, uintptr(bcastBoxes)
+	ring, boxes, boxBytes, first, off := 0, bcastTiny, uintptr(16), 0, uintptr(bcastTinyBoxes)
 	if bytes > 8 {
-		ring, boxes, boxBytes, first, off = 1, bcastLarge, bcastData+8, bcastTiny, bcastLargeBoxes
+		ring, boxes, boxBytes, first, off = 1, bcastLarge, bcastData+8, bcastTiny, uintptr(bcastBoxes)
 	}
 	k := int(t.bpos[root][ring])
 	t.bpos[root][ring] = uint8((k + 1) % boxes)

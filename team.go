@@ -130,29 +130,30 @@ type TeamConfig struct {
 //	            finished reading (its done word)
 //	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
 //	            FCollect, Collect, Alltoall)
-//	lines 44-53 the tiny broadcast ring: forty dropboxes of 16 bytes (8
-//	            data bytes), four to a line
-//	lines 54-63 the large broadcast ring: two dropboxes of five lines
+//	lines 44-53 the large broadcast ring: two dropboxes of five lines
 //	            (312 data bytes)
+//	line 54     unused here (another branch's central barrier takes it)
+//	lines 55-63 the tiny broadcast ring: 36 dropboxes of 16 bytes (8
+//	            data bytes), four to a line
 const (
-	wordsPerLine    = 16
-	maxRounds       = 16
-	postWord        = maxRounds * wordsPerLine
-	argsWord        = postWord + 1               // team creation: the hash of the split's arguments
-	countWord       = postWord + wordsPerLine    // Collect's published length
-	releaseWord     = countWord + wordsPerLine   // tree barrier: release from the parent
-	childWord       = releaseWord + wordsPerLine // tree barrier: one word per child
-	readyWord       = childWord + wordsPerLine   // tree broadcast: the parent has the data
-	ringWord        = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
-	doneWord        = 23 * wordsPerLine          // dropbox broadcast: the last one this member finished reading
-	exchangeBoxes   = 24 * 64                    // byte offset of the two exchange dropboxes
-	bcastBoxes      = 44 * 64                    // byte offset of the broadcast ring
-	exchangeBytes   = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
-	exchangeData    = exchangeBytes - 8          // data bytes after the sequence number and header word
-	bcastTiny       = 40                         // 16-byte dropboxes of the tiny broadcast ring (lines 44-53)
-	bcastLarge      = 2                          // five-line dropboxes of the large broadcast ring (lines 54-63)
-	bcastLargeBoxes = 54 * 64                    // byte offset of the large broadcast ring
-	bcastData       = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
+	wordsPerLine   = 16
+	maxRounds      = 16
+	postWord       = maxRounds * wordsPerLine
+	argsWord       = postWord + 1               // team creation: the hash of the split's arguments
+	countWord      = postWord + wordsPerLine    // Collect's published length
+	releaseWord    = countWord + wordsPerLine   // tree barrier: release from the parent
+	childWord      = releaseWord + wordsPerLine // tree barrier: one word per child
+	readyWord      = childWord + wordsPerLine   // tree broadcast: the parent has the data
+	ringWord       = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
+	doneWord       = 23 * wordsPerLine          // dropbox broadcast: the last one this member finished reading
+	exchangeBoxes  = 24 * 64                    // byte offset of the two exchange dropboxes
+	bcastBoxes     = 44 * 64                    // byte offset of the large broadcast ring
+	exchangeBytes  = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
+	exchangeData   = exchangeBytes - 8          // data bytes after the sequence number and header word
+	bcastTiny      = 36                         // 16-byte dropboxes of the tiny broadcast ring (lines 55-63)
+	bcastTinyBoxes = 55 * 64                    // byte offset of the tiny broadcast ring
+	bcastLarge     = 2                          // five-line dropboxes of the large broadcast ring (lines 44-53)
+	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
 )
 
 // predefined team slots (teamshared.Reserved of them).
