@@ -3,6 +3,7 @@ package goshmem_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/node"
@@ -195,5 +196,45 @@ func TestBroadcastRootRunsAhead(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBroadcastEager: a broadcast of 8 bytes is eager, as MPI's is: the root
+// copies the data out and returns without waiting for the readers, so
+// it can root several broadcasts in a row before a slow reader (one
+// that has not got its CPU yet) reads the first. Here the readers start
+// only after the root has finished eight broadcasts of one int64; each must then
+// read every broadcast's own data. (It used to wait at its third for
+// the readers' acknowledgements of its first.)
+func TestBroadcastEager(t *testing.T) {
+	const rounds = 8
+	for _, n := range []int{2, 4} {
+		rootDone := make(chan struct{})
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+			w := goshmem.TeamWorld(pe)
+			src, _ := goshmem.Malloc[int64](pe, 1)
+			dst, _ := goshmem.Malloc[int64](pe, 1)
+			root := n - 1
+			if pe.MyPE() != root {
+				select {
+				case <-rootDone:
+				case <-time.After(10 * time.Second):
+					t.Errorf("%d PEs: the root did not finish %d small broadcasts without its readers", n, rounds)
+				}
+			}
+			for it := 0; it < rounds; it++ {
+				src[0] = int64(it*100 + pe.MyPE())
+				goshmem.Broadcast(w, dst, src, root)
+				if want := int64(it*100 + root); dst[0] != want {
+					t.Errorf("%d PEs, PE %d, broadcast %d: got %d want %d", n, pe.MyPE(), it, dst[0], want)
+				}
+			}
+			if pe.MyPE() == root {
+				close(rootDone)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

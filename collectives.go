@@ -234,12 +234,24 @@ func shortDest(routine string, have, need int) {
 // nothing has been written.
 func checkSym[T any](t *Team, routine string, dst, src []T) {
 	size := mem.SizeOf[T]()
+	nd, ns := uintptr(len(dst))*size, uintptr(len(src))*size
+	if (nd == 0 || t.pe.InHeap(mem.Addr(dst), nd)) && (ns == 0 || t.pe.InHeap(mem.Addr(src), ns)) {
+		return
+	}
+	notSym(t, routine, mem.Addr(dst), nd, mem.Addr(src), ns)
+}
+
+// notSym is the outlined failure of checkSym: it panics for whichever
+// of dst and src is outside the heap.
+//
+//go:noinline
+func notSym(t *Team, routine string, dst, nd, src, ns uintptr) {
 	for _, a := range [2]struct {
-		x    []T
-		dest bool
-	}{{dst, true}, {src, false}} {
-		if n := uintptr(len(a.x)) * size; n > 0 && !t.pe.InHeap(mem.Addr(a.x), n) {
-			t.pe.Ctx().CheckRMA(routine, a.dest, mem.Addr(a.x), n, t.pe.MyPE())
+		addr, n uintptr
+		dest    bool
+	}{{dst, nd, true}, {src, ns, false}} {
+		if a.n > 0 && !t.pe.InHeap(a.addr, a.n) {
+			t.pe.Ctx().CheckRMA(routine, a.dest, a.addr, a.n, t.pe.MyPE())
 		}
 	}
 }
@@ -491,12 +503,12 @@ func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 	}
 	at := 0
 	for m := 0; m < t.NPEs(); m++ {
-		c, _ := part(t, routine, m, e)
+		c, b := part(t, routine, m, e)
 		switch n := int(c); {
 		case m == t.me:
 			copy(dst[at:at+n], src)
 		case inBox(n):
-			copy(dst[at:at+n], partOf[T](t, routine, m, e, n))
+			copy(dst[at:at+n], mem.Slice[T](b, 0, n))
 		}
 		at += int(c)
 	}
@@ -746,47 +758,89 @@ func boxAt(base mem.Base, off uintptr) mem.Base {
 // returns the dropbox, in place.
 func await(t *Team, routine string, m int, off uintptr, e uint32) mem.Base {
 	box := boxAt(t.slotBase[m], off)
-	seq := mem.At[atomic.Uint32](box, 0)
-	if int32(seq.Load()-e) < 0 {
-		t.pe.WaitSlow(routine, func() bool { return int32(seq.Load()-e) >= 0 })
+	if int32(mem.At[atomic.Uint32](box, 0).Load()-e) < 0 {
+		awaitSlow(t, routine, box, e)
 	}
 	return box
 }
 
-// broadcastDropbox is Broadcast through the root's dropboxes, for at
-// most bcastData bytes inside a shared-memory domain. The root
-// publishes the data with the call's sequence number and returns; the
-// others wait for the publication, copy, and count themselves done in
-// the root's slot, in a counter per dropbox. Each member has two
-// broadcast dropboxes and uses them alternately over the broadcasts it
-// roots (every member counts how often each member was root, so readers
-// know which one); before reusing one, the root waits until every
-// reader is done with every broadcast that used it, the last two of its
-// broadcasts ago. Back-to-back
-// broadcasts thus overlap: the root does not wait for the latest reads.
+//go:noinline
+func awaitSlow(t *Team, routine string, box mem.Base, e uint32) {
+	seq := mem.At[atomic.Uint32](box, 0)
+	t.pe.WaitSlow(routine, func() bool { return int32(seq.Load()-e) >= 0 })
+}
+
+// broadcastDropbox is Broadcast through rings of dropboxes in the
+// root's slot, for at most bcastData bytes inside a shared-memory
+// domain. It is eager, as a small broadcast in MPI is: the root copies
+// the data, with the call's sequence number e (the team's broadcast
+// count, the same on every member), into the next dropbox of its ring
+// and returns; each other member waits for that number, copies, and
+// stores e into its own done word (one line of its own slot, which
+// stays in its cache until a root reads it).
+//
+// There are two rings, by size: bcastTiny (36) dropboxes of 16 bytes
+// (up to 8 data bytes, four to a line) and bcastLarge of five lines. Every
+// dropbox of a ring starts at the same offset, so a sequence number is
+// only ever read from a sequence word, never from stale data. Every
+// member knows which dropbox each root's next broadcast uses, since
+// every member sees the same broadcasts with the same sizes. The root records which broadcast
+// last used each dropbox, and before it overwrites one it waits until
+// every reader's done word has reached that broadcast. It keeps the
+// least done word it saw, so that it reads the readers' lines about
+// once per trip around the ring: a root of tiny broadcasts runs up to
+// bcastTiny broadcasts ahead of its slowest reader, and a reader that
+// gets its CPU late consumes them in a batch without waiting. A
+// reader's done word covers every root, because every member takes part
+// in every broadcast in the same order: having finished broadcast e it
+// has finished every broadcast before it.
 func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	bytes := len(src) * int(mem.SizeOf[T]())
-	members := t.NPEs()
-	if t.rootCount == nil {
-		t.rootCount = make([]uint32, members)
+	if t.bpos == nil {
+		t.bpos = make([][2]uint8, t.NPEs())
 	}
 	t.bbox++
 	e := t.bbox
-	k := t.rootCount[root]
-	t.rootCount[root]++
-	off := bcastBoxes + uintptr(k&1)*bcastBytes
+	ring, boxes, boxBytes, first, off := 0, bcastTiny, uintptr(16), 0, uintptr(bcastTinyBoxes)
+	if bytes > 8 {
+		ring, boxes, boxBytes, first, off = 1, bcastLarge, bcastData+8, bcastTiny, uintptr(bcastBoxes)
+	}
+	k := int(t.bpos[root][ring])
+	t.bpos[root][ring] = uint8((k + 1) % boxes)
+	off += uintptr(k) * boxBytes
 	if t.me == root {
-		// Box k&1 served broadcasts k&1, k&1+2, ..., k-2 of this root:
-		// k/2 of them, each read by members-1 readers. (One counter per
-		// box: a fast reader's acknowledgement of a later broadcast must
-		// not stand in for a slow reader's of an earlier one.)
-		if k >= 2 {
-			t.pe.TeamWait(routine, t.slot, doneWord+int(k&1), (k/2)*uint32(members-1))
+		last := &t.blast[first+k]
+		if int32(*last-t.backed) > 0 {
+			t.backed = awaitDone(t, routine, *last)
 		}
 		publish(t, off, 0, mem.Bytes(src), e)
+		*last = e
 		copy(dst, src)
 		return
 	}
 	copy(mem.Bytes(dst), mem.ByteSlice(await(t, routine, root, off, e), 8, bytes))
-	t.pe.TeamAdd(t.worlds[root], int(t.slots[root]), doneWord+int(k&1), 1)
+	mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4).Store(e)
+	t.pe.Wake(t.worlds[root])
+}
+
+// awaitDone waits until every other member's broadcast done word has
+// reached need and returns the least of the words it saw (>= need).
+//
+//go:noinline
+func awaitDone(t *Team, routine string, need uint32) uint32 {
+	least := t.bbox
+	for m := range t.worlds {
+		if m == t.me {
+			continue
+		}
+		done := mem.At[atomic.Uint32](t.slotBase[m], doneWord*4)
+		v := done.Load()
+		if int32(v-need) < 0 {
+			t.pe.WaitSlow(routine, func() bool { v = done.Load(); return int32(v-need) >= 0 })
+		}
+		if int32(v-least) < 0 {
+			least = v
+		}
+	}
+	return least
 }

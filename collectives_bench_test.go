@@ -76,3 +76,52 @@ func BenchmarkReduceNUMALevel(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSmallCollectives times the small (dropbox) collectives on
+// TeamWorld of an in-process job, 8 and 256 bytes of int64 per member:
+// with 1 PE it is the software cost of a call (nothing to wait for),
+// with 2 the hand-offs too. Sync is the yardstick.
+func BenchmarkSmallCollectives(b *testing.B) {
+	type op struct {
+		name string
+		run  func(w *goshmem.Team, dst, src []int64, n int)
+	}
+	ops := []op{
+		{"sync", func(w *goshmem.Team, _, _ []int64, _ int) { w.Sync() }},
+		{"bcast", func(w *goshmem.Team, dst, src []int64, n int) { goshmem.Broadcast(w, dst[:n], src[:n], 0) }},
+		{"reduce", func(w *goshmem.Team, dst, src []int64, n int) { goshmem.SumReduce(w, dst[:n], src[:n]) }},
+		{"fcollect", func(w *goshmem.Team, dst, src []int64, n int) { goshmem.FCollect(w, dst, src[:n]) }},
+		{"collect", func(w *goshmem.Team, dst, src []int64, n int) { goshmem.Collect(w, dst, src[:n]) }},
+		{"alltoall", func(w *goshmem.Team, dst, src []int64, n int) {
+			goshmem.Alltoall(w, dst, src, max(1, n/w.NPEs()))
+		}},
+	}
+	for _, pes := range []int{1, 2} {
+		for _, size := range []int{8, 256} {
+			for _, o := range ops {
+				b.Run(fmt.Sprintf("pes=%d/%dB/%s", pes, size, o.name), func(b *testing.B) {
+					err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, pes, func(pe *goshmem.PE) {
+						w := goshmem.TeamWorld(pe)
+						n := size / 8
+						src, _ := goshmem.Malloc[int64](pe, 64)
+						dst, _ := goshmem.Malloc[int64](pe, 64*pes)
+						w.Sync()
+						if pe.MyPE() == 0 {
+							b.ResetTimer()
+						}
+						for i := 0; i < b.N; i++ {
+							o.run(w, dst, src, n)
+						}
+						w.Sync()
+						if pe.MyPE() == 0 {
+							b.StopTimer()
+						}
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}

@@ -60,8 +60,14 @@ type Team struct {
 	centralSync bool
 	// slotBase[m] is member m's team slot as mapped here (shared teams).
 	slotBase []mem.Base
-	// rootCount[m] is how many dropbox broadcasts member m has rooted.
-	rootCount []uint32
+	// bpos[m] is the dropbox of each of member m's two broadcast rings
+	// that its next dropbox broadcast uses; blast[i] is the broadcast
+	// that last used dropbox i of this PE's rings, and backed the least
+	// done word of the other members this PE last saw (see
+	// broadcastDropbox).
+	bpos   [][2]uint8
+	blast  [bcastTiny + bcastLarge]uint32
+	backed uint32
 
 	// ctxs are the team's live shareable contexts (made by CtxCreate
 	// without CtxPrivate), which Destroy destroys; goroutines of the PE
@@ -124,30 +130,35 @@ type TeamConfig struct {
 //	line 20     tree broadcast: the parent has the data
 //	line 21     ring fcollect: the left neighbour's progress
 //	line 22     ring reduction: left neighbour's productions, right's reads
-//	line 23     dropbox broadcast: reads of this root's two dropboxes
+//	line 23     dropbox broadcast: the last broadcast this member has
+//	            finished reading (its done word)
 //	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
 //	            FCollect, Collect, Alltoall)
-//	lines 44-53 two broadcast dropboxes of 312 data bytes
+//	lines 44-53 the large broadcast ring: two dropboxes of five lines
+//	            (312 data bytes)
 //	line 54     central barrier: the arrival count (member 0's slot)
-//	lines 55-63 unused
+//	lines 55-63 the tiny broadcast ring: 36 dropboxes of 16 bytes (8
+//	            data bytes), four to a line
 const (
-	wordsPerLine  = 16
-	maxRounds     = 16
-	postWord      = maxRounds * wordsPerLine
-	argsWord      = postWord + 1               // team creation: the hash of the split's arguments
-	countWord     = postWord + wordsPerLine    // Collect's published length
-	releaseWord   = countWord + wordsPerLine   // tree barrier: release from the parent
-	childWord     = releaseWord + wordsPerLine // tree barrier: one word per child
-	readyWord     = childWord + wordsPerLine   // tree broadcast: the parent has the data
-	ringWord      = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
-	doneWord      = 23 * wordsPerLine          // dropbox broadcast: members done reading
-	exchangeBoxes = 24 * 64                    // byte offset of the two exchange dropboxes
-	bcastBoxes    = 44 * 64                    // byte offset of the two broadcast dropboxes
-	arrivalsWord  = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
-	exchangeBytes = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
-	exchangeData  = exchangeBytes - 8          // data bytes after the sequence number and header word
-	bcastBytes    = 5 * 64                     // bytes per broadcast dropbox (lines 44-53)
-	bcastData     = bcastBytes - 8             // data bytes after the sequence number and header word
+	wordsPerLine   = 16
+	maxRounds      = 16
+	postWord       = maxRounds * wordsPerLine
+	argsWord       = postWord + 1               // team creation: the hash of the split's arguments
+	countWord      = postWord + wordsPerLine    // Collect's published length
+	releaseWord    = countWord + wordsPerLine   // tree barrier: release from the parent
+	childWord      = releaseWord + wordsPerLine // tree barrier: one word per child
+	readyWord      = childWord + wordsPerLine   // tree broadcast: the parent has the data
+	ringWord       = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
+	doneWord       = 23 * wordsPerLine          // dropbox broadcast: the last one this member finished reading
+	exchangeBoxes  = 24 * 64                    // byte offset of the two exchange dropboxes
+	bcastBoxes     = 44 * 64                    // byte offset of the large broadcast ring
+	exchangeBytes  = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
+	exchangeData   = exchangeBytes - 8          // data bytes after the sequence number and header word
+	bcastTiny      = 36                         // 16-byte dropboxes of the tiny broadcast ring (lines 55-63)
+	bcastTinyBoxes = 55 * 64                    // byte offset of the tiny broadcast ring
+	bcastLarge     = 2                          // five-line dropboxes of the large broadcast ring (lines 44-53)
+	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
+	arrivalsWord   = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
 )
 
 // predefined team slots (teamshared.Reserved of them).
@@ -525,6 +536,13 @@ var ErrInvalidTeam = errors.New("the team is SHMEM_TEAM_INVALID (a nil *Team)")
 // check panics unless t is a live team: for the routines where the
 // invalid or a destroyed team is a programmer error.
 func (t *Team) check(routine string) {
+	if t == nil || t.dead {
+		t.invalid(routine)
+	}
+}
+
+//go:noinline
+func (t *Team) invalid(routine string) {
 	if t == nil {
 		panicf("%s: the team argument is SHMEM_TEAM_INVALID (a nil *Team); only the members of a split get a valid team", routine)
 	}
@@ -537,8 +555,13 @@ func (t *Team) check(routine string) {
 // number of the team.
 func (t *Team) checkPE(routine, arg string, pe int) {
 	if uint(pe) >= uint(t.members.Size()) {
-		panicf("%s: %s %d out of range [0, %d) of the team", routine, arg, pe, t.members.Size())
+		t.badPE(routine, arg, pe)
 	}
+}
+
+//go:noinline
+func (t *Team) badPE(routine, arg string, pe int) {
+	panicf("%s: %s %d out of range [0, %d) of the team", routine, arg, pe, t.members.Size())
 }
 
 // Sync waits until every member of the team has called Sync
