@@ -488,7 +488,10 @@ func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 	e := exchange(t, uint32(len(src)), data)
 	off, total, big := 0, 0, false
 	for m := 0; m < t.NPEs(); m++ {
-		c, _ := part(t, routine, m, e)
+		c := uint32(len(src)) // this member's own count, without reading its own dropbox back (see reduceDropbox)
+		if m != t.me {
+			c, _ = part(t, routine, m, e)
+		}
 		if m < t.me {
 			off += int(c)
 		}
@@ -503,10 +506,13 @@ func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 	}
 	at := 0
 	for m := 0; m < t.NPEs(); m++ {
+		if m == t.me {
+			copy(dst[at:at+len(src)], src)
+			at += len(src)
+			continue
+		}
 		c, b := part(t, routine, m, e)
 		switch n := int(c); {
-		case m == t.me:
-			copy(dst[at:at+n], src)
 		case inBox(n):
 			copy(dst[at:at+n], mem.Slice[T](b, 0, n))
 		}
@@ -683,10 +689,25 @@ func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(acc, 
 	n, members := len(src), t.NPEs()
 	e := exchange(t, 0, mem.Bytes(src))
 	// src is in this member's dropbox now, so dst (even if it is src)
-	// can take the accumulation directly.
-	copy(dst, partOf[T](t, routine, 0, e, n))
-	for m := 1; m < members; m++ {
-		fold(dst, partOf[T](t, routine, m, e, n))
+	// can take the accumulation directly. This member's own
+	// contribution comes from src unless dst overlaps it: reading its
+	// own dropbox back costs a cache-line hand-off whenever the other
+	// members are polling that line (measured: 8 B, 2 PEs, 0.5 us
+	// against 0.14 us).
+	own := src
+	if mem.Overlaps(dst, src) {
+		own = nil
+	}
+	for m := 0; m < members; m++ {
+		x := own
+		if m != t.me || x == nil {
+			x = partOf[T](t, routine, m, e, n)
+		}
+		if m == 0 {
+			copy(dst, x)
+		} else {
+			fold(dst, x)
+		}
 	}
 }
 
@@ -740,7 +761,7 @@ func publish(t *Team, off uintptr, hdr uint32, data []byte, e uint32) {
 	box := boxAt(t.slotBase[t.me], off)
 	copy(mem.ByteSlice(box, 8, len(data)), data)
 	*mem.At[uint32](box, 4) = hdr // ordered before e like the data
-	mem.At[atomic.Uint32](box, 0).Store(e)
+	mem.Publish(mem.At[atomic.Uint32](box, 0), e)
 	me := t.pe.MyPE()
 	for _, q := range t.worlds {
 		if q != me {
@@ -819,7 +840,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		return
 	}
 	copy(mem.Bytes(dst), mem.ByteSlice(await(t, routine, root, off, e), 8, bytes))
-	mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4).Store(e)
+	mem.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
 	t.pe.Wake(t.worlds[root])
 }
 

@@ -34,6 +34,17 @@ func AlignOf[T any]() uintptr {
 	return unsafe.Alignof(z)
 }
 
+// Overlaps reports whether the memory of a and b overlaps (empty slices
+// overlap nothing).
+func Overlaps[T any](a, b []T) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	size := unsafe.Sizeof(a[0])
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b))*size && pb < pa+uintptr(len(a))*size
+}
+
 // Bytes returns the len(s)*sizeof(T) bytes of s.
 func Bytes[T any](s []T) []byte {
 	if len(s) == 0 {

@@ -394,3 +394,28 @@ func TestU32U64(t *testing.T) {
 		t.Fatal("U32(&int32(-1)) != 0xffffffff")
 	}
 }
+
+func TestOverlaps(t *testing.T) {
+	buf := make([]int64, 16)
+	for _, tc := range []struct {
+		name string
+		a, b []int64
+		want bool
+	}{
+		{"same", buf[2:5], buf[2:5], true},
+		{"a inside b", buf[3:4], buf[0:8], true},
+		{"partial", buf[0:4], buf[3:8], true},
+		{"adjacent", buf[0:4], buf[4:8], false},
+		{"apart", buf[0:2], buf[10:12], false},
+		{"empty a", buf[3:3], buf[0:8], false},
+		{"empty b", buf[0:8], buf[3:3], false},
+		{"other array", buf[0:8], make([]int64, 8), false},
+	} {
+		if got := mem.Overlaps(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: Overlaps = %v, want %v", tc.name, got, tc.want)
+		}
+		if got := mem.Overlaps(tc.b, tc.a); got != tc.want {
+			t.Errorf("%s (swapped): Overlaps = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
