@@ -761,7 +761,7 @@ func publish(t *Team, off uintptr, hdr uint32, data []byte, e uint32) {
 	box := boxAt(t.slotBase[t.me], off)
 	copy(mem.ByteSlice(box, 8, len(data)), data)
 	*mem.At[uint32](box, 4) = hdr // ordered before e like the data
-	mem.Publish(mem.At[atomic.Uint32](box, 0), e)
+	mem.At[atomic.Uint32](box, 0).Store(e) // an XCHG: the doorbell contract needs the store ordered before the Wake loads
 	me := t.pe.MyPE()
 	for _, q := range t.worlds {
 		if q != me {
@@ -840,7 +840,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		return
 	}
 	copy(mem.Bytes(dst), mem.ByteSlice(await(t, routine, root, off, e), 8, bytes))
-	mem.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
+	mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4).Store(e)
 	t.pe.Wake(t.worlds[root])
 }
 
