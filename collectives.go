@@ -780,15 +780,42 @@ func boxAt(base mem.Base, off uintptr) mem.Base {
 func await(t *Team, routine string, m int, off uintptr, e uint32) mem.Base {
 	box := boxAt(t.slotBase[m], off)
 	if int32(mem.At[atomic.Uint32](box, 0).Load()-e) < 0 {
-		awaitSlow(t, routine, box, e)
+		awaitSlow(t, routine, box, off, e)
 	}
 	return box
 }
 
+// awaitSlow waits until the dropbox box (at off in its member's slot)
+// holds call e. In an exchange with more PEs than CPUs and the PEs
+// bound (t.mates), it yields while a PE sharing this CPU has yet to publish call e in
+// the same dropbox (that PE needs the CPU), and spins once they all
+// have: then every PE of this CPU waits for a PE of another CPU, and
+// yielding would only pass the CPU back and forth between waiters (the
+// central barrier's CPU groups, node/pe.go).
+//
 //go:noinline
-func awaitSlow(t *Team, routine string, box mem.Base, e uint32) {
+func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 	seq := mem.At[atomic.Uint32](box, 0)
-	t.pe.WaitSlow(routine, func() bool { return int32(seq.Load()-e) >= 0 })
+	ready := func() bool { return int32(seq.Load()-e) >= 0 }
+	if t.mates == nil || off != exchangeBox(e) { // (a broadcast: its readers wait for its root only)
+		t.pe.WaitSlow(routine, ready)
+		return
+	}
+	matesIn := func() bool {
+		for _, i := range t.mates {
+			if int32(mem.At[atomic.Uint32](boxAt(t.slotBase[i], off), 0).Load()-e) < 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if !matesIn() {
+		t.pe.WaitSlow(routine, func() bool { return ready() || matesIn() })
+		if ready() {
+			return
+		}
+	}
+	t.pe.WaitSpinning(routine, ready)
 }
 
 // broadcastDropbox is Broadcast through rings of dropboxes in the

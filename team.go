@@ -60,6 +60,11 @@ type Team struct {
 	centralSync bool
 	// slotBase[m] is member m's team slot as mapped here (shared teams).
 	slotBase []mem.Base
+	// mates are the team indices of the PEs sharing this PE's CPU (see
+	// node.PE.CPUMates) when every one of them is a member; nil
+	// otherwise. An exchange wait spins instead of yielding once they
+	// have all published (awaitSlow).
+	mates []int
 	// bpos[m] is the dropbox of each of member m's two broadcast rings
 	// that its next dropbox broadcast uses; blast[i] is the broadcast
 	// that last used dropbox i of this PE's rings, and backed the least
@@ -244,6 +249,14 @@ func (t *Team) finish() {
 		t.slotBase = make([]mem.Base, len(t.worlds))
 		for i, q := range t.worlds {
 			t.slotBase[i] = mem.RegionOf(t.pe.TeamBytes(q, int(t.slots[i]), 0, 4*node.TeamSlotWords)).Base
+		}
+		for _, q := range t.pe.CPUMates() {
+			i := t.members.Index(q)
+			if i < 0 {
+				t.mates = nil // a mate outside the team may need the CPU
+				break
+			}
+			t.mates = append(t.mates, i)
 		}
 	}
 }

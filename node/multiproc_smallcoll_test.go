@@ -6,10 +6,12 @@ package node_test
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/launch"
 )
 
 func init() { scenarios["smallcoll"] = scenarioSmallColl }
@@ -73,14 +75,45 @@ func scenarioSmallColl(pe *goshmem.PE) {
 			}
 		}
 	}
+	// A team of the first half: when PEs are bound with more PEs than
+	// CPUs, a PE's CPU mates may be outside it (the exchange must not
+	// count on them), or all inside.
+	half, err := w.SplitStrided(0, 1, max(1, np/2), nil)
+	if err != nil {
+		fail(pe, "SplitStrided: %v", err)
+	}
+	if half != nil {
+		hn := half.NPEs()
+		for it := 0; it < 500; it++ {
+			src[0] = sval(me, 0, it)
+			goshmem.SumReduce(half, dst[:1], src[:1])
+			var want int64
+			for q := 0; q < hn; q++ {
+				want += sval(q, 0, it)
+			}
+			if dst[0] != want {
+				fail(pe, "it %d: SumReduce on the first %d PEs: %d, want %d", it, hn, dst[0], want)
+			}
+		}
+		half.Destroy()
+	}
 	w.Sync()
 	fmt.Printf("PE %d ok %s\n", me, pe.Transport().Name)
 }
 
 func TestMultiProcessSmallCollectives(t *testing.T) {
-	for _, tc := range []struct{ npes, ppp int }{{2, 1}, {4, 1}, {4, 2}, {3, 1}} {
-		t.Run(fmt.Sprintf("%dx%d", tc.npes, tc.ppp), func(t *testing.T) {
-			r := runJob(t, "smallcoll", tc.npes, tc.ppp, false)
+	ncpu := runtime.NumCPU()
+	for _, tc := range []struct {
+		npes, ppp int
+		bind      string
+	}{
+		{2, 1, ""}, {4, 1, ""}, {4, 2, ""}, {3, 1, ""},
+		// Bound, more PEs than CPUs: CPU groups, the exchange waits
+		// spinning once a CPU's PEs have all published.
+		{ncpu + 1, 1, "core"}, {2 * ncpu, 1, "core"}, {2*ncpu + 1, 1, "core"},
+	} {
+		t.Run(fmt.Sprintf("%dx%d bind %q", tc.npes, tc.ppp, tc.bind), func(t *testing.T) {
+			r := runJobConfig(t, "smallcoll", launch.Config{NPEs: tc.npes, PEsPerProc: tc.ppp, BindTo: tc.bind})
 			if r.err != nil || r.code != 0 {
 				t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
 			}

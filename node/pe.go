@@ -74,11 +74,12 @@ type PE struct {
 	// (its lowest PE's Slot.Group), of groupSize PEs out of groups.
 	arrivals  *atomic.Uint64
 	passed    uint64
-	grouped   int8 // 0: not yet known; 1: CPU groups; -1: none
+	grouped   int8 // 1: CPU groups; -1: none (set at start-up, see cpuGroups)
 	group     *atomic.Uint64
 	groupSize uint64
 	groups    uint64
 	spin      wait.Policy // the policy of a PE whose CPU nobody else needs
+	mates     []int       // the other PEs of this PE's CPU group (nil: no groups)
 
 	ctx       Ctx // the default context
 	finalized atomic.Bool
@@ -232,11 +233,8 @@ func (p *PE) sync(routine string) {
 // later (which only costs speed).
 func (p *PE) centralSync(routine string) {
 	p.CheckAbort(routine)
-	if p.grouped == 0 {
-		p.cpuGroups()
-	}
 	p.passed++
-	if p.grouped < 0 {
+	if p.grouped <= 0 {
 		all := p.passed * uint64(p.npes)
 		if p.arrivals.Add(1) == all {
 			p.ringAll()
@@ -305,6 +303,9 @@ func (p *PE) cpuGroups() {
 	for q := 0; q < p.npes; q++ {
 		if p.job.ctl.Slot(q).CPUs.Load() == mine {
 			size++
+			if q != p.me {
+				p.mates = append(p.mates, q)
+			}
 		}
 	}
 	p.grouped = 1
@@ -313,6 +314,25 @@ func (p *PE) cpuGroups() {
 	p.groups = uint64(len(first))
 	p.spin = wait.Auto(1, 1, p.policy.Mode)
 	p.spin.MaxSleep = p.policy.MaxSleep
+}
+
+// CPUMates returns the other PEs that share this PE's CPU set when
+// every PE is a process bound to a set and some set holds several PEs
+// (the central barrier's CPU groups), nil otherwise. Collectives use it
+// to wait without yielding once every PE of the CPU waits too. It must
+// be called after Init (the sets are published before the start-up
+// barrier); the slice must not be modified.
+func (p *PE) CPUMates() []int { return p.mates }
+
+// WaitSpinning is WaitSlow for a PE whose CPU no other PE needs (its
+// CPU mates all wait too): it spins first, as when PEs fit their CPUs,
+// instead of yielding at once.
+func (p *PE) WaitSpinning(routine string, cond func() bool) {
+	pol := p.policy
+	if p.grouped > 0 {
+		pol = &p.spin
+	}
+	p.waitSlow(routine, pol, cond)
 }
 
 //go:noinline

@@ -84,6 +84,7 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 // mapped the heaps and filled its slot, then learn the peers.
 func (p *PE) start() {
 	p.syncStart()
+	p.cpuGroups() // every PE's CPU set is published now
 	p.job.afterStart()
 }
 
