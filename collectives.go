@@ -760,7 +760,7 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 func publish(t *Team, off uintptr, hdr uint32, data []byte, e uint32) {
 	box := boxAt(t.slotBase[t.me], off)
 	copy(mem.ByteSlice(box, 8, len(data)), data)
-	*mem.At[uint32](box, 4) = hdr // ordered before e like the data
+	*mem.At[uint32](box, 4) = hdr          // ordered before e like the data
 	mem.At[atomic.Uint32](box, 0).Store(e) // an XCHG: the doorbell contract needs the store ordered before the Wake loads
 	me := t.pe.MyPE()
 	for _, q := range t.worlds {
