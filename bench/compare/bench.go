@@ -91,23 +91,26 @@ var specs = []*spec{
 	// The team collectives: every PE times back-to-back calls on
 	// TeamWorld (the peer: OpenSHMEM 1.4's active-set routines over all
 	// PEs); the rows are PE 0's. Sizes stop at 1 MiB (the largest size a
-	// target names) or 256 KiB, and reduce runs half the iterations, to
-	// keep a full comparison within a few minutes.
+	// target names) or 256 KiB, to keep a full comparison within a few
+	// minutes. 20000 iterations up to 64 KiB: a small collective takes
+	// 0.1-0.5 us here, so 2000 of them (the count before) lasted under a
+	// millisecond, and one scheduler hiccup of a few milliseconds (which
+	// the machine has, once or twice a run) made a size's figure 10x.
 	{Name: "broadcast", Title: "Broadcast", What: "Broadcast of size bytes from PE 0 on TeamWorld (shmem_broadcast64 over all PEs), back to back",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "8:1048576", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
 	{Name: "reduce", Title: "Reduce", What: "SumReduce of size/8 int64s on TeamWorld (shmem_longlong_sum_to_all over all PEs), back to back",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "8:1048576", "-i", "5000", "-w", "500"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
 	{Name: "collect", Title: "Collect", What: "Collect of size bytes from each PE on TeamWorld (shmem_collect64), back to back",
 		Kind: latency, Sized: true,
-		Full: []string{"-m", "8:262144", "-i", "2000", "-w", "200"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
 	{Name: "fcollect", Title: "FCollect", What: "FCollect of size bytes from each PE on TeamWorld (shmem_fcollect64), back to back",
 		Kind: latency, Sized: true,
-		Full: []string{"-m", "8:262144", "-i", "2000", "-w", "200"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
 	{Name: "alltoall", Title: "Alltoall", What: "Alltoall of size bytes to each PE on TeamWorld (shmem_alltoall64), back to back",
 		Kind: latency, Sized: true,
-		Full: []string{"-m", "8:262144", "-i", "2000", "-w", "200"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
 	{Name: "team_create", Title: "Team Create", What: "TeamWorld.SplitStrided(0, 1, npes) 64 times back to back, then Destroy; time per creation (shmem_team_split_strided: OpenSHMEM 1.5)",
 		Kind: latency,
 		Full: []string{"-i", "100", "-w", "10"}, Quick: []string{"-i", "10", "-w", "2"}},

@@ -100,13 +100,15 @@ func scaleArgs(s *spec, quick bool) []string {
 		if quick {
 			return []string{"-i", "500", "-w", "50"}
 		}
-		return []string{"-i", "2000", "-w", "200"}
+		return []string{"-i", "10000", "-w", "1000"}
 	}
 	sizes := fmt.Sprintf("%d:%d", smallLo, smallHi)
 	if quick {
 		return []string{"-m", sizes, "-i", "200", "-w", "20"}
 	}
-	return []string{"-m", sizes, "-i", "1000", "-w", "100"}
+	// 5000 calls of 2-20 us: 10-100 ms per size, long enough that a
+	// hiccup of a few milliseconds does not decide the figure.
+	return []string{"-m", sizes, "-i", "5000", "-w", "500"}
 }
 
 // job is one benchmark in one PE configuration.
