@@ -58,17 +58,21 @@ type spec struct {
 	Sized bool // rows are message sizes
 }
 
-// specs are the benchmarks in the order they run and are reported.
+// specs are the benchmarks in the order they run and are reported. The
+// iteration counts make a latency run last tens of milliseconds at
+// least (a put, an AMO or a 2-PE barrier takes 0.01-0.1 us here): a
+// run of 1 ms or less is decided by whether a scheduler hiccup fell in
+// it.
 var specs = []*spec{
 	{Name: "put", Title: "Put", What: "put of size bytes + quiet, PE 0 to PE 1",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "1:4194304", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "1:4194304", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
 	{Name: "get", Title: "Get", What: "blocking get of size bytes, PE 0 from PE 1",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "1:4194304", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "1:4194304", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
 	{Name: "put_pingpong", Title: "Put Ping-Pong", What: "one-way latency of put + fence + flag, answered the same way",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "1:67108864", "-i", "10000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "1:67108864", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
 	{Name: "put_bw", Title: "Put Bandwidth", What: "windows of 64 non-blocking puts + quiet",
 		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
 		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
@@ -80,13 +84,13 @@ var specs = []*spec{
 		Full: []string{"-m", "1:4194304", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
 	{Name: "atomics", Title: "Atomics", What: "int64 atomics on one word of PE 1, issued by PE 0",
 		Kind: latency,
-		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+		Full: []string{"-i", "50000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
 	{Name: "ptr", Title: "Ptr", What: "8-byte stores through Ptr (shmem_ptr) into PE 1's heap vs stores into PE 0's own heap",
 		Kind: nanos,
 		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
 	{Name: "barrier", Title: "Barrier", What: "BarrierAll (shmem_barrier_all) on every PE",
 		Kind: latency,
-		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+		Full: []string{"-i", "100000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
 
 	// The team collectives: every PE times back-to-back calls on
 	// TeamWorld (the peer: OpenSHMEM 1.4's active-set routines over all
