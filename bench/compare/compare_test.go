@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"image/png"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -969,5 +970,62 @@ func TestScaleTargets(t *testing.T) {
 	delete(ev.Results, "barrier@8g")
 	if x := findTarget(t, ev.targets(), "barrier latency, 8 goroutine PEs, vs 5 us"); x.Status != statusNA || x.Why != "no run at 8 goroutine PEs in one process (-pes)" {
 		t.Errorf("no 8g: %+v", x)
+	}
+}
+
+// TestCopyLimitPerRound: with the copy limit measured in every round, a
+// "vs best copy" target is the median of goshmem(r)/limit(r) over the
+// rounds (adjacent pairs), not goshmem's figures over one limit taken
+// before the rounds; and the limit the report and the limit check use
+// is the highest the machine did, once or in any round.
+func TestCopyLimitPerRound(t *testing.T) {
+	s := specByName(t, "put_bw")
+	r := newResult(s, s.Full)
+	// goshmem at 1 MiB in three rounds; the machine's state moved both
+	// goshmem and the copy: 50/100, 30/60 and 44/40 (in GB/s).
+	g := []float64{50000, 30000, 44000}
+	var outs []string
+	for _, v := range g {
+		outs = append(outs, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"1048576", v}}))
+	}
+	feed(t, r, gosh, outs...)
+	once := &limitTable{Test: limMemcpy, Rows: []point{{"1024", 90000}, {"1048576", 45000}}}
+	rounds := []*limitTable{
+		{Test: limMemcpy, Rows: []point{{"1048576", 100000}}},
+		{Test: limMemcpy, Rows: []point{{"1048576", 60000}}},
+		{Test: limMemcpy, Rows: []point{{"1048576", 40000}}},
+	}
+	ev := evaluation{Results: map[string]*result{"put_bw": r}, Limits: limits{limMemcpy: once}, NP: 2,
+		Rounds: map[string][]*limitTable{limMemcpy: rounds}}
+	x := findTarget(t, ev.targets(), "put bandwidth, 64 KiB-64 MiB, vs best copy")
+	// Pairwise: 0.5, 0.5, 1.1 -> median 0.5. Against the one figure
+	// before the rounds it would be median(g)/45000 = 0.98.
+	if math.Abs(x.Ratio-0.5) > 1e-9 || math.Abs(x.Lo-0.5) > 1e-9 || math.Abs(x.Hi-1.1) > 1e-9 || x.Pairs != 3 {
+		t.Errorf("vs best copy: ratio %v (%v-%v, %d pairs); want the pairwise median 0.5 (0.5-1.1, 3 pairs): %+v", x.Ratio, x.Lo, x.Hi, x.Pairs, x)
+	}
+	// A round whose limit failed leaves that round out.
+	ev.Rounds[limMemcpy] = []*limitTable{rounds[0], nil, rounds[2]}
+	if x := findTarget(t, ev.targets(), "put bandwidth, 64 KiB-64 MiB, vs best copy"); x.Pairs != 2 || math.Abs(x.Ratio-0.8) > 1e-9 {
+		t.Errorf("round 2's limit missing: ratio %v over %d pairs; want 0.8 over 2", x.Ratio, x.Pairs)
+	}
+	// No round measured it: the one figure, as before.
+	ev.Rounds = nil
+	if x := findTarget(t, ev.targets(), "put bandwidth, 64 KiB-64 MiB, vs best copy"); math.Abs(x.Ratio-44000.0/45000) > 1e-9 {
+		t.Errorf("no per-round limit: ratio %v; want %v", x.Ratio, 44000.0/45000)
+	}
+
+	m := mergeBest(once, []*limitTable{rounds[0], nil, rounds[2], {Test: limMemcpy, Rows: []point{{"2097152", 38000}}}})
+	got := map[string]float64{}
+	for _, p := range m.Rows {
+		got[p.Key] = p.Value
+	}
+	if want := map[string]float64{"1024": 90000, "1048576": 100000, "2097152": 38000}; !maps.Equal(got, want) {
+		t.Errorf("mergeBest rows %v; want %v (the highest of all measurements)", got, want)
+	}
+	if n := m.Notes[len(m.Notes)-1]; !strings.Contains(n, "3 of 4 rounds") {
+		t.Errorf("mergeBest note %q; want it to count the rounds measured", n)
+	}
+	if m := mergeBest(nil, []*limitTable{nil}); m.Err == "" {
+		t.Errorf("mergeBest with nothing measured: %+v; want an error", m)
 	}
 }

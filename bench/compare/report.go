@@ -32,11 +32,14 @@ type report struct {
 	Results    map[string]*result
 	Limits     limits
 	LimitOrder []string // the limits tests run, in order
-	Targets    []target
-	Cfgs       []peCfg      // the PE configurations run
-	Jobs       []job        // what each round ran
-	Handoff    agg          // the hand-off limit (min row) per round
-	States     []roundState // the machine per round
+	// LimitRounds are the limits measured again in each round (memcpy's
+	// bulk sizes), by test, round r at r-1 (nil: that round's failed).
+	LimitRounds map[string][]*limitTable
+	Targets     []target
+	Cfgs        []peCfg      // the PE configurations run
+	Jobs        []job        // what each round ran
+	Handoff     agg          // the hand-off limit (min row) per round
+	States      []roundState // the machine per round
 	// LimitChecked figures were judged against their limits;
 	// LimitFails are those below it.
 	LimitChecked int
@@ -166,7 +169,7 @@ func writeReport(w io.Writer, r *report) error {
 
 	if len(r.LimitOrder) > 0 {
 		p("## Machine limits\n\n")
-		p("From bench/limits: memcpy and atomic once before the rounds, the hand-off at the start of every round.\n\n")
+		p("From bench/limits: memcpy (every size) and atomic once before the rounds; the hand-off, and memcpy again from 64 KiB (the sizes of the bandwidth targets), in every round, so that those targets pair goshmem's figures with the limit of the same round.\n\n")
 		for _, name := range r.LimitOrder {
 			t := r.Limits[name]
 			if t == nil {

@@ -244,6 +244,10 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		once--
 		perRound++
 	}
+	memcpyEach := slices.Contains(lims, limMemcpy)
+	if memcpyEach {
+		perRound++
+	}
 	peerBuild := 0
 	if rep.Peer.Enabled {
 		peerBuild = 1
@@ -309,8 +313,11 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	// The machine limits the benchmarks are judged against: memcpy and
 	// atomic once, the hand-off in every round.
 	maxBW := bandwidthMax(c.specs, c.Quick)
+	var runLimitArgs func(name string, a []string, what string) (*limitTable, error)
 	runLimit := func(name, what string) (*limitTable, error) {
-		a := limitArgs(name, c.Quick, maxBW)
+		return runLimitArgs(name, limitArgs(name, c.Quick, maxBW), what)
+	}
+	runLimitArgs = func(name string, a []string, what string) (*limitTable, error) {
 		o := execute(ctx, c.Timeout, root, nil, filepath.Join(bin, "limits"), a...)
 		logRun(what, "limits "+strings.Join(a, " "), o)
 		t := &limitTable{Test: name}
@@ -359,7 +366,24 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		rep.Results[j.Key] = newResult(j.Spec, j.Args)
 	}
 	var handoffs []*limitTable
+	rep.LimitRounds = map[string][]*limitTable{}
 	for round := 1; round <= c.Rounds; round++ {
+		if memcpyEach {
+			// The copy limit of the bulk sizes again, next to the
+			// bandwidth runs it judges: the best copy moves with the
+			// machine's state as much as goshmem's copies do.
+			pr.step("round %d/%d: limits memcpy (from %s)", round, c.Rounds, humanSize(strconv.Itoa(bulkLo)))
+			a := roundMemcpyArgs(c.Quick, maxBW)
+			t, err := runLimitArgs(limMemcpy, a, fmt.Sprintf("round %d limits memcpy", round))
+			if err != nil {
+				pr.done()
+				return err
+			}
+			if t.Err != "" {
+				t = nil
+			}
+			rep.LimitRounds[limMemcpy] = append(rep.LimitRounds[limMemcpy], t)
+		}
 		if handoffEach {
 			pr.step("round %d/%d: limits handoff", round, c.Rounds)
 			t, err := runLimit(limHandoff, fmt.Sprintf("round %d limits handoff", round))
@@ -431,13 +455,16 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	if handoffEach {
 		rep.Limits[limHandoff] = mergeRounds(handoffs)
 	}
+	if memcpyEach {
+		rep.Limits[limMemcpy] = mergeBest(rep.Limits[limMemcpy], rep.LimitRounds[limMemcpy])
+	}
 
 	// Targets, plots, report.
 	pr.step("writing the report")
 	if v, ok := loadAvg(); ok {
 		rep.LoadEnd = v
 	}
-	ev := evaluation{Results: rep.Results, Limits: rep.Limits, NP: c.NP, Cfgs: c.Cfgs, Peer: rep.Peer.Enabled, PeerWhy: rep.Peer.Skipped}
+	ev := evaluation{Results: rep.Results, Limits: rep.Limits, Rounds: rep.LimitRounds, NP: c.NP, Cfgs: c.Cfgs, Peer: rep.Peer.Enabled, PeerWhy: rep.Peer.Skipped}
 	rep.Targets = ev.targets()
 	rep.LimitChecked, rep.LimitFails = ev.limitChecks()
 	rep.States = machineStates(c.Rounds, rep.Handoff, rep.Results["barrier"], strconv.Itoa(c.NP))
@@ -555,6 +582,61 @@ func mergeRounds(ts []*limitTable) *limitTable {
 	}
 	out.Notes = append(out.Notes, fmt.Sprintf("measured in each of %d rounds; each row is the minimum over the rounds; the min row per round (us): %s",
 		len(ts), strings.Join(per, ", ")))
+	return out
+}
+
+// roundMemcpyArgs returns the arguments of the copy limit measured in
+// every round: the sizes of the bulk targets only (from bulkLo), fewer
+// blocks than the full table before the rounds.
+func roundMemcpyArgs(quick bool, maxSize int) []string {
+	a := []string{limMemcpy, "-best", "-min", strconv.Itoa(min(bulkLo, maxSize)), "-max", strconv.Itoa(maxSize)}
+	if quick {
+		return append(a, "-t", "5ms", "-r", "2")
+	}
+	return append(a, "-r", "3")
+}
+
+// mergeBest merges the copy limit measured before the rounds (once)
+// with the tables of the rounds: each row the highest bandwidth any of
+// them measured (a limit on bandwidth takes the best the machine did),
+// with a note giving the rounds' figures of the bulk sizes.
+func mergeBest(once *limitTable, rounds []*limitTable) *limitTable {
+	var out *limitTable
+	if once != nil && once.Err == "" {
+		c := *once
+		c.Rows = slices.Clone(once.Rows)
+		c.Notes = slices.Clone(once.Notes)
+		out = &c
+	}
+	measured := 0
+	for _, t := range rounds {
+		if t == nil {
+			continue
+		}
+		measured++
+		if out == nil {
+			c := *t
+			c.Rows = slices.Clone(t.Rows)
+			c.Notes = nil
+			out = &c
+			continue
+		}
+		for _, p := range t.Rows {
+			if j := slices.IndexFunc(out.Rows, func(q point) bool { return q.Key == p.Key }); j >= 0 {
+				out.Rows[j].Value = max(out.Rows[j].Value, p.Value)
+			} else {
+				out.Rows = append(out.Rows, p)
+			}
+		}
+	}
+	if out == nil {
+		if once != nil {
+			return once
+		}
+		return &limitTable{Test: limMemcpy, Err: "failed before the rounds and in every round"}
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("sizes from %s measured again in %d of %d rounds; each row is the highest of all measurements, and the bulk targets pair each round's figure with that round's limit",
+		humanSize(strconv.Itoa(bulkLo)), measured, len(rounds)))
 	return out
 }
 

@@ -419,10 +419,37 @@ func fmtRatio(v float64) string {
 type evaluation struct {
 	Results map[string]*result // by resKey; missing: not run
 	Limits  limits
+	// Rounds are the limits measured in each round, by test: element
+	// r-1 is round r's table (nil when it failed). A target against
+	// such a limit pairs goshmem's figure of a round with the limit of
+	// the same round (see limitAgg).
+	Rounds  map[string][]*limitTable
 	NP      int     // the PEs of the base configuration
 	Cfgs    []peCfg // the PE configurations run (nil: the base only)
 	Peer    bool    // the peer ran
 	PeerWhy string  // why not
+}
+
+// limitAgg returns a limit's row as a reference figure: per round,
+// paired with the same round's goshmem figure, where the limit was
+// measured in every round; otherwise the one figure of l (with ok
+// false when there is none).
+func (e evaluation) limitAgg(test, key string) (agg, bool) {
+	var a agg
+	for i, t := range e.Rounds[test] {
+		if t == nil {
+			continue
+		}
+		if v, ok := (limits{test: t}).value(test, key); ok && v > 0 {
+			a.Values = append(a.Values, v)
+			a.Rounds = append(a.Rounds, i+1)
+		}
+	}
+	if len(a.Values) > 0 {
+		return a, true
+	}
+	v, ok := e.Limits.value(test, key)
+	return constant(v), ok && v > 0
 }
 
 // base returns the base configuration: NP processes.
@@ -536,12 +563,12 @@ func (e evaluation) targets() []target {
 			}, "peer", unit)
 		}
 		worst(&tl, sizes, func(k string) (agg, agg, bool) {
-			v, ok := e.Limits.value(limMemcpy, k)
+			ref, ok := e.limitAgg(limMemcpy, k)
 			g := r.fig(gosh, k)
 			if lat {
 				g = asBandwidth(g, k)
 			}
-			return g, constant(v), ok && v > 0
+			return g, ref, ok
 		}, "memcpy", "MB/s")
 		if tl.Status == statusNA && tl.Why == "" {
 			tl.Why = "no memcpy limit for these sizes" + limitErr(e.Limits, limMemcpy)
@@ -713,7 +740,8 @@ func (e evaluation) bcastVsMemcpy(key string) target {
 		t.Status, t.Why = statusNA, "no memcpy limit for "+humanSize(key)+limitErr(e.Limits, limMemcpy)
 		return t
 	}
-	judge(&t, asBandwidth(lat, key), constant(lim), 0, "MB/s", "memcpy")
+	ref, _ := e.limitAgg(limMemcpy, key)
+	judge(&t, asBandwidth(lat, key), ref, 0, "MB/s", "memcpy")
 	if t.Status != statusNA {
 		t.Figures += fmt.Sprintf(" (broadcast latency %s us, memcpy time %s us)", fmtNum(lat.median()), fmtNum(float64(n)/lim))
 	}
