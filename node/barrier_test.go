@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/wait"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -154,5 +155,29 @@ func TestHeapTooLargeForMachine(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "SHMEM_SYMMETRIC_SIZE") {
 		t.Fatalf("want an error naming SHMEM_SYMMETRIC_SIZE, got %v", err)
+	}
+}
+
+// TestBarrierPolicy: goroutine PEs park sooner in the central barrier
+// (their Gosched calls only cycle the run queue through other waiters),
+// processes keep the job's policy, and SHMEM_WAIT_YIELD wins.
+func TestBarrierPolicy(t *testing.T) {
+	gor := wait.Auto(8, 2, wait.Goroutines)
+	proc := wait.Auto(8, 2, wait.Processes)
+	for _, tc := range []struct {
+		name      string
+		pol       wait.Policy
+		userYield int
+		wantYield int
+	}{
+		{"goroutines", gor, 0, 4},
+		{"goroutines, SHMEM_WAIT_YIELD set", gor, 50, gor.Yield},
+		{"processes", proc, 0, proc.Yield},
+		{"goroutines fitting (fewer yields already)", wait.Policy{Mode: wait.Goroutines, Spin: 10, Yield: 2}, 0, 2},
+	} {
+		got := node.BarrierPolicy(tc.pol, tc.userYield)
+		if got.Yield != tc.wantYield || got.Spin != tc.pol.Spin || got.Mode != tc.pol.Mode || got.MaxSleep != tc.pol.MaxSleep {
+			t.Errorf("%s: barrierPolicy(%+v, %d) = %+v; want the same with Yield %d", tc.name, tc.pol, tc.userYield, got, tc.wantYield)
+		}
 	}
 }

@@ -40,3 +40,6 @@ func (p *PE) BarrierGroups() int {
 
 // CPUSetID is cpuSetID.
 var CPUSetID = cpuSetID
+
+// BarrierPolicy is barrierPolicy.
+var BarrierPolicy = barrierPolicy

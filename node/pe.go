@@ -241,7 +241,7 @@ func (p *PE) centralSync(routine string) {
 			return
 		}
 		if int64(p.arrivals.Load()-all) < 0 {
-			p.waitCount(routine, p.arrivals, all, p.policy)
+			p.waitCount(routine, p.arrivals, all, &p.job.barPolicy)
 		}
 		return
 	}

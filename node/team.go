@@ -127,7 +127,8 @@ func (p *PE) TeamFetchAdd(q, slot, w int, d uint32) uint32 {
 
 // TeamWaitOn waits until word w of slot slot of PE q (mapped here) has
 // reached v, counting with wrap-around, like TeamWait on another PE's
-// word: whoever raises it must wake this PE. A failed job panics, also
+// word, with the central barrier's waiting policy (the teams' central
+// barrier is its use): whoever raises it must wake this PE. A failed job panics, also
 // when the word has reached v (see CentralBarrier).
 func (p *PE) TeamWaitOn(routine string, q, slot, w int, v uint32) {
 	off := p.teamOff(routine, slot, w)
@@ -137,7 +138,8 @@ func (p *PE) TeamWaitOn(routine string, q, slot, w int, v uint32) {
 	}
 	word := mem.At[atomic.Uint32](b, off)
 	if int32(word.Load()-v) < 0 {
-		p.waitFlag(routine, word, v)
+		// The central barrier's wait (its only use): its policy.
+		p.waitSlow(routine, &p.job.barPolicy, func() bool { return int32(word.Load()-v) >= 0 })
 	}
 }
 
