@@ -11,13 +11,22 @@
 //
 //	waiter                               writer (any PE, any process)
 //	------                               ----------------------------
-//	Sleepers = (Sleepers+1)|FutexArmed    store the data
-//	                         (full fence) if Sleepers.Load() != 0 &&
-//	seq := Seq.Load()                        clearing FutexArmed found it set {
+//	seq := Seq.Load()                     store the data
+//	Sleepers = (Sleepers+1)|FutexArmed    if Sleepers.Load() != 0 &&
+//	                         (full fence)    clearing FutexArmed found it set {
 //	if condition holds: Sleepers--            Seq.Add(1); futex_wake(&Seq)
 //	    and return                        }
 //	futex_wait(&Seq, seq, timeout)
 //	Sleepers--  (the last one out clears FutexArmed)
+//
+// The waiter reads Seq before it registers. A writer clears FutexArmed
+// whenever it finds it set, also when it rings for some earlier store
+// than the one this waiter now waits for; if that happens after the
+// waiter registered, its Seq.Add comes after the waiter's Seq load, so
+// the futex_wait returns at once and the waiter registers (and arms)
+// again. Were Seq read after registering, such a ring could fall
+// between the two, and the waiter would sleep with FutexArmed clear:
+// every later writer would skip its wake-up until the timeout.
 //
 // When the writer's store is an atomic (AMOs, signals, barrier flags:
 // XCHG or LOCK-prefixed on amd64) the pair is a Dekker handshake and no
@@ -285,6 +294,8 @@ type Backoff struct {
 	p      *Policy
 	n      int
 	sleeps int
+
+	registered func() // test hook: called by Sleep right after it registers
 }
 
 // Start begins a wait under policy p.
@@ -332,8 +343,18 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	d := bell.Door
 	park := b.p.Mode == Goroutines && bell.Local != nil
 	var parked <-chan struct{}
-	register(d, park)
+	// seq is read before registering: a writer that clears FutexArmed
+	// after this load (even one ringing for an earlier store, which
+	// found this waiter registered) also bumps Seq, so the futex wait
+	// below returns at once. Read after registering, such a ring could
+	// fall between the two: the wait would then sleep with FutexArmed
+	// clear and every later writer would skip the wake, until the
+	// timeout (a lost wake-up: 2-PE reductions stalled for 10 ms).
 	seq := d.Seq.Load()
+	register(d, park)
+	if b.registered != nil {
+		b.registered()
+	}
 	polls := 64
 	if park {
 		parked = bell.Local.channel()

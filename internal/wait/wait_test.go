@@ -548,3 +548,51 @@ func TestPauseYieldsByMode(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlierRingDoesNotDisarmSleeper: a writer rings for an earlier
+// store (one this waiter no longer waits for) just after the waiter has
+// registered on its doorbell; that ring clears FutexArmed. A later
+// writer's ring, for the store the waiter does wait for, must still wake
+// it: the waiter may not go to sleep disarmed. (Two PEs: PE 1's ring for
+// its previous publication, late because PE 1 lost its CPU after the
+// store, fell between PE 0's registering and its reading Seq, and PE 0
+// slept until MaxSleep through PE 1's next publication.)
+func TestEarlierRingDoesNotDisarmSleeper(t *testing.T) {
+	var d job.Doorbell
+	var flag atomic.Uint32
+	bell := wait.Bell{Door: &d}
+	rings := 0
+	p := wait.Policy{Spin: 1, Yield: 1, MinSleep: 5 * time.Second, MaxSleep: 5 * time.Second}
+	done := make(chan time.Duration)
+	go func() {
+		b := wait.StartWithHook(&p, func() {
+			if rings == 0 { // the first sleep only
+				rings++
+				wait.Ring(bell) // the late ring of an earlier store
+			}
+		})
+		cond := func() bool { return flag.Load() == 1 }
+		start := time.Now()
+		for !b.Sleep(bell, cond) {
+		}
+		done <- time.Since(start)
+	}()
+	// Give the waiter time to reach futex_wait, then store and ring.
+	for deadline := time.Now().Add(5 * time.Second); d.Sleepers.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never registered on the doorbell")
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	flag.Store(1)
+	wait.Ring(bell)
+	select {
+	case took := <-done:
+		if took > time.Second {
+			t.Fatalf("the waiter woke %v after it started, MaxSleep is %v: the ring for its store was lost", took, p.MaxSleep)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter never woke up")
+	}
+}
