@@ -63,6 +63,7 @@ var scenarios = map[string]func(pe *goshmem.PE){
 	"sigkill":    scenarioSigkill,
 	"globalexit": scenarioGlobalExit,
 	"barriers":   func(pe *goshmem.PE) { barriers(pe, 2000) },
+	"gomaxprocs": func(pe *goshmem.PE) { fmt.Printf("PE %d GOMAXPROCS %d\n", pe.MyPE(), runtime.GOMAXPROCS(0)) },
 	"barrier-phases": func(pe *goshmem.PE) {
 		barrierPhases(pe, 300)
 		if alg := os.Getenv("SHMEM_BARRIER_ALGORITHM"); pe.MyPE() == 0 {
@@ -333,6 +334,33 @@ func TestBarrierPhasesProcesses(t *testing.T) {
 			}
 			if got < lo || got > hi {
 				t.Errorf("%d central-barrier arrivals after 601 barriers, want %d..%d (central barrier %v, %d groups)", got, lo, hi, central, groups)
+			}
+		})
+	}
+}
+
+// TestBoundPEHasWatcherP: a PE process bound to one CPU gets a second P
+// (GOMAXPROCS 2), so that the job's watcher goroutines, which block in
+// system calls, never hold the P the PE's goroutine runs on; a
+// GOMAXPROCS the user set is kept.
+func TestBoundPEHasWatcherP(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want int
+	}{
+		{nil, 2},
+		{[]string{"GOMAXPROCS=1"}, 1},
+		{[]string{"GOMAXPROCS=3"}, 3},
+	} {
+		t.Run(fmt.Sprint(c.env), func(t *testing.T) {
+			r := runJobConfig(t, "gomaxprocs", launch.Config{NPEs: 2, PEsPerProc: 1, BindTo: "core", Env: c.env})
+			if r.code != 0 {
+				t.Fatalf("code %d err %v stderr:\n%s", r.code, r.err, r.stderr)
+			}
+			for pe := 0; pe < 2; pe++ {
+				if want := fmt.Sprintf("PE %d GOMAXPROCS %d\n", pe, c.want); !strings.Contains(r.stdout, want) {
+					t.Errorf("stdout %q, want a line %q", r.stdout, want)
+				}
 			}
 		})
 	}

@@ -39,3 +39,21 @@ func TestAutoPolicy(t *testing.T) {
 		}
 	}
 }
+
+func TestWatcherP(t *testing.T) {
+	for _, c := range []struct {
+		localPEs, gomaxprocs int
+		env                  string
+		want                 bool
+	}{
+		{1, 1, "", true},   // a process bound to one CPU
+		{1, 2, "", false},  // already a P to spare
+		{1, 1, "1", false}, // the user's choice
+		{4, 1, "", false},  // goroutine PEs: their waits yield the P
+		{2, 2, "", false},
+	} {
+		if got := watcherP(c.localPEs, c.gomaxprocs, c.env); got != c.want {
+			t.Errorf("watcherP(%d, %d, %q) = %v, want %v", c.localPEs, c.gomaxprocs, c.env, got, c.want)
+		}
+	}
+}
