@@ -224,19 +224,19 @@ func centralBarrier(alg string, npes, localPEs, jobCPUs, gomaxprocs int) bool {
 // oshrun binds it to one CPU, and the user did not set GOMAXPROCS
 // (env, the variable's value).
 //
-// The watchers (the exit watch, the ring watch: watch.go) block in
-// system calls, futex and poll. A goroutine in a blocking system call
-// keeps its P until the runtime's sysmon takes the P back, on its next
-// tick: up to 10 ms later once sysmon has been idle a while. With one P,
-// a watcher that woke up ran as soon as the PE's goroutine was
-// preempted, blocked again holding the only P, and the PE's goroutine
-// waited behind it for sysmon, and its peers waited for the PE: in 2-PE
-// jobs bound to cores, one 0.15 us reduction took 8 to 20 ms once in
-// every run of 200,000 (100 blocks of 2,000; each of 4 runs had one such
-// block, and none of 4 runs with a second P). With a second P, a
-// watcher runs and blocks on it and the PE's goroutine keeps its own.
-// The second P costs nothing while the watchers sleep: the threads
-// still share the CPUs the process is bound to.
+// The exit watcher (watch.go) blocks in a futex system call (the ring
+// watcher waits in the runtime's poller, which holds no P). A goroutine
+// in a blocking system call keeps its P until the runtime's sysmon takes
+// the P back, on its next tick: up to 10 ms later once sysmon has been
+// idle a while. With one P, the watcher, started at Init, ran when the
+// PE's goroutine was preempted and blocked holding the only P; the PE's
+// goroutine waited behind it for sysmon, and its peers waited for the
+// PE: in 2-PE jobs bound to cores, one 0.15 us reduction took 8 to 20 ms
+// once in every run of 200,000 (100 blocks of 2,000; each of 4 runs had
+// one such block, none of 4 runs with a second P). With a second P the
+// watcher sleeps on it and the PE's goroutine keeps its own. The second
+// P costs nothing while the watcher sleeps: the threads still share the
+// CPUs the process is bound to.
 func watcherP(localPEs, gomaxprocs int, env string) bool {
 	return localPEs == 1 && gomaxprocs == 1 && env == ""
 }
