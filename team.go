@@ -29,6 +29,7 @@ import (
 type Team struct {
 	pe      *PE
 	members teamshared.Members
+	n       int     // members.Size(), read by every collective (a field load, not a copy of members)
 	me      int     // this PE's index in the team
 	slot    int     // this PE's synchronization slot
 	slots   []int32 // each member's slot, in its own pool
@@ -202,7 +203,7 @@ func newTeams(pe *PE) *teams {
 		if me < 0 {
 			return nil
 		}
-		t := &Team{pe: pe, members: m, me: me, slot: slot, named: name}
+		t := &Team{pe: pe, members: m, n: m.Size(), me: me, slot: slot, named: name}
 		t.slots = make([]int32, m.Size())
 		for i := range t.slots {
 			t.slots[i] = int32(slot)
@@ -437,7 +438,7 @@ func (t *Team) NPEs() int {
 	if t == nil {
 		return -1
 	}
-	return t.members.Size()
+	return t.n
 }
 
 // GetConfig returns the team's configuration (shmem_team_get_config),
@@ -738,7 +739,7 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 		err = argErr
 	}
 	if me >= 0 && err == nil {
-		nt = &Team{pe: pe, members: m, me: me, slot: slot}
+		nt = &Team{pe: pe, members: m, n: m.Size(), me: me, slot: slot}
 		if cfg != nil {
 			nt.cfg = *cfg
 		}
