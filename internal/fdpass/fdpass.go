@@ -1,0 +1,247 @@
+// Package fdpass hands descriptors from one process to the others of
+// its host: goshmem's host leader gives the job's control and heaps
+// segments (memfds) to its host-mates when the cluster's launcher, not
+// oshrun, started them, so that they map the same memory without a file
+// name anywhere.
+//
+// # Protocol
+//
+// The leader listens on an abstract Unix socket (SOCK_SEQPACKET) named
+// "goshmem-" + a label + the job's id + a random token that the leader
+// publishes to its host-mates out of band (through PMI). Abstract
+// sockets have no file and vanish with the listener; they belong to the
+// network namespace, which the processes of one host share. A member
+// connects and sends one hello message: magic, version, its rank and
+// its pid. The leader checks the connection's SO_PEERCRED: the uid must
+// be the leader's, the pid the one in the hello and the one the member
+// published; it must be a member it expects and has not served. It then
+// sends one message with a header (magic, version, the rank echoed, the
+// number of descriptors) and the descriptors as SCM_RIGHTS, and waits
+// for a one-byte acknowledgement. The member checks the leader's
+// credentials the same way (uid, and the pid the leader published),
+// rejects a truncated control message, and acknowledges.
+//
+// A connection that fails a check is closed and recorded; Serve keeps
+// serving the members it expects until the deadline, and then reports
+// which members never came, with the rejected connections. A member
+// whose leader dies sees the connection end at once.
+package fdpass
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+const (
+	magic   = 0x676f7366 // "gosf"
+	version = 1
+	hello   = 16 // magic, version, rank, pid: 4 bytes each
+	header  = 16 // magic, version, rank, count
+)
+
+// Name returns the abstract socket name for a job id, a token and a
+// label (what the descriptors are for). The token should be random and
+// published only to the members.
+func Name(label, jobID, token string) string {
+	clean := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+				return r
+			}
+			return '_'
+		}, s)
+	}
+	return "goshmem-" + clean(label) + "-" + clean(jobID) + "-" + clean(token)
+}
+
+// Leader is the listening side.
+type Leader struct {
+	ln   *net.UnixListener
+	name string
+}
+
+// Listen starts listening on the abstract socket name. Listen before
+// publishing the name, so that members can connect as soon as they
+// learn it.
+func Listen(name string) (*Leader, error) {
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: "@" + name, Net: "unixpacket"})
+	if err != nil {
+		return nil, fmt.Errorf("fdpass: listening on abstract socket %q: %w", name, err)
+	}
+	return &Leader{ln: ln, name: name}, nil
+}
+
+// Close stops listening.
+func (l *Leader) Close() error { return l.ln.Close() }
+
+// Serve gives files to every member of members (rank -> pid), each once,
+// and returns when all have acknowledged, or with an error naming the
+// members that did not come by ctx's deadline (and the connections it
+// rejected). The files stay open: the caller still holds them.
+func (l *Leader) Serve(ctx context.Context, members map[int]int, files []*os.File) error {
+	left := make(map[int]int, len(members))
+	for r, p := range members {
+		left[r] = p
+	}
+	var rejected []string
+	uid := sys.Getuid()
+	rights := sys.Rights(files)
+	for len(left) > 0 {
+		if d, ok := ctx.Deadline(); ok {
+			l.ln.SetDeadline(d)
+		}
+		c, err := l.ln.AcceptUnix()
+		if err != nil {
+			var missing []string
+			for r, p := range left {
+				missing = append(missing, fmt.Sprintf("rank %d (pid %d)", r, p))
+			}
+			msg := fmt.Sprintf("fdpass: %s never fetched the job's segments (%v)", strings.Join(missing, ", "), err)
+			if len(rejected) > 0 {
+				msg += "; rejected: " + strings.Join(rejected, "; ")
+			}
+			return errors.New(msg + "; did those processes start on this host, under the same user?")
+		}
+		rank, why := l.serveOne(ctx, c, left, uid, rights, len(files))
+		c.Close()
+		if why != "" {
+			rejected = append(rejected, why)
+			continue
+		}
+		delete(left, rank)
+	}
+	return nil
+}
+
+// serveOne checks one connection and, if it is an expected member,
+// sends it the descriptors; it returns the member's rank, or why it
+// was rejected.
+func (l *Leader) serveOne(ctx context.Context, c *net.UnixConn, left map[int]int, uid int, rights []byte, n int) (int, string) {
+	if d, ok := ctx.Deadline(); ok {
+		c.SetDeadline(d)
+	} else {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, err.Error()
+	}
+	pid, puid, err := sys.PeerCred(rc)
+	if err != nil {
+		return 0, fmt.Sprintf("peer credentials: %v", err)
+	}
+	if puid != uid {
+		return 0, fmt.Sprintf("pid %d runs as uid %d, not %d", pid, puid, uid)
+	}
+	var b [hello]byte
+	k, err := c.Read(b[:])
+	if err != nil || k != hello || binary.LittleEndian.Uint32(b[0:]) != magic || binary.LittleEndian.Uint32(b[4:]) != version {
+		return 0, fmt.Sprintf("pid %d sent no valid hello (%d bytes, %v)", pid, k, err)
+	}
+	rank := int(binary.LittleEndian.Uint32(b[8:]))
+	said := int(binary.LittleEndian.Uint32(b[12:]))
+	want, ok := left[rank]
+	switch {
+	case !ok:
+		return 0, fmt.Sprintf("pid %d claims rank %d, which is not an expected member or was served already", pid, rank)
+	case said != pid || want != pid:
+		return 0, fmt.Sprintf("rank %d: the connection's pid is %d, the hello says %d, the member published %d", rank, pid, said, want)
+	}
+	var h [header]byte
+	binary.LittleEndian.PutUint32(h[0:], magic)
+	binary.LittleEndian.PutUint32(h[4:], version)
+	binary.LittleEndian.PutUint32(h[8:], uint32(rank))
+	binary.LittleEndian.PutUint32(h[12:], uint32(n))
+	if _, _, err := c.WriteMsgUnix(h[:], rights, nil); err != nil {
+		return 0, fmt.Sprintf("rank %d: sending the descriptors: %v", rank, err)
+	}
+	var ack [1]byte
+	if k, err := c.Read(ack[:]); err != nil || k != 1 {
+		return 0, fmt.Sprintf("rank %d: no acknowledgement (%v)", rank, err)
+	}
+	return rank, ""
+}
+
+// Take connects to the leader's socket name as member rank, checks that
+// the leader is process leaderPID of this user, and returns the n
+// descriptors it sends, as files (close-on-exec). It fails by ctx's
+// deadline, or at once if the leader closes the connection.
+func Take(ctx context.Context, name string, rank, leaderPID, n int) ([]*os.File, error) {
+	addr := &net.UnixAddr{Name: "@" + name, Net: "unixpacket"}
+	var c *net.UnixConn
+	var err error
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		if c, err = net.DialUnix("unixpacket", nil, addr); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("fdpass: rank %d: cannot reach the host leader (pid %d) at %q: %v", rank, leaderPID, name, err)
+		}
+		if sys.ProcessExited(leaderPID) {
+			return nil, fmt.Errorf("fdpass: rank %d: the host leader (pid %d) has exited", rank, leaderPID)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+	}
+	defer c.Close()
+	if d, ok := ctx.Deadline(); ok {
+		c.SetDeadline(d)
+	}
+	fail := func(format string, args ...any) ([]*os.File, error) {
+		return nil, fmt.Errorf("fdpass: rank %d: "+format, append([]any{rank}, args...)...)
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return fail("%v", err)
+	}
+	pid, uid, err := sys.PeerCred(rc)
+	if err != nil {
+		return fail("leader's credentials: %v", err)
+	}
+	if uid != sys.Getuid() || pid != leaderPID {
+		return fail("the socket %q belongs to pid %d uid %d, not the host leader (pid %d, uid %d)", name, pid, uid, leaderPID, sys.Getuid())
+	}
+	var b [hello]byte
+	binary.LittleEndian.PutUint32(b[0:], magic)
+	binary.LittleEndian.PutUint32(b[4:], version)
+	binary.LittleEndian.PutUint32(b[8:], uint32(rank))
+	binary.LittleEndian.PutUint32(b[12:], uint32(os.Getpid()))
+	if _, err := c.Write(b[:]); err != nil {
+		return fail("hello: %v", err)
+	}
+	var h [header]byte
+	oob := make([]byte, sys.RightsSpace(n))
+	k, oobn, flags, _, err := c.ReadMsgUnix(h[:], oob)
+	if err != nil {
+		return fail("the leader closed the connection before sending the descriptors (%v): it rejected this process or died", err)
+	}
+	files, err := sys.ParseRights(oob[:oobn], flags, "goshmem-segment")
+	if err != nil {
+		return fail("descriptors: %v", err)
+	}
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	if k != header || binary.LittleEndian.Uint32(h[0:]) != magic || binary.LittleEndian.Uint32(h[4:]) != version ||
+		int(binary.LittleEndian.Uint32(h[8:])) != rank || int(binary.LittleEndian.Uint32(h[12:])) != len(files) || len(files) != n {
+		closeAll()
+		return fail("unexpected answer: %d header bytes, %d descriptors, want %d", k, len(files), n)
+	}
+	if _, err := c.Write([]byte{1}); err != nil {
+		closeAll()
+		return fail("acknowledgement: %v", err)
+	}
+	return files, nil
+}
