@@ -775,6 +775,7 @@ func TestConfigValidate(t *testing.T) {
 		env.VarBcastAlg:    func(c *node.Config, v string) { c.BcastAlgorithm = v },
 		env.VarFCollectAlg: func(c *node.Config, v string) { c.FCollectAlgorithm = v },
 		env.VarNUMAColl:    func(c *node.Config, v string) { c.NUMACollectives = v },
+		env.VarPMI:         func(c *node.Config, v string) { c.PMI = v },
 	}
 	for _, k := range env.Knobs() {
 		if k.Type != env.TypeEnum {

@@ -132,6 +132,8 @@ func LoadConfig() (node.Config, error) {
 		SimDomains:        c.SimDomains,
 		NUMACollectives:   c.NUMACollectives,
 		HeapPolicy:        c.HeapPolicy,
+		PMI:               c.PMI,
+		Host:              c.Host,
 	}, nil
 }
 
@@ -156,6 +158,9 @@ func banner(cfg node.Config, pe *PE) {
 		t := pe.Transport()
 		fmt.Fprintf(os.Stderr, "on-node transport: %s (%s)\n", t.Name, t.Reason)
 		fmt.Fprintf(os.Stderr, "heap policy: %s\n", pe.HeapPlacement())
+		if c := pe.Cluster(); c != nil {
+			fmt.Fprintf(os.Stderr, "cluster: %s\n", c)
+		}
 	}
 }
 

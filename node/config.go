@@ -37,6 +37,13 @@ type Config struct {
 	// team spanning NUMA nodes run level by level ("", "auto", "always",
 	// "never").
 	NUMACollectives string
+	// PMI is SHMEM_PMI, the PMI protocol under a cluster launcher ("",
+	// "auto", "pmi1", "pmi2").
+	PMI string
+	// Host is SHMEM_HOST: this process's host name for grouping PEs
+	// under a cluster launcher ("": the launcher's mapping, else the
+	// host name).
+	Host string
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would
@@ -84,6 +91,7 @@ func (c Config) Validate() error {
 		{"broadcast algorithm", "BcastAlgorithm", env.VarBcastAlg, c.BcastAlgorithm},
 		{"fcollect algorithm", "FCollectAlgorithm", env.VarFCollectAlg, c.FCollectAlgorithm},
 		{"NUMA collectives mode", "NUMACollectives", env.VarNUMAColl, c.NUMACollectives},
+		{"PMI protocol", "PMI", env.VarPMI, c.PMI},
 	} {
 		k := knobs[f.variable]
 		if f.value != "" && !slices.Contains(k.Values, f.value) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/wait"
 	"github.com/goshmem/goshmem/numa"
@@ -28,6 +29,8 @@ type Transport struct {
 // PEs the process hosts.
 type Job struct {
 	cfg      Config
+	pmi      *pmi.Client // the cluster launcher's PMI (nil under oshrun)
+	cluster  *Cluster    // what PMI told (nil under oshrun)
 	npes     int
 	firstPE  int // first PE hosted here
 	localPEs int

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -415,5 +416,85 @@ func checkNoLeftovers(t *testing.T, before []string) {
 	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid()))
 	if s := strings.TrimSpace(string(kids)); s != "" {
 		t.Errorf("child processes left: %s", s)
+	}
+}
+
+// hydra returns MPICH's mpiexec.hydra, or skips the test.
+func hydra(t *testing.T) string {
+	h, err := exec.LookPath("mpiexec.hydra")
+	if err != nil {
+		t.Skip("MPICH's mpiexec.hydra is not installed (apt-get install mpich): the cluster-launcher path is not tested here")
+	}
+	return h
+}
+
+// runHydra runs the test binary as PEs under mpiexec.hydra with args
+// (its options and executables, each followed by the test flags).
+func runHydra(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(hydra(t), args...)
+	cmd.Env = append(os.Environ(), "SHMEM_SYMMETRIC_SIZE=8m")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("mpiexec.hydra %v did not end within 60 s:\n%s", args, out.String())
+		return "", nil
+	}
+}
+
+// TestUnderHydra: PEs started by MPICH's mpiexec (no oshrun) wire up
+// through PMI, get the host's segments from the leader over a Unix
+// socket, and map every heap: the RMA scenario (puts, gets, AMOs, a
+// lock, a signal, Ptr to every PE) passes with either protocol.
+func TestUnderHydra(t *testing.T) {
+	for _, v := range []string{"pmi1", "pmi2"} {
+		t.Run(v, func(t *testing.T) {
+			out, err := runHydra(t, "-n", "3", "-genv", scenarioVar, "rma", "-genv", "SHMEM_PMI", v, os.Args[0], "-test.run=^$")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for pe := range 3 {
+				if want := fmt.Sprintf("PE %d ok xpmem", pe); !strings.Contains(out, want) {
+					t.Errorf("no %q in the output:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestUnderHydraHeapMismatch: PEs that disagree on the heap size fail
+// at start-up, with a message naming the PE, both settings and the
+// leader, and the launcher ends the job.
+func TestUnderHydraHeapMismatch(t *testing.T) {
+	out, err := runHydra(t, "-n", "1", "-env", "SHMEM_SYMMETRIC_SIZE", "8m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$",
+		":", "-n", "1", "-env", "SHMEM_SYMMETRIC_SIZE", "16m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$")
+	if err == nil {
+		t.Fatalf("a job with two heap sizes succeeded:\n%s", out)
+	}
+	if !strings.Contains(out, "PE 1 has heap 16777216") || !strings.Contains(out, "PE 0, its host's leader, has 8388608") {
+		t.Errorf("the error does not name both PEs' settings:\n%s", out)
+	}
+}
+
+// TestUnderHydraKilledPE: a PE killed under mpiexec ends the job (the
+// others notice through their ring watcher, or hydra kills them), with
+// a non-zero status, and no PE is left running.
+func TestUnderHydraKilledPE(t *testing.T) {
+	start := time.Now()
+	out, err := runHydra(t, "-n", "3", "-genv", scenarioVar, "sigkill", os.Args[0], "-test.run=^$")
+	if err == nil {
+		t.Fatalf("a job with a killed PE exited 0:\n%s", out)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the job took %v to end after a PE was killed", took)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/shm"
 )
 
@@ -50,9 +52,25 @@ func startProcess(cfg Config) (*Job, error) {
 		return nil, err
 	}
 	var segs *job.Segments
+	var pc *pmi.Client
+	var cluster *Cluster
 	if launched {
 		segs, err = spec.Adopt()
-	} else {
+	} else if pc, launched, err = pmi.FromEnv(pmiEnv(cfg), wireupTimeout); launched {
+		if err == nil {
+			segs, spec, cluster, err = startPMI(cfg, pc)
+		}
+		if err != nil && pc != nil {
+			// Tell the launcher, so that it ends the job rather than
+			// leave the other processes waiting in a fence; it may kill
+			// this process before the caller prints err, so print it
+			// first.
+			abortPMI(pc, err)
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else if err == nil {
 		spec = job.Spec{NPEs: 1, LocalPEs: 1}
 		segs, err = job.Create(1, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge})
 	}
@@ -63,12 +81,41 @@ func startProcess(cfg Config) (*Job, error) {
 	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes))
 	if j != nil {
 		j.process = true
+		j.pmi, j.cluster = pc, cluster
 		if j.localPEs < j.npes {
 			j.startExitWatch()
 		}
+	} else if pc != nil {
+		abortPMI(pc, err)
 	}
 	return j, err
 }
+
+// abortPMI ends a job that failed to start under a cluster launcher:
+// it prints err, gives the launcher a moment to forward the output (it
+// kills every process of the job on the abort, this one too), then asks
+// it to end the job, so that no process is left waiting in a fence.
+func abortPMI(pc *pmi.Client, err error) {
+	fmt.Fprintln(os.Stderr, err)
+	time.Sleep(200 * time.Millisecond)
+	pc.Abort(1, err.Error())
+	pc.Close()
+}
+
+// pmiEnv is the environment the PMI client reads, with SHMEM_PMI from
+// the configuration.
+func pmiEnv(cfg Config) func(string) string {
+	return func(k string) string {
+		if k == pmi.EnvChoice {
+			return cfg.PMI
+		}
+		return os.Getenv(k)
+	}
+}
+
+// Cluster returns what the PE learned from its cluster launcher's PMI
+// at start-up, or nil when oshrun (or nothing) started it.
+func (p *PE) Cluster() *Cluster { return p.job.cluster }
 
 // localJob creates an in-process job of n PEs.
 func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
@@ -99,6 +146,9 @@ func (p *PE) Finalize() {
 	p.finalized.Store(true)
 	p.slot.State.Store(job.StateFinalized)
 	p.job.ctl.Header.Finalized.Add(1)
+	if c := p.job.pmi; c != nil {
+		c.Finalize() // the launcher sees a clean end; an error here changes nothing
+	}
 }
 
 // GlobalExit ends the job with status code (shmem_global_exit). It

@@ -163,6 +163,19 @@ func FromFD(fd int, name string) (*Segment, error) {
 	return &Segment{f: os.NewFile(uintptr(fd), name), size: size, kind: Memfd}, nil
 }
 
+// FromFile adopts a segment received as an open file (a descriptor
+// passed over a Unix socket); the Segment owns f from then on.
+func FromFile(f *os.File) (*Segment, error) {
+	if f == nil {
+		return nil, fmt.Errorf("shm: FromFile: nil file")
+	}
+	size, err := sys.FileSize(int(f.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("shm: inherited segment %s (fd %d): %w", f.Name(), f.Fd(), err)
+	}
+	return &Segment{f: f, size: size, kind: Memfd}, nil
+}
+
 // Fd returns the segment's descriptor (valid until Close).
 func (s *Segment) Fd() int { return int(s.f.Fd()) }
 

@@ -215,6 +215,9 @@ func report(w *strings.Builder, o options) int {
 	for _, note := range notes {
 		fmt.Fprintf(w, "  %s\n", note)
 	}
+
+	section("Launcher")
+	fmt.Fprintf(w, "  %s\n", node.LauncherInfo(os.Getenv))
 	return code
 }
 

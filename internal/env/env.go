@@ -49,6 +49,8 @@ const (
 	VarFCollectAlg   = "SHMEM_FCOLLECT_ALGORITHM"
 	VarSimDomains    = "GOSHMEM_SIM_DOMAINS"
 	VarNUMAColl      = "SHMEM_NUMA_COLLECTIVES"
+	VarPMI           = "SHMEM_PMI"
+	VarHost          = "SHMEM_HOST"
 )
 
 // Knob types, the values of Knob.Type.
@@ -136,6 +138,12 @@ type Config struct {
 	// NUMACollectives is SHMEM_NUMA_COLLECTIVES: "auto", "always" or
 	// "never".
 	NUMACollectives string
+	// PMI is SHMEM_PMI: "auto", "pmi1" or "pmi2".
+	PMI string
+	// Host is SHMEM_HOST: the name of this process's host for grouping
+	// PEs under a cluster launcher; "auto" means the launcher's process
+	// mapping, else the host name.
+	Host string
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -252,6 +260,19 @@ func defs() []def {
 				"member's; always; never. Teams spanning shared-memory domains always run " +
 				"level by level.",
 		}, func(c *Config, v string) { c.NUMACollectives = v }),
+		enumKnob(Knob{
+			Name: VarPMI, Default: "auto", Values: []string{"auto", "pmi1", "pmi2"},
+			Help: "Under a cluster launcher (srun --mpi=pmi2, MPICH's mpiexec), which PMI wire " +
+				"protocol goshmem speaks to it: pmi2, pmi1 (the simple protocol), or auto: " +
+				"PMI-2, falling back to PMI-1 when the launcher refuses it.",
+		}, func(c *Config, v string) { c.PMI = v }),
+		stringKnob(Knob{
+			Name: VarHost, Default: "auto",
+			Help: "Under a cluster launcher: the name of the host this process runs on, for " +
+				"grouping the PEs that share memory. auto: the launcher's process mapping " +
+				"(PMI_process_mapping), else the host name. Set it to test several \"hosts\" " +
+				"on one machine.",
+		}, func(c *Config) *string { return &c.Host }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",
 			Help: "For tests and experiments: treat every run of this many consecutive PEs " +
@@ -386,6 +407,19 @@ func sizeKnob(k Knob, max int64, maxText string, field func(*Config) *int64) def
 				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. 512M", maxText, max)}
 		}
 		*field(c) = n
+		return nil
+	}}
+}
+
+// stringKnob is a free-form string knob: any value without control
+// characters.
+func stringKnob(k Knob, field func(*Config) *string) def {
+	k.Type = TypeString
+	return def{k, func(c *Config, v string) error {
+		if strings.IndexFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+			return &Error{Value: v, Problem: "control character", Accept: "use printable characters"}
+		}
+		*field(c) = v
 		return nil
 	}}
 }

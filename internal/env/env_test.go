@@ -24,6 +24,8 @@ func wantDefaults() Config {
 		FCollectAlgorithm: "auto",
 		NUMACollectives:   "auto",
 		HeapPolicy:        "local",
+		PMI:               "auto",
+		Host:              "auto",
 	}
 }
 

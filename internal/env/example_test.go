@@ -76,6 +76,8 @@ func ExampleKnobs() {
 	// SHMEM_BCAST_ALGORITHM enum auto [auto direct tree]
 	// SHMEM_FCOLLECT_ALGORITHM enum auto [auto direct ring recursive-doubling]
 	// SHMEM_NUMA_COLLECTIVES enum auto [auto always never]
+	// SHMEM_PMI enum auto [auto pmi1 pmi2]
+	// SHMEM_HOST string auto []
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []

@@ -244,16 +244,36 @@ func (spec Spec) Adopt() (*Segments, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Segments{JobID: spec.JobID, NPEs: spec.NPEs, Ctl: ctl}
 	h, err := shm.FromFD(spec.FD+1, "goshmem-heaps")
 	if err != nil {
-		s.Close()
+		ctl.Close()
 		return nil, err
 	}
-	s.Heaps = h
+	return spec.adopt(ctl, h, fmt.Sprintf("the inherited heaps segment (fd %d)", spec.FD+1))
+}
+
+// AdoptFiles takes over the control and heaps segments received as
+// files (from the host's leader, under a cluster launcher); spec.FD is
+// not used.
+func (spec Spec) AdoptFiles(ctl, heaps *os.File) (*Segments, error) {
+	c, err := shm.FromFile(ctl)
+	if err != nil {
+		heaps.Close()
+		return nil, err
+	}
+	h, err := shm.FromFile(heaps)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return spec.adopt(c, h, "the heaps segment from the host leader")
+}
+
+func (spec Spec) adopt(ctl, h *shm.Segment, what string) (*Segments, error) {
+	s := &Segments{JobID: spec.JobID, NPEs: spec.NPEs, Ctl: ctl, Heaps: h}
 	if h.Size() <= 0 || h.Size()%int64(spec.NPEs) != 0 || h.Size()/int64(spec.NPEs) <= PoolBytes {
 		s.Close()
-		return nil, fmt.Errorf("goshmem: the inherited heaps segment (fd %d) has %d bytes, not a heap for each of %d PEs; start PEs with oshrun", spec.FD+1, h.Size(), spec.NPEs)
+		return nil, fmt.Errorf("goshmem: %s has %d bytes, not a heap for each of %d PEs; start PEs with oshrun, srun or mpiexec", what, h.Size(), spec.NPEs)
 	}
 	// The user's heap size is in the control block's header (the
 	// stride also holds the team pool, and is rounded up to whole

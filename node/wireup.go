@@ -1,0 +1,248 @@
+package node
+
+// Wire-up under a cluster launcher (srun --mpi=pmi2, MPICH's mpiexec):
+// the launcher starts one process per PE and serves PMI; there is no
+// oshrun to create the job's segments. Every process learns its rank
+// and the job's size from PMI and publishes its host and pid; the PEs
+// of each host form one shared-memory domain whose leader (its lowest
+// rank) creates the control and heaps segments, as oshrun would, and
+// hands both descriptors to each host-mate over an abstract Unix socket
+// (internal/fdpass: SCM_RIGHTS, peer credentials checked both ways, no
+// file name anywhere). From then on the processes run exactly as under
+// oshrun: they map every heap of the host, publish their slots and meet
+// in the start-up barrier.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/fdpass"
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/pmi"
+)
+
+// wireupTimeout bounds each PMI exchange and the descriptor hand-off:
+// a fence waits for the slowest process of the job to start.
+const wireupTimeout = 60 * time.Second
+
+// Cluster is what a PE learned from its launcher's PMI at start-up.
+type Cluster struct {
+	Launcher string   // "slurm", "hydra" or "pmi"
+	PMI      int      // the PMI wire protocol version in use
+	Hosts    []string // the job's hosts, in order of their lowest rank
+	HostOf   []int    // the host index of every rank
+	Leaders  []int    // the leader (lowest rank) of every host
+	Mapping  string   // where HostOf came from: "PMI_process_mapping", "SHMEM_HOST" or "host names"
+}
+
+// startPMI wires this process up through c. It returns the host's
+// segments and this process's spec, as oshrun's environment would give
+// them.
+func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, error) {
+	rank, size := c.Rank(), c.Size()
+	host := cfg.Host
+	if host == "" || host == "auto" {
+		h, err := os.Hostname()
+		if err != nil {
+			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: the host name: %v; set SHMEM_HOST", err)
+		}
+		host = h
+	}
+	var tok [12]byte
+	rand.Read(tok[:])
+	token := hex.EncodeToString(tok[:])
+	// Round 1: what every rank needs of every other.
+	for _, kv := range []struct{ k, v string }{
+		{"host", host},
+		{"pid", strconv.Itoa(os.Getpid())},
+		{"heap", fmt.Sprintf("%d,%t", cfg.HeapSize, cfg.Huge)},
+		{"tok", token},
+	} {
+		if err := c.Put(kv.k, []byte(kv.v)); err != nil {
+			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+		}
+	}
+	if err := c.Fence(); err != nil {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+	}
+	cl := &Cluster{Launcher: c.Launcher(), PMI: c.Version()}
+	names := make([]string, size)
+	for r := range size {
+		b, err := c.Get(r, "host")
+		if err != nil {
+			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", r, err)
+		}
+		names[r] = string(b)
+	}
+	// Hosts: SHMEM_HOST or the host names group the ranks; the
+	// launcher's mapping is recorded for oshinfo and cross-checked.
+	cl.Mapping = "host names"
+	if cfg.Host != "" && cfg.Host != "auto" {
+		cl.Mapping = "SHMEM_HOST"
+	}
+	index := map[string]int{}
+	cl.HostOf = make([]int, size)
+	for r, n := range names {
+		i, ok := index[n]
+		if !ok {
+			i = len(cl.Hosts)
+			index[n] = i
+			cl.Hosts = append(cl.Hosts, n)
+			cl.Leaders = append(cl.Leaders, r)
+		}
+		cl.HostOf[r] = i
+	}
+	if m, ok, err := c.ProcessMapping(); err == nil && ok && cl.Mapping == "host names" {
+		if !sameGrouping(m, cl.HostOf) {
+			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: the launcher's PMI_process_mapping groups the ranks by node as %v, their host names as %v; set SHMEM_HOST to say which processes share memory", m, cl.HostOf)
+		}
+		cl.Mapping = "host names (PMI_process_mapping agrees)"
+	}
+	me := cl.HostOf[rank]
+	leader := cl.Leaders[me]
+	leaderHeap, err := c.Get(leader, "heap")
+	if err != nil {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+	}
+	if mine := fmt.Sprintf("%d,%t", cfg.HeapSize, cfg.Huge); string(leaderHeap) != mine {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PE %d has heap %s (SHMEM_SYMMETRIC_SIZE, huge pages) but PE %d, its host's leader, has %s: give every PE the same settings",
+			rank, mine, leader, leaderHeap)
+	}
+	if len(cl.Hosts) > 1 {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: this job spans %d hosts (%s); goshmem runs a job of PEs on one host so far: the transport between hosts' leaders is not built yet",
+			len(cl.Hosts), strings.Join(cl.Hosts, ", "))
+	}
+	spec := job.Spec{NPEs: size, FirstPE: rank, LocalPEs: 1}
+	jobTag := c.JobID()
+	leaderTok, err := c.Get(leader, "tok")
+	if err != nil {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+	}
+	name := fdpass.Name("segments", jobTag, string(leaderTok))
+	ctx, cancel := context.WithTimeout(context.Background(), wireupTimeout)
+	defer cancel()
+	if rank == leader {
+		segs, err := job.Create(size, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge})
+		if err != nil {
+			return nil, job.Spec{}, nil, err
+		}
+		l, err := fdpass.Listen(name)
+		if err != nil {
+			segs.Close()
+			return nil, job.Spec{}, nil, err
+		}
+		defer l.Close()
+		// Round 2: the segments' job id, once the leader listens.
+		if err := c.Put("jobid", []byte(strconv.FormatUint(segs.JobID, 16))); err != nil {
+			segs.Close()
+			return nil, job.Spec{}, nil, err
+		}
+		if err := c.Fence(); err != nil {
+			segs.Close()
+			return nil, job.Spec{}, nil, err
+		}
+		members := map[int]int{}
+		for r := range size {
+			if r != rank && cl.HostOf[r] == me {
+				p, err := c.Get(r, "pid")
+				if err != nil {
+					segs.Close()
+					return nil, job.Spec{}, nil, err
+				}
+				members[r], _ = strconv.Atoi(string(p))
+			}
+		}
+		if err := l.Serve(ctx, members, segs.Files()); err != nil {
+			segs.Close()
+			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PE %d (host %s's leader): %w", rank, host, err)
+		}
+		spec.JobID = segs.JobID
+		return segs, spec, cl, nil
+	}
+	if err := c.Fence(); err != nil {
+		return nil, job.Spec{}, nil, err
+	}
+	id, err := c.Get(leader, "jobid")
+	if err != nil {
+		return nil, job.Spec{}, nil, err
+	}
+	if spec.JobID, err = strconv.ParseUint(string(id), 16, 64); err != nil {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: job id %q from PE %d", id, leader)
+	}
+	lp, err := c.Get(leader, "pid")
+	if err != nil {
+		return nil, job.Spec{}, nil, err
+	}
+	leaderPID, _ := strconv.Atoi(string(lp))
+	files, err := fdpass.Take(ctx, name, rank, leaderPID, 2)
+	if err != nil {
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PE %d: %w", rank, err)
+	}
+	segs, err := spec.AdoptFiles(files[0], files[1])
+	if err != nil {
+		return nil, job.Spec{}, nil, err
+	}
+	return segs, spec, cl, nil
+}
+
+// sameGrouping reports whether a and b put the same ranks together
+// (their group numbers may differ).
+func sameGrouping(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	ab, ba := map[int]int{}, map[int]int{}
+	for i := range a {
+		if x, ok := ab[a[i]]; ok && x != b[i] {
+			return false
+		}
+		if y, ok := ba[b[i]]; ok && y != a[i] {
+			return false
+		}
+		ab[a[i]], ba[b[i]] = b[i], a[i]
+	}
+	return true
+}
+
+// String describes the cluster for SHMEM_INFO: the launcher, the PMI
+// version, the hosts with their leaders, and where the grouping came
+// from.
+func (cl *Cluster) String() string {
+	var hosts []string
+	for i, h := range cl.Hosts {
+		n := 0
+		for _, x := range cl.HostOf {
+			if x == i {
+				n++
+			}
+		}
+		hosts = append(hosts, fmt.Sprintf("%s (%d PEs, leader PE %d)", h, n, cl.Leaders[i]))
+	}
+	return fmt.Sprintf("launcher %s over PMI-%d; %d host(s) from %s: %s; between hosts: none (one host)",
+		cl.Launcher, cl.PMI, len(cl.Hosts), cl.Mapping, strings.Join(hosts, ", "))
+}
+
+// LauncherInfo describes, for oshinfo, the launcher this process's
+// environment shows: a cluster launcher's PMI (PMI_FD or PMI_PORT), or
+// oshrun's bootstrap, or none.
+func LauncherInfo(getenv func(string) string) string {
+	switch {
+	case getenv(job.EnvJobID) != "":
+		return "oshrun (this host's PEs share the segments oshrun created)"
+	case getenv(pmi.EnvFD) != "" || getenv(pmi.EnvPort) != "":
+		choice := getenv(pmi.EnvChoice)
+		if choice == "" {
+			choice = "auto"
+		}
+		return fmt.Sprintf("%s, serving PMI (%s=%s%s, rank %s of %s; SHMEM_PMI=%s): each host's lowest rank creates the segments and passes them to its host-mates",
+			pmi.DetectLauncher(getenv), map[bool]string{true: pmi.EnvFD, false: pmi.EnvPort}[getenv(pmi.EnvFD) != ""],
+			getenv(pmi.EnvFD), getenv(pmi.EnvPort), getenv(pmi.EnvRank), getenv(pmi.EnvSize), choice)
+	}
+	return "none: a program started on its own is a one-PE job; start jobs with oshrun on one host, or srun --mpi=pmi2 / mpiexec"
+}
