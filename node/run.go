@@ -60,6 +60,11 @@ func startProcess(cfg Config) (*Job, error) {
 		if err == nil {
 			segs, spec, cluster, err = startPMI(cfg, pc)
 		}
+		var all everyRank
+		if err != nil && errors.As(err, &all) {
+			pc.Close()
+			return nil, all.error
+		}
 		if err != nil && pc != nil {
 			// Tell the launcher, so that it ends the job rather than
 			// leave the other processes waiting in a fence; it may kill

@@ -100,7 +100,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 	}
 	if m, ok, err := c.ProcessMapping(); err == nil && ok && cl.Mapping == "host names" {
 		if !sameGrouping(m, cl.HostOf) {
-			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: the launcher's PMI_process_mapping groups the ranks by node as %v, their host names as %v; set SHMEM_HOST to say which processes share memory", m, cl.HostOf)
+			return nil, job.Spec{}, nil, everyRank{fmt.Errorf("goshmem: PMI wire-up: the launcher's PMI_process_mapping groups the ranks by node as %v, their host names as %v; set SHMEM_HOST to say which processes share memory", m, cl.HostOf)}
 		}
 		cl.Mapping = "host names (PMI_process_mapping agrees)"
 	}
@@ -115,8 +115,8 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 			rank, mine, leader, leaderHeap)
 	}
 	if len(cl.Hosts) > 1 {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: this job spans %d hosts (%s); goshmem runs a job of PEs on one host so far: the transport between hosts' leaders is not built yet",
-			len(cl.Hosts), strings.Join(cl.Hosts, ", "))
+		return nil, job.Spec{}, nil, everyRank{fmt.Errorf("goshmem: this job spans %d hosts (%s); goshmem runs a job of PEs on one host so far: the transport between hosts' leaders is not built yet",
+			len(cl.Hosts), strings.Join(cl.Hosts, ", "))}
 	}
 	spec := job.Spec{NPEs: size, FirstPE: rank, LocalPEs: 1}
 	jobTag := c.JobID()
@@ -190,6 +190,14 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 	}
 	return segs, spec, cl, nil
 }
+
+// everyRank is a wire-up failure that every rank of the job finds (from
+// what all of them published): each exits with it, and none waits in a
+// fence for another, so the job needs no PMI abort, which would end it
+// before the launcher forwards the message.
+type everyRank struct{ error }
+
+func (e everyRank) Unwrap() error { return e.error }
 
 // sameGrouping reports whether a and b put the same ranks together
 // (their group numbers may differ).

@@ -21,8 +21,8 @@
 // pmi_subversion=S". PMI-1 then exchanges newline-terminated lines of
 // space-separated key=value tokens; PMI-2 exchanges commands of the form
 // "cmd=name;key=value;...;" preceded by their length in exactly six
-// ASCII characters, blank-padded on the left, with semicolons in values
-// doubled. SHMEM_PMI chooses: "pmi2", "pmi1", or "auto" (the default),
+// ASCII characters (hydra pads them on the left with blanks, Slurm on
+// the right), with semicolons in values doubled. SHMEM_PMI chooses: "pmi2", "pmi1", or "auto" (the default),
 // which asks for PMI-2 and falls back to PMI-1 on the same connection
 // when the server answers the init with another version or an error.
 //

@@ -17,10 +17,11 @@ import (
 // several arrive in one, and it serves PMI-1 and PMI-2 on one socket
 // after the PMI-1 init line.
 type fakeServer struct {
-	t       testing.TB
-	size    int
-	mapping string // PMI_process_mapping; "" for none
-	refuse2 bool   // answer a PMI-2 init as a PMI-1-only server does
+	t        testing.TB
+	size     int
+	mapping  string // PMI_process_mapping; "" for none
+	refuse2  bool   // answer a PMI-2 init as a PMI-1-only server does
+	padRight bool   // PMI-2 length fields padded on the right, as Slurm writes them
 
 	mu      sync.Mutex
 	kvs     map[string]string
@@ -208,6 +209,10 @@ func (s *fakeServer) serve(c net.Conn, rank int) {
 		default:
 			s.fail("rank %d: unknown command %q", rank, cmd.Name)
 			return
+		}
+		if s.padRight && version == 2 && len(out) > 6 && out[0] == ' ' {
+			n := strings.TrimSpace(string(out[:6]))
+			copy(out, fmt.Sprintf("%-6s", n))
 		}
 		if _, err := c.Write(out); err != nil {
 			return

@@ -157,9 +157,11 @@ func TestPutFenceGet(t *testing.T) {
 	for _, v := range []struct {
 		choice string
 		want   int
-	}{{"pmi1", V1}, {"pmi2", V2}, {"auto", V2}, {"", V2}} {
-		t.Run(v.choice, func(t *testing.T) {
+		slurm  bool // length fields padded on the right
+	}{{"pmi1", V1, false}, {"pmi2", V2, false}, {"auto", V2, false}, {"", V2, false}, {"pmi2", V2, true}} {
+		t.Run(fmt.Sprintf("%s slurm-padding=%v", v.choice, v.slurm), func(t *testing.T) {
 			s := newFakeServer(t, 4)
+			s.padRight = v.slurm
 			s.mapping = "(vector,(0,2,2))"
 			runClients(t, s, v.choice, func(c *Client) error {
 				if c.Version() != v.want {

@@ -157,7 +157,7 @@ func readV2(r io.Reader) (Cmd, error) {
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return Cmd{}, err
 	}
-	n, err := strconv.Atoi(strings.TrimLeft(string(hdr[:]), " "))
+	n, err := strconv.Atoi(strings.TrimSpace(string(hdr[:]))) // hydra pads on the left, Slurm on the right
 	if err != nil || n <= 0 || n > maxCmd {
 		return Cmd{}, fmt.Errorf("%w: PMI-2 length field %q", errWire, hdr[:])
 	}
