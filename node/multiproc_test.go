@@ -22,6 +22,7 @@ import (
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/launch"
+	"github.com/goshmem/goshmem/internal/testcluster"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -496,5 +497,49 @@ func TestUnderHydraKilledPE(t *testing.T) {
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("the job took %v to end after a PE was killed", took)
+	}
+}
+
+// TestUnderSlurm: PEs started by a real Slurm cluster's srun
+// --mpi=pmi2 (on one of its test hosts) wire up through PMI-1 or PMI-2
+// and pass the RMA scenario with every heap mapped.
+func TestUnderSlurm(t *testing.T) {
+	testcluster.Slurm(t, 2)
+	for _, v := range []string{"pmi1", "pmi2"} {
+		t.Run(v, func(t *testing.T) {
+			out, err := testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_PMI=" + v, "SHMEM_SYMMETRIC_SIZE=8m"},
+				"slurm.sh", "srun", "--mpi=pmi2", "-N", "1", "-n", "3", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for pe := range 3 {
+				if want := fmt.Sprintf("PE %d ok xpmem", pe); !strings.Contains(out, want) {
+					t.Errorf("no %q in the output:\n%s", want, out)
+				}
+			}
+		})
+	}
+	// Across the two hosts: a clear refusal from every PE, not a hang.
+	out, err := testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=8m"},
+		"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "2", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
+	if err == nil || !strings.Contains(out, "this job spans 2 hosts (h1, h2)") {
+		t.Errorf("a job across 2 hosts: %v, want a start-up error naming both hosts:\n%s", err, out)
+	}
+}
+
+// TestUnderHydraTestHosts: hydra across two test hosts (namespaces,
+// its proxies started as over ssh): one host's PEs run; a job spanning
+// both is refused at start-up with a message.
+func TestUnderHydraTestHosts(t *testing.T) {
+	hydra(t)
+	testcluster.Hosts(t, 2)
+	env := []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=8m"}
+	out, err := testcluster.Run(t, time.Minute, env, "mpiexec.sh", "-hosts", "h2", "-n", "2", os.Args[0], "-test.run=^$")
+	if err != nil || !strings.Contains(out, "PE 1 ok xpmem") {
+		t.Fatalf("2 PEs on h2: %v\n%s", err, out)
+	}
+	out, err = testcluster.Run(t, time.Minute, env, "mpiexec.sh", "-hosts", "h1,h2", "-n", "2", "-ppn", "1", os.Args[0], "-test.run=^$")
+	if err == nil || !strings.Contains(out, "this job spans 2 hosts (h1, h2)") {
+		t.Errorf("a job across 2 hosts: %v, want a start-up error naming both hosts:\n%s", err, out)
 	}
 }

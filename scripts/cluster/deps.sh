@@ -3,7 +3,7 @@
 # MPICH (hydra's mpiexec), Slurm (slurmctld, slurmd, srun), munge, and
 # the namespace tools. Idempotent; CI calls it.
 set -euo pipefail
-pkgs=(mpich slurmd slurmctld slurm-client munge iproute2 util-linux)
+pkgs=(mpich slurmd slurmctld slurm-client munge iproute2 util-linux iputils-ping)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -9,14 +9,15 @@
 #                          host name NAME
 #   hosts.sh list          the hosts that exist
 #
-# Addresses: h<i> is 192.0.2.<i>/24 (a documentation range), head is
-# 192.0.2.100; the names are in /etc/hosts between goshmem markers. The
+# Addresses: h<i> is 198.51.100.<i>/24 (a documentation range;
+# GOSHMEM_TESTNET=a.b.c picks another /24), head is .100; the names are
+# in /etc/hosts between goshmem markers. The
 # launcher side lives in "head": the root namespace does not answer on
 # the bridge.
 set -euo pipefail
 
 BR=gsbr0
-NET=192.0.2
+NET=${GOSHMEM_TESTNET:-198.51.100}
 MARK_BEGIN="# goshmem test hosts begin"
 MARK_END="# goshmem test hosts end"
 
@@ -79,6 +80,12 @@ cmd_up() {
 		exit 2
 	fi
 	need_root
+	# The range must be free here: a machine that has an address in it
+	# (the development VMs have 192.0.2.2) would answer for a test host.
+	if ip -4 -o addr show | grep -v " gs-\| eth0@" | grep -q "inet $NET\."; then
+		echo "hosts.sh up: this machine already has an address in $NET.0/24; set GOSHMEM_TESTNET to a free /24 (e.g. 203.0.113)" >&2
+		exit 1
+	fi
 	if ! ip link show "$BR" >/dev/null 2>&1; then
 		ip link add "$BR" type bridge
 	fi
@@ -87,14 +94,24 @@ cmd_up() {
 	for i in $(seq 1 "$n"); do all+=("h$i"); done
 	for h in "${all[@]}"; do add_host "$h"; done
 	write_hosts_file "${all[@]}"
-	# Check: head reaches every host (when ping is installed).
-	command -v ping >/dev/null || n=0
-	for i in $(seq 1 "$n"); do
-		if ! ip netns exec head ping -c 1 -W 2 "$NET.$i" >/dev/null 2>&1; then
-			echo "hosts.sh up: head cannot reach h$i ($NET.$i)" >&2
-			exit 1
-		fi
-	done
+	# Wait until head reaches every host (a new bridge port may take a
+	# moment to forward); needs ping (deps.sh installs it).
+	if command -v ping >/dev/null; then
+		for i in $(seq 1 "$n"); do
+			local ok=
+			for _ in $(seq 50); do
+				if nsenter --net=/run/netns/head ping -c 1 -W 1 "$NET.$i" >/dev/null 2>&1; then
+					ok=1
+					break
+				fi
+				sleep 0.1
+			done
+			if [ -z "$ok" ]; then
+				echo "hosts.sh up: head cannot reach h$i ($NET.$i)" >&2
+				exit 1
+			fi
+		done
+	fi
 	echo "hosts up: ${all[*]}"
 }
 

@@ -51,7 +51,7 @@ write_conf() {
 	mkdir -p "$D/state" "$D/spool"
 	cat >"$CONF" <<CONF
 ClusterName=goshmem
-SlurmctldHost=head(192.0.2.100)
+SlurmctldHost=head(${GOSHMEM_TESTNET:-198.51.100}.100)
 AuthType=auth/munge
 CredType=cred/munge
 ProctrackType=proctrack/linuxproc
