@@ -86,11 +86,7 @@ func TestName(t *testing.T) {
 // each member reads what the leader wrote through its own descriptor.
 func TestInProcess(t *testing.T) {
 	name := Name("test", "1", token(t))
-	l, err := Listen(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, name)
 	files := []*os.File{memfd(t, "control"), memfd(t, "heaps")}
 	members := map[int]int{1: os.Getpid(), 2: os.Getpid(), 3: os.Getpid()}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -150,11 +146,7 @@ func startMember(t *testing.T, name string, rank int, env ...string) *exec.Cmd {
 // impersonates is still served.
 func TestProcesses(t *testing.T) {
 	name := Name("test", "2", token(t))
-	l, err := Listen(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, name)
 	files := []*os.File{memfd(t, "shared!"), memfd(t, "h")}
 	var cmds []*exec.Cmd
 	members := map[int]int{}
@@ -188,14 +180,10 @@ func TestProcesses(t *testing.T) {
 // deadline with an error naming it.
 func TestMissingMember(t *testing.T) {
 	name := Name("test", "3", token(t))
-	l, err := Listen(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	err = l.Serve(ctx, map[int]int{5: 4242}, []*os.File{memfd(t, "x")})
+	err := l.Serve(ctx, map[int]int{5: 4242}, []*os.File{memfd(t, "x")})
 	if err == nil || !strings.Contains(err.Error(), "rank 5 (pid 4242)") {
 		t.Errorf("Serve with a member missing: %v, want an error naming rank 5", err)
 	}
@@ -206,11 +194,7 @@ func TestMissingMember(t *testing.T) {
 // exited and nobody listens.
 func TestWrongLeader(t *testing.T) {
 	name := Name("test", "4", token(t))
-	l, err := Listen(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := listen(t, name)
 	go l.Serve(context.Background(), map[int]int{1: os.Getpid()}, []*os.File{memfd(t, "x")})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -223,8 +207,19 @@ func TestWrongLeader(t *testing.T) {
 		t.Skip(err)
 	}
 	start := time.Now()
-	_, err = Take(ctx, Name("test", "5", token(t)), 1, dead.Process.Pid, 1)
+	_, err := Take(ctx, Name("test", "5", token(t)), 1, dead.Process.Pid, 1)
 	if err == nil || !strings.Contains(err.Error(), "exited") || time.Since(start) > time.Second {
 		t.Errorf("Take with a dead leader: %v after %v, want an error at once", err, time.Since(start))
 	}
+}
+
+// listen listens on name for the test's duration.
+func listen(t *testing.T, name string) *Leader {
+	t.Helper()
+	l, err := Listen(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
 }

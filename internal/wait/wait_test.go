@@ -228,12 +228,7 @@ func TestDoorbellWakesSleeper(t *testing.T) {
 	}()
 	// Wait until the waiter has registered, then give it time to reach
 	// futex_wait.
-	for deadline := time.Now().Add(5 * time.Second); d.Sleepers.Load() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiter never registered on the doorbell")
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
+	awaitRegistered(t, &d)
 	time.Sleep(5 * time.Millisecond)
 	flag.Store(1)
 	wait.Ring(wait.Bell{Door: &d})
@@ -578,12 +573,7 @@ func TestEarlierRingDoesNotDisarmSleeper(t *testing.T) {
 		done <- time.Since(start)
 	}()
 	// Give the waiter time to reach futex_wait, then store and ring.
-	for deadline := time.Now().Add(5 * time.Second); d.Sleepers.Load() == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiter never registered on the doorbell")
-		}
-		time.Sleep(50 * time.Microsecond)
-	}
+	awaitRegistered(t, &d)
 	time.Sleep(20 * time.Millisecond)
 	flag.Store(1)
 	wait.Ring(bell)
@@ -594,5 +584,16 @@ func TestEarlierRingDoesNotDisarmSleeper(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiter never woke up")
+	}
+}
+
+// awaitRegistered waits until some waiter has registered on d.
+func awaitRegistered(t *testing.T, d *job.Doorbell) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); d.Sleepers.Load() == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never registered on the doorbell")
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
 }
