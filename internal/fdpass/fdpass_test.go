@@ -194,8 +194,14 @@ func TestMissingMember(t *testing.T) {
 // exited and nobody listens.
 func TestWrongLeader(t *testing.T) {
 	name := Name("test", "4", token(t))
+	files := []*os.File{memfd(t, "x")}
 	l := listen(t, name)
-	go l.Serve(context.Background(), map[int]int{1: os.Getpid()}, []*os.File{memfd(t, "x")})
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		l.Serve(context.Background(), map[int]int{1: os.Getpid()}, files)
+	}()
+	defer func() { l.Close(); <-served }() // before the memfd's cleanup closes it
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := Take(ctx, name, 1, os.Getpid()+1, 1); err == nil || !strings.Contains(err.Error(), "not the host leader") {
