@@ -543,3 +543,14 @@ func TestUnderHydraTestHosts(t *testing.T) {
 		t.Errorf("a job across 2 hosts: %v, want a start-up error naming both hosts:\n%s", err, out)
 	}
 }
+
+// TestUnderHydraSHMEMHost: SHMEM_HOST overrides where the launcher puts
+// the ranks: two ranks of this host that name two hosts are two hosts,
+// and the job is refused by both with the names.
+func TestUnderHydraSHMEMHost(t *testing.T) {
+	out, err := runHydra(t, "-n", "1", "-env", "SHMEM_HOST", "alpha", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$",
+		":", "-n", "1", "-env", "SHMEM_HOST", "beta", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$")
+	if err == nil || !strings.Contains(out, "this job spans 2 hosts (alpha, beta)") {
+		t.Errorf("ranks naming two hosts: %v, want a refusal naming alpha and beta:\n%s", err, out)
+	}
+}

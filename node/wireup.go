@@ -72,37 +72,51 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
 	}
 	cl := &Cluster{Launcher: c.Launcher(), PMI: c.Version()}
-	names := make([]string, size)
-	for r := range size {
-		b, err := c.Get(r, "host")
-		if err != nil {
-			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", r, err)
+	// Hosts: SHMEM_HOST (tests), else the launcher's process mapping (one
+	// PMI get), else every rank's host name (a get per rank: about 0.1 ms
+	// each, so only for launchers without a mapping).
+	var groups []int
+	switch m, ok, err := c.ProcessMapping(); {
+	case err != nil:
+		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+	case ok && (cfg.Host == "" || cfg.Host == "auto"):
+		groups, cl.Mapping = m, "PMI_process_mapping"
+	default:
+		groups = make([]int, size)
+		index := map[string]int{}
+		for r := range size {
+			b, err := c.Get(r, "host")
+			if err != nil {
+				return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", r, err)
+			}
+			if _, ok := index[string(b)]; !ok {
+				index[string(b)] = len(index)
+			}
+			groups[r] = index[string(b)]
 		}
-		names[r] = string(b)
+		cl.Mapping = "host names"
+		if cfg.Host != "" && cfg.Host != "auto" {
+			cl.Mapping = "SHMEM_HOST"
+		}
 	}
-	// Hosts: SHMEM_HOST or the host names group the ranks; the
-	// launcher's mapping is recorded for oshinfo and cross-checked.
-	cl.Mapping = "host names"
-	if cfg.Host != "" && cfg.Host != "auto" {
-		cl.Mapping = "SHMEM_HOST"
-	}
-	index := map[string]int{}
+	// Number the hosts in order of their lowest rank, which leads each.
+	index := map[int]int{}
 	cl.HostOf = make([]int, size)
-	for r, n := range names {
-		i, ok := index[n]
+	for r, g := range groups {
+		i, ok := index[g]
 		if !ok {
-			i = len(cl.Hosts)
-			index[n] = i
-			cl.Hosts = append(cl.Hosts, n)
+			i = len(cl.Leaders)
+			index[g] = i
 			cl.Leaders = append(cl.Leaders, r)
 		}
 		cl.HostOf[r] = i
 	}
-	if m, ok, err := c.ProcessMapping(); err == nil && ok && cl.Mapping == "host names" {
-		if !sameGrouping(m, cl.HostOf) {
-			return nil, job.Spec{}, nil, everyRank{fmt.Errorf("goshmem: PMI wire-up: the launcher's PMI_process_mapping groups the ranks by node as %v, their host names as %v; set SHMEM_HOST to say which processes share memory", m, cl.HostOf)}
+	for _, l := range cl.Leaders {
+		b, err := c.Get(l, "host")
+		if err != nil {
+			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", l, err)
 		}
-		cl.Mapping = "host names (PMI_process_mapping agrees)"
+		cl.Hosts = append(cl.Hosts, string(b))
 	}
 	me := cl.HostOf[rank]
 	leader := cl.Leaders[me]
@@ -198,25 +212,6 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 type everyRank struct{ error }
 
 func (e everyRank) Unwrap() error { return e.error }
-
-// sameGrouping reports whether a and b put the same ranks together
-// (their group numbers may differ).
-func sameGrouping(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	ab, ba := map[int]int{}, map[int]int{}
-	for i := range a {
-		if x, ok := ab[a[i]]; ok && x != b[i] {
-			return false
-		}
-		if y, ok := ba[b[i]]; ok && y != a[i] {
-			return false
-		}
-		ab[a[i]], ba[b[i]] = b[i], a[i]
-	}
-	return true
-}
 
 // String describes the cluster for SHMEM_INFO: the launcher, the PMI
 // version, the hosts with their leaders, and where the grouping came
