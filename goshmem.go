@@ -44,6 +44,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -197,12 +198,20 @@ func panicf(format string, args ...any) {
 }
 
 func exit(err error) {
+	code := 1
 	if pe, ok := err.(*PanicError); ok {
 		fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)
-		os.Exit(2)
+		code = 2
+	} else {
+		fmt.Fprintln(os.Stderr, err)
 	}
-	fmt.Fprintln(os.Stderr, err)
-	os.Exit(1)
+	if os.Getenv("PMI_FD") != "" || os.Getenv("PMI_PORT") != "" {
+		// A cluster launcher ends the whole job when it sees a process
+		// fail, and may drop the output it has not forwarded yet: give
+		// it a moment to forward the message first.
+		time.Sleep(200 * time.Millisecond)
+	}
+	os.Exit(code)
 }
 
 // RunLocal runs an in-process job of n PEs, one goroutine each, every

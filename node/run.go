@@ -62,7 +62,9 @@ func startProcess(cfg Config) (*Job, error) {
 		}
 		var all everyRank
 		if err != nil && errors.As(err, &all) {
-			pc.Close()
+			// The connection stays open until the process exits: a
+			// launcher that sees it close without finalize ends the job
+			// at once, before the caller has printed err.
 			return nil, all.error
 		}
 		if err != nil && pc != nil {
