@@ -554,3 +554,13 @@ func TestUnderHydraSHMEMHost(t *testing.T) {
 		t.Errorf("ranks naming two hosts: %v, want a refusal naming alpha and beta:\n%s", err, out)
 	}
 }
+
+// TestUnderHydraGlobalExit: GlobalExit(7) in one PE under mpiexec ends
+// every PE's process with status 7, and mpiexec with it.
+func TestUnderHydraGlobalExit(t *testing.T) {
+	out, err := runHydra(t, "-n", "3", "-genv", scenarioVar, "globalexit", os.Args[0], "-test.run=^$")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Errorf("mpiexec after GlobalExit(7): %v, want exit status 7\n%s", err, out)
+	}
+}
