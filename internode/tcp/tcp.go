@@ -88,6 +88,7 @@ type peer struct {
 	written uint64
 	err     error
 	started bool
+	writing bool // a write is in flight (by the writer or an inline Send)
 	conn    net.Conn
 	bufs    net.Buffers
 }
@@ -198,8 +199,8 @@ func (t *Transport) Send(to int, h *internode.Header, payload []byte) error {
 	}
 	p := t.out[to]
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.err != nil {
+		p.mu.Unlock()
 		return p.err
 	}
 	if !p.started {
@@ -213,7 +214,24 @@ func (t *Transport) Send(to int, h *internode.Header, payload []byte) error {
 	f.payload = payload
 	p.queue = append(p.queue, f)
 	p.queued++
-	p.cond.Broadcast()
+	if p.conn == nil || p.writing {
+		p.cond.Broadcast() // the writer dials, or takes it after the write in flight
+		p.mu.Unlock()
+		return nil
+	}
+	// Connected and idle: write from this goroutine, without a hand-off
+	// to the writer.
+	p.writing = true
+	err := p.writeQueued()
+	p.writing = false
+	if err != nil {
+		p.fail(err)
+		return fmt.Errorf("internode/tcp: to leader %d: %w", to, err)
+	}
+	if len(p.queue) > 0 {
+		p.cond.Broadcast() // queued during the write: the writer takes it
+	}
+	p.mu.Unlock()
 	return nil
 }
 
@@ -230,49 +248,68 @@ func (t *Transport) Flush(to int) error {
 }
 
 // run dials the peer and writes its queue until the transport closes.
+// A Send that finds the connection up and idle writes inline instead
+// (writeQueued): the writer only takes what is queued while a write is
+// in flight.
 func (p *peer) run() {
 	defer p.t.wg.Done()
 	conn, err := p.dial()
 	p.mu.Lock()
 	p.conn = conn
-	for err == nil {
-		for len(p.queue) == 0 && !p.t.closed() {
+	for err == nil && p.err == nil {
+		for (len(p.queue) == 0 || p.writing) && p.err == nil && !p.t.closed() {
 			p.cond.Wait()
 		}
-		if len(p.queue) == 0 {
+		if len(p.queue) == 0 || p.err != nil {
 			break
 		}
-		batch := p.queue
-		p.queue, p.spare = p.spare[:0], nil
-		p.mu.Unlock()
-		p.bufs = p.bufs[:0]
-		for i := range batch {
-			p.bufs = append(p.bufs, batch[i].hdr[:])
-			if len(batch[i].payload) > 0 {
-				p.bufs = append(p.bufs, batch[i].payload)
-			}
-		}
-		bufs := p.bufs // WriteTo consumes its receiver
-		_, err = bufs.WriteTo(conn)
-		if p.t.writes != nil {
-			p.t.writes()
-		}
-		clear(batch)
-		p.mu.Lock()
-		p.spare = batch[:0]
-		if err == nil {
-			p.written += uint64(len(batch))
-		}
-		p.cond.Broadcast()
+		p.writing = true
+		err = p.writeQueued()
+		p.writing = false
 	}
-	if err != nil && !p.t.closed() {
-		p.err = fmt.Errorf("internode/tcp: to leader %d: %w", p.index, err)
-		p.cond.Broadcast()
+	p.fail(err)
+}
+
+// writeQueued writes every queued frame in one writev. It is called with
+// p.mu held and p.writing set by the caller, and returns with p.mu held.
+func (p *peer) writeQueued() error {
+	batch := p.queue
+	p.queue, p.spare = p.spare[:0], nil
+	p.mu.Unlock()
+	p.bufs = p.bufs[:0]
+	for i := range batch {
+		p.bufs = append(p.bufs, batch[i].hdr[:])
+		if len(batch[i].payload) > 0 {
+			p.bufs = append(p.bufs, batch[i].payload)
+		}
+	}
+	bufs := p.bufs // WriteTo consumes its receiver
+	_, err := bufs.WriteTo(p.conn)
+	if p.t.writes != nil {
+		p.t.writes()
+	}
+	clear(batch)
+	p.mu.Lock()
+	p.spare = batch[:0]
+	if err == nil {
+		p.written += uint64(len(batch))
+	}
+	p.cond.Broadcast()
+	return err
+}
+
+// fail records err (if any, and the transport is not closing) as the
+// peer's failure and tells the Sink. It is called with p.mu held and
+// releases it.
+func (p *peer) fail(err error) {
+	if err == nil || p.err != nil || p.t.closed() {
 		p.mu.Unlock()
-		p.t.cfg.Sink.Failed(p.index, p.err)
 		return
 	}
+	p.err = fmt.Errorf("internode/tcp: to leader %d: %w", p.index, err)
+	p.cond.Broadcast()
 	p.mu.Unlock()
+	p.t.cfg.Sink.Failed(p.index, p.err)
 }
 
 func (p *peer) dial() (net.Conn, error) {
