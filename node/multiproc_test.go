@@ -556,11 +556,25 @@ func TestUnderHydraSHMEMHost(t *testing.T) {
 }
 
 // TestUnderHydraGlobalExit: GlobalExit(7) in one PE under mpiexec ends
-// every PE's process with status 7, and mpiexec with it.
+// every PE's process with status 7 at once, and mpiexec with it. (Hydra
+// reports the status of the first process whose end it handles; when
+// its clean-up signal reaches a PE that is itself exiting with 7, it
+// reports that signal instead: 2 runs in 20 here. Any other status is a
+// failure.)
 func TestUnderHydraGlobalExit(t *testing.T) {
+	start := time.Now()
 	out, err := runHydra(t, "-n", "3", "-genv", scenarioVar, "globalexit", os.Args[0], "-test.run=^$")
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+	switch {
+	case !errors.As(err, &ee):
 		t.Errorf("mpiexec after GlobalExit(7): %v, want exit status 7\n%s", err, out)
+	case ee.ExitCode() == 7:
+	case strings.Contains(out, "(signal 1)") || strings.Contains(out, "(signal 9)"):
+		t.Logf("hydra reported its own clean-up signal, not 7:\n%s", out)
+	default:
+		t.Errorf("mpiexec after GlobalExit(7): status %d, want 7\n%s", ee.ExitCode(), out)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the job took %v to end after GlobalExit", took)
 	}
 }
