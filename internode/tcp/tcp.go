@@ -70,9 +70,11 @@
 // reported once per peer to Sink.Failed: at once for a closed or reset
 // connection (every connection has a goroutine reading it, so even a
 // peer this leader only sends to is noticed), within about 5 s for a
-// host that vanished (TCP keepalive every second, 3 probes; unacked
-// data gives up after TCP_USER_TIMEOUT, 5 s). A peer's goodbye makes
-// its end clean: no report.
+// host that vanished while idle (TCP keepalive after 1 s, then every
+// second, 3 probes), within 10 s when data is in flight or the peer
+// has not read for that long (TCP_USER_TIMEOUT: a leader must keep
+// reading; the Sink must not block for seconds). A peer's goodbye
+// makes its end clean: no report.
 //
 // An idle transport uses no CPU: its goroutines block in the runtime's
 // poller or on condition variables.
@@ -109,7 +111,7 @@ const (
 	readBuf    = 64 << 10
 	dialWait   = 10 * time.Second
 	closeWait  = 2 * time.Second // Close and Abort give the peers this long
-	userTimout = 5 * time.Second
+	userTimout = 10 * time.Second
 )
 
 // Backend returns this backend for internode.Open.

@@ -287,7 +287,9 @@ func TestPeerLost(t *testing.T) {
 	send(3, 1) // 1 only receives from 3
 	send(2, 3) // 2 does both
 	send(3, 2)
-	waitFor(t, "the first frames", func() bool { return ss[3].count(0) == 1 && ss[1].count(3) == 1 && ss[3].count(2) == 1 && ss[2].count(3) == 1 })
+	waitFor(t, "the first frames", func() bool {
+		return ss[3].count(0) == 1 && ss[1].count(3) == 1 && ss[3].count(2) == 1 && ss[2].count(3) == 1
+	})
 	kill(l.ts[3])
 	for _, i := range []int{0, 1, 2} {
 		select {
@@ -511,6 +513,7 @@ type replySink struct {
 	payload []byte
 	buf     []byte
 	replies chan struct{}
+	errs    chan error
 }
 
 func (s *replySink) Buffer(from int, h *internode.Header) []byte { return s.buf[:h.Len] }
@@ -518,7 +521,7 @@ func (s *replySink) Deliver(from int, h *internode.Header, buf []byte) {
 	if h.Op == 1 {
 		r := internode.Header{Op: 2, Len: uint32(len(s.payload))}
 		if err := s.t.Reply(from, &r, s.payload); err != nil {
-			panic(err)
+			s.errs <- err
 		}
 		return
 	}
@@ -526,16 +529,17 @@ func (s *replySink) Deliver(from int, h *internode.Header, buf []byte) {
 }
 func (s *replySink) Failed(int, error) {}
 
-// TestRepliesDoNotDeadlock: two leaders that both send many requests
-// and answer each with 4 MiB from Deliver finish: the receiving
+// TestRepliesDoNotDeadlock: two leaders that both send requests and
+// answer each with 32 MiB (more than loopback's socket buffers hold)
+// from Deliver finish: the receiving
 // goroutine never waits for its own writer (with a blocking write in
 // the receiving goroutine both leaders' readers wait on each other's).
 func TestRepliesDoNotDeadlock(t *testing.T) {
-	const reqs = 64
+	const reqs, size = 8, 32 << 20
 	rs := []*replySink{}
 	is := make([]internode.Sink, 2)
 	for i := range is {
-		s := &replySink{payload: make([]byte, 4<<20), buf: make([]byte, 4<<20), replies: make(chan struct{}, reqs)}
+		s := &replySink{payload: make([]byte, size), buf: make([]byte, size), replies: make(chan struct{}, reqs), errs: make(chan error, reqs)}
 		rs = append(rs, s)
 		is[i] = s
 	}
@@ -549,11 +553,13 @@ func TestRepliesDoNotDeadlock(t *testing.T) {
 			}
 		}
 	}
-	deadline := time.After(60 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for i := range 2 {
 		for k := 0; k < reqs; k++ {
 			select {
 			case <-rs[i].replies:
+			case err := <-rs[1-i].errs:
+				t.Fatalf("leader %d's reply failed: %v", 1-i, err)
 			case <-deadline:
 				buf := make([]byte, 1<<20)
 				t.Fatalf("leader %d got %d of %d replies: deadlock\n%s", i, k, reqs, buf[:runtime.Stack(buf, true)])
