@@ -146,7 +146,8 @@ type peer struct {
 	t     *Transport
 	index int
 	mu    sync.Mutex
-	cond  sync.Cond // work for the writer; progress for Flush and Send
+	work  sync.Cond // the writer waits for work
+	prog  sync.Cond // Flush and Send wait for progress
 	queue []frame   // not yet given to a write
 	spare []frame
 	bytes int // queued or in flight, not yet written
@@ -212,7 +213,7 @@ func listen(cfg internode.Config) (*Transport, error) {
 	}
 	for i := range t.out {
 		p := &peer{t: t, index: i}
-		p.cond.L = &p.mu
+		p.work.L, p.prog.L = &p.mu, &p.mu
 		t.out[i] = p
 	}
 	t.wg.Add(1)
@@ -371,7 +372,7 @@ func badSend(to, n, self int, h *internode.Header, payload []byte) {
 func (p *peer) lockForQueue(size int, wait bool) error {
 	p.mu.Lock()
 	for wait && p.err == nil && p.bytes > 0 && p.bytes+size > p.t.cfg.QueueBytes {
-		p.cond.Wait()
+		p.prog.Wait()
 	}
 	if p.err != nil {
 		err := p.err
@@ -398,7 +399,7 @@ func (p *peer) push(h *internode.Header, payload []byte) {
 // it to the writer; it releases p.mu.
 func (p *peer) kick() {
 	if p.conn == nil || p.writing || len(p.rest) > 0 {
-		p.cond.Broadcast() // the writer dials, or takes it after the write in flight
+		p.work.Signal() // the writer dials, or takes it after the write in flight
 	} else {
 		p.writeInline()
 	}
@@ -429,7 +430,7 @@ func (p *peer) writeInline() {
 		p.cur, p.rest = batch, rest
 	}
 	if len(p.queue) > 0 || len(p.rest) > 0 || err != nil {
-		p.cond.Broadcast()
+		p.work.Signal()
 	}
 }
 
@@ -474,7 +475,7 @@ func (p *peer) completed(batch []frame) {
 	p.written += uint64(len(batch))
 	clear(batch)
 	p.spare = batch[:0]
-	p.cond.Broadcast()
+	p.prog.Broadcast()
 }
 
 // Flush waits until every frame queued for leader to has been written.
@@ -487,7 +488,7 @@ func (t *Transport) Flush(to int) error {
 	defer p.mu.Unlock()
 	target := p.queued
 	for p.written < target && p.err == nil {
-		p.cond.Wait()
+		p.prog.Wait()
 	}
 	if p.written >= target {
 		return nil
@@ -517,7 +518,7 @@ func (p *peer) run() {
 	go p.watch(conn)
 	for p.err == nil {
 		for p.err == nil && (p.writing || len(p.rest) == 0 && len(p.queue) == 0) {
-			p.cond.Wait()
+			p.work.Wait()
 		}
 		if p.err != nil {
 			break
@@ -555,7 +556,8 @@ func (p *peer) failLocked(err error) {
 		return
 	}
 	p.err = fmt.Errorf("internode/tcp: to leader %d: %w", p.index, err)
-	p.cond.Broadcast()
+	p.work.Broadcast()
+	p.prog.Broadcast()
 	// Report without p.mu (the Sink may call back into the transport),
 	// and not once Close has begun (its Wait must not race an Add).
 	t := p.t
@@ -833,7 +835,7 @@ func (t *Transport) end(op uint8, reason string) {
 		ok := p.started && p.err == nil
 		if ok {
 			p.push(&h, f.payload)
-			p.cond.Broadcast()
+			p.work.Signal()
 			if p.conn != nil {
 				p.conn.SetWriteDeadline(deadline)
 			}
@@ -858,7 +860,8 @@ func (t *Transport) end(op uint8, reason string) {
 		if p.err == nil {
 			p.err = fmt.Errorf("internode/tcp: to leader %d: the transport is closed", p.index)
 		}
-		p.cond.Broadcast()
+		p.work.Broadcast()
+		p.prog.Broadcast()
 		p.mu.Unlock()
 	}
 	t.wg.Wait()
