@@ -514,6 +514,11 @@ func (p *peer) run() {
 		return
 	}
 	p.conn, p.wv = conn, sys.NewWritev()
+	p.t.mu.Lock()
+	if p.t.ended { // Close began while this dial was under way
+		conn.SetWriteDeadline(time.Now().Add(closeWait))
+	}
+	p.t.mu.Unlock()
 	p.t.wg.Add(1)
 	go p.watch(conn)
 	for p.err == nil {

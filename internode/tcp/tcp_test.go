@@ -625,22 +625,6 @@ func TestDefaultRouteIface(t *testing.T) {
 	}
 }
 
-func FuzzHeader(f *testing.F) {
-	f.Add(make([]byte, internode.HeaderSize))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if len(b) < internode.HeaderSize {
-			return
-		}
-		var h internode.Header
-		h.Decode(b)
-		out := make([]byte, internode.HeaderSize)
-		h.Encode(out)
-		if !bytes.Equal(out, b[:internode.HeaderSize]) {
-			t.Fatalf("decode/encode changed the header: %x -> %x", b[:internode.HeaderSize], out)
-		}
-	})
-}
-
 // FuzzHello: any bytes decode to a hello or an error, never a panic; a
 // decoded hello encodes back to the same bytes (up to the host's
 // padding), and comparing it with ours never panics.
