@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -647,6 +648,36 @@ func FuzzHello(f *testing.F) {
 		mine := hello{version: version, job: 7, from: 2, to: 1, leaders: 3, host: "me"}
 		if differs(mine, h, 1) == "" && (h.version != version || h.job != 7 || h.leaders != 3 || h.from != 1 || h.to != 2) {
 			t.Fatalf("hello %+v differs from ours but was accepted", h)
+		}
+	})
+}
+
+// capSink gives buffers of at most 64 KiB (a larger frame is refused by
+// the reader as a Sink mismatch).
+type capSink struct{ n int }
+
+func (s *capSink) Buffer(from int, h *internode.Header) []byte {
+	return make([]byte, min(h.Len, 1<<16))
+}
+func (s *capSink) Deliver(int, *internode.Header, []byte) { s.n++ }
+func (s *capSink) Failed(int, error)                      {}
+
+// FuzzStream: any byte stream on a connection (after the hello) ends
+// in frames, a control frame or an error, never a panic or a read past
+// a bound.
+func FuzzStream(f *testing.F) {
+	var b [internode.HeaderSize]byte
+	(&internode.Header{Len: 3}).Encode(b[:])
+	f.Add(append(b[:], "abc"...))
+	(&internode.Header{Op: ctlAbort, Len: ctlLen, Arg0: 1 << 40}).Encode(b[:])
+	f.Add(append(b[:], "why"...))
+	(&internode.Header{Op: ctlBye, Len: ctlLen}).Encode(b[:])
+	f.Add(b[:])
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		tr := &Transport{cfg: internode.Config{Leaders: 2, Sink: &capSink{}}, state: make([]uint8, 2)}
+		err := tr.readControl(1, bufio.NewReader(bytes.NewReader(stream)), tr.cfg.Sink)
+		if err == nil {
+			t.Fatal("a finite stream ended without an error")
 		}
 	})
 }
