@@ -146,8 +146,7 @@ type peer struct {
 	t     *Transport
 	index int
 	mu    sync.Mutex
-	work  sync.Cond // the writer waits for work
-	prog  sync.Cond // Flush and Send wait for progress
+	cond  sync.Cond // work for the writer; progress for Flush and Send
 	queue []frame   // not yet given to a write
 	spare []frame
 	bytes int // queued or in flight, not yet written
@@ -213,7 +212,7 @@ func listen(cfg internode.Config) (*Transport, error) {
 	}
 	for i := range t.out {
 		p := &peer{t: t, index: i}
-		p.work.L, p.prog.L = &p.mu, &p.mu
+		p.cond.L = &p.mu
 		t.out[i] = p
 	}
 	t.wg.Add(1)
@@ -372,7 +371,7 @@ func badSend(to, n, self int, h *internode.Header, payload []byte) {
 func (p *peer) lockForQueue(size int, wait bool) error {
 	p.mu.Lock()
 	for wait && p.err == nil && p.bytes > 0 && p.bytes+size > p.t.cfg.QueueBytes {
-		p.prog.Wait()
+		p.cond.Wait()
 	}
 	if p.err != nil {
 		err := p.err
@@ -399,7 +398,7 @@ func (p *peer) push(h *internode.Header, payload []byte) {
 // it to the writer; it releases p.mu.
 func (p *peer) kick() {
 	if p.conn == nil || p.writing || len(p.rest) > 0 {
-		p.work.Signal() // the writer dials, or takes it after the write in flight
+		p.cond.Broadcast() // the writer dials, or takes it after the write in flight
 	} else {
 		p.writeInline()
 	}
@@ -430,7 +429,7 @@ func (p *peer) writeInline() {
 		p.cur, p.rest = batch, rest
 	}
 	if len(p.queue) > 0 || len(p.rest) > 0 || err != nil {
-		p.work.Signal()
+		p.cond.Broadcast()
 	}
 }
 
@@ -475,7 +474,7 @@ func (p *peer) completed(batch []frame) {
 	p.written += uint64(len(batch))
 	clear(batch)
 	p.spare = batch[:0]
-	p.prog.Broadcast()
+	p.cond.Broadcast()
 }
 
 // Flush waits until every frame queued for leader to has been written.
@@ -488,7 +487,7 @@ func (t *Transport) Flush(to int) error {
 	defer p.mu.Unlock()
 	target := p.queued
 	for p.written < target && p.err == nil {
-		p.prog.Wait()
+		p.cond.Wait()
 	}
 	if p.written >= target {
 		return nil
@@ -523,7 +522,7 @@ func (p *peer) run() {
 	go p.watch(conn)
 	for p.err == nil {
 		for p.err == nil && (p.writing || len(p.rest) == 0 && len(p.queue) == 0) {
-			p.work.Wait()
+			p.cond.Wait()
 		}
 		if p.err != nil {
 			break
@@ -561,8 +560,7 @@ func (p *peer) failLocked(err error) {
 		return
 	}
 	p.err = fmt.Errorf("internode/tcp: to leader %d: %w", p.index, err)
-	p.work.Broadcast()
-	p.prog.Broadcast()
+	p.cond.Broadcast()
 	// Report without p.mu (the Sink may call back into the transport),
 	// and not once Close has begun (its Wait must not race an Add).
 	t := p.t
@@ -840,7 +838,7 @@ func (t *Transport) end(op uint8, reason string) {
 		ok := p.started && p.err == nil
 		if ok {
 			p.push(&h, f.payload)
-			p.work.Signal()
+			p.cond.Broadcast()
 			if p.conn != nil {
 				p.conn.SetWriteDeadline(deadline)
 			}
@@ -865,8 +863,7 @@ func (t *Transport) end(op uint8, reason string) {
 		if p.err == nil {
 			p.err = fmt.Errorf("internode/tcp: to leader %d: the transport is closed", p.index)
 		}
-		p.work.Broadcast()
-		p.prog.Broadcast()
+		p.cond.Broadcast()
 		p.mu.Unlock()
 	}
 	t.wg.Wait()
