@@ -82,6 +82,45 @@ func BenchmarkRawPingPong(b *testing.B) {
 	}
 }
 
+// BenchmarkRawPingPongHandoff is BenchmarkRawPingPong with the answer
+// read by another goroutine that hands it to the sender through a
+// channel, as a transport's reader hands frames to the core: the
+// difference to BenchmarkRawPingPong is the hand-off, the difference
+// to BenchmarkPingPong is the transport.
+func BenchmarkRawPingPongHandoff(b *testing.B) {
+	for _, size := range sizes {
+		b.Run(size.name, func(b *testing.B) {
+			c, stop := rawPair(b, func(c net.Conn) {
+				buf := make([]byte, size.n)
+				for {
+					if _, err := io.ReadFull(c, buf); err != nil {
+						return
+					}
+					c.Write(buf)
+				}
+			})
+			defer stop()
+			back := make(chan struct{}, 1)
+			go func() {
+				buf := make([]byte, size.n)
+				for {
+					if _, err := io.ReadFull(c, buf); err != nil {
+						return
+					}
+					back <- struct{}{}
+				}
+			}()
+			p := make([]byte, size.n)
+			b.SetBytes(int64(2 * size.n))
+			b.ResetTimer()
+			for range b.N {
+				c.Write(p)
+				<-back
+			}
+		})
+	}
+}
+
 // countSink signals when it has received want frames.
 type countSink struct {
 	buf  []byte

@@ -474,6 +474,14 @@ func (p *peer) completed(batch []frame) {
 	p.written += uint64(len(batch))
 	clear(batch)
 	p.spare = batch[:0]
+	// One condition variable for the writer, Flush and Send: this also
+	// wakes the idle writer after an inline write. Measured on a
+	// 2-core VM (8 B ping-pong, 20,000 round trips), a separate
+	// condition variable that leaves the writer asleep was slower:
+	// 27-30 us and ~19,000 voluntary context switches, against 22-24 us
+	// and ~5,000-7,000 with this wake-up (the readied goroutine makes
+	// the scheduler keep an M spinning, which then takes the next
+	// network event without a futex sleep and wake of a thread).
 	p.cond.Broadcast()
 }
 
