@@ -161,6 +161,30 @@ func BenchmarkStream(b *testing.B) {
 	}
 }
 
+// BenchmarkStreamBatch is BenchmarkStream/8B sent with SendBatch, 64
+// frames a call (a leader that drains its host's queue): ns/op is per
+// frame.
+func BenchmarkStreamBatch(b *testing.B) {
+	const n, per = 8, 64
+	s1 := &countSink{buf: make([]byte, n), done: make(chan struct{})}
+	l := start(b, 2, nil, []internode.Sink{newSink(0), s1})
+	p := make([]byte, n)
+	batch := make([]internode.Frame, per)
+	for i := range batch {
+		batch[i] = internode.Frame{Header: internode.Header{Len: n}, Payload: p}
+	}
+	s1.want = 1
+	l.ts[0].Send(1, &batch[0].Header, p)
+	<-s1.done
+	s1.n, s1.want = 0, (b.N+per-1)/per*per
+	b.SetBytes(n)
+	b.ResetTimer()
+	for k := 0; k < b.N; k += per {
+		l.ts[0].SendBatch(1, batch)
+	}
+	<-s1.done
+}
+
 // BenchmarkRawStream is the same over a bare TCP connection: one write
 // per message, the receiver reading each message whole.
 func BenchmarkRawStream(b *testing.B) {
