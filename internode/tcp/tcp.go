@@ -546,7 +546,7 @@ func (p *peer) run() {
 			bufs = p.buffers(batch)
 		}
 		p.wbufs = bufs
-		_, err := p.wbufs.WriteTo(conn) // (a field: a local would escape)
+		_, err := p.wbufs.WriteTo(conn) // (WriteTo consumes p.wbufs, not p.bufs)
 		if p.t.writes != nil {
 			p.t.writes()
 		}
@@ -757,9 +757,13 @@ func (t *Transport) serve(conn *net.TCPConn) {
 func (t *Transport) readControl(from int, r *bufio.Reader, sink internode.Sink) error {
 	var hb [internode.HeaderSize]byte
 	h := new(internode.Header)
+	bye := false
 	for {
 		if _, err := io.ReadFull(r, hb[:]); err != nil {
-			if err == io.EOF {
+			switch {
+			case bye:
+				return errors.New("the leader closed its transport (a clean end)")
+			case err == io.EOF:
 				return errors.New("the connection closed without a goodbye (the leader's process ended?)")
 			}
 			return err
@@ -769,6 +773,7 @@ func (t *Transport) readControl(from int, r *bufio.Reader, sink internode.Sink) 
 			switch h.Op {
 			case ctlBye:
 				t.goodbye(from)
+				bye = true
 				continue
 			case ctlAbort:
 				n := min(h.Arg0, reasonMax)

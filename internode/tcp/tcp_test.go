@@ -336,6 +336,13 @@ func TestCloseIsClean(t *testing.T) {
 			t.Errorf("leader %d: a clean close reported as a failure: %s", i, <-ss[i].failed)
 		}
 	}
+	waitFor(t, "sends to a closed leader to fail", func() bool {
+		err := l.ts[0].Send(2, &h, nil)
+		if err != nil && !strings.Contains(err.Error(), "closed its transport") {
+			t.Fatalf("send to a leader that closed: %v, want it to say the leader closed its transport", err)
+		}
+		return err != nil
+	})
 	if err := l.ts[0].Send(2, &h, nil); err == nil {
 		// The goodbye came; the next write may still be taken by the
 		// kernel, but a flush after it must fail or the frame vanish
@@ -680,4 +687,40 @@ func FuzzStream(f *testing.F) {
 			t.Fatal("a finite stream ended without an error")
 		}
 	})
+}
+
+// cpuTicks is this process's user+system CPU time in clock ticks
+// (/proc/self/stat fields 14 and 15).
+func cpuTicks(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip("no /proc/self/stat:", err)
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	var u, s int
+	fmt.Sscan(f[11], &u)
+	fmt.Sscan(f[12], &s)
+	return u + s
+}
+
+// TestIdleUsesNoCPU: connected leaders with nothing to send use no CPU
+// (no polling loop): under 5% of a CPU over a second.
+func TestIdleUsesNoCPU(t *testing.T) {
+	ss, is := sinks(3)
+	l := start(t, 3, nil, is)
+	h := internode.Header{}
+	for from := range 3 {
+		for to := range 3 {
+			if from != to {
+				l.ts[from].Send(to, &h, nil)
+				l.ts[from].Flush(to)
+			}
+		}
+	}
+	waitFor(t, "the frames", func() bool { return ss[0].count(2) == 1 && ss[2].count(1) == 1 })
+	c0 := cpuTicks(t)
+	time.Sleep(time.Second)
+	if used := cpuTicks(t) - c0; used > 5 {
+		t.Errorf("idle transports used %d clock ticks (1/100 s) of CPU in a second", used)
+	}
 }
