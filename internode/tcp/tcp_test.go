@@ -724,3 +724,45 @@ func TestIdleUsesNoCPU(t *testing.T) {
 		t.Errorf("idle transports used %d clock ticks (1/100 s) of CPU in a second", used)
 	}
 }
+
+// TestReuseAfterFlush: once Flush returns, the sender may overwrite its
+// payloads: the receiver still gets what they held at Send.
+func TestReuseAfterFlush(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	for k := uint32(0); k < 4; k++ {
+		p := make([]byte, 8<<20) // larger than the socket takes at once
+		fill(p, 0, 1, k)
+		h := internode.Header{Seq: k, Len: uint32(len(p))}
+		if err := l.ts[0].Send(1, &h, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.ts[0].Flush(1); err != nil {
+			t.Fatal(err)
+		}
+		clear(p)
+	}
+	waitFor(t, "the frames", func() bool { return ss[1].count(0) == 4 })
+	for _, b := range ss[1].bad {
+		t.Error(b)
+	}
+}
+
+// TestDialRefused: a peer whose address refuses connections is
+// reported with the address and what to check.
+func TestDialRefused(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	l.x.rewrite = func(int, string, []byte) []byte { return []byte(l.ts[1].Addr()) }
+	l.ts[1].ln.Close() // nobody listens there any more
+	h := internode.Header{}
+	l.ts[0].Send(1, &h, nil)
+	select {
+	case f := <-ss[0].failed:
+		if !strings.Contains(f, "dialing "+l.ts[1].Addr()) || !strings.Contains(f, "SHMEM_INTERNODE_IFACE") {
+			t.Errorf("failure %q does not name the address and what to check", f)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a refused dial was not reported")
+	}
+}
