@@ -5,29 +5,98 @@
 // cross-host operations as frames and applies the frames it receives;
 // a backend only moves frames between leaders, in order per pair.
 //
-// Backends are chosen at run time by name (SHMEM_INTERNODE): "tcp"
-// (internode/tcp) is the first; an RDMA verbs backend comes next and
-// adds capabilities through the small optional interfaces below, which
-// the core asks for with a type assertion.
+// The package is a small core with the transports outside it (the
+// style of etcd-io/raft): this package holds the types every backend
+// shares and a function that opens one by name; each backend is a
+// package of its own (internode/tcp first; RDMA verbs next). Optional
+// abilities are small separate interfaces that the core asks for with
+// a type assertion (the style of wireguard-go's conn.Bind), so a
+// backend implements only what its hardware does.
+//
+// # Opening
+//
+// The core opens a backend by the name in SHMEM_INTERNODE with Open and
+// a table of backends (internode/backends has the standard one; there
+// is no package-level registry to mutate). Leaders learn each other's
+// addresses through the Exchange the caller gives (the launcher's PMI):
+// Open puts this leader's address and fences; a backend gets a peer's
+// address only when it first talks to it, so a leader of a job of H
+// hosts that talks to k of them makes k gets, not H (a PMI get costs
+// 0.1-0.2 ms: 1-2 s for every address at 10,000 hosts).
 //
 // # Frames
 //
 // A frame is a fixed 40-byte Header and an optional payload of
-// Header.Len bytes. A sender hands the payload slice to Send without a
-// copy; it must not change it until Flush for that peer returns. A
-// receiver's Sink is asked for the slice to read each payload into
-// (e.g. the target PE's heap, so that a large put lands there without a
-// staging copy), then told the frame arrived.
+// Header.Len bytes (at most MaxPayload). The header is the core's: a
+// backend reads only Len. It is encoded little-endian:
 //
-// # Remote atomics
+//	offset size field
+//	     0    1 Op     the core's operation code
+//	     1    1 Flags  the core's flags
+//	     2    2 Ctx    the sender's context
+//	     4    4 PE     the target PE (or the source, in a reply)
+//	     8    8 Off    offset in the target's symmetric heap
+//	    16    4 Len    payload bytes that follow the header
+//	    20    4 Seq    the sender's sequence number
+//	    24    8 Arg0   operands (AMO values, signal values, ...)
+//	    32    8 Arg1
 //
-// goshmem runs a remote AMO on the target host's CPU (the target's
-// leader applies it with the CPU's atomic instructions), so that it
-// stays atomic with that host's own CPU atomics on the same word: NIC
-// atomics are not atomic with CPU atomics on most hardware, which is
-// why SOS and UCX refuse to mix them on one object. A backend's
-// RemoteAtomics capability is therefore only for objects that every PE
-// reaches through the NIC, and the core does not use it otherwise.
+// # Sending
+//
+// Send queues a frame after every frame queued for the same peer
+// before it (from any goroutine: frames of one goroutine keep their
+// order). It does not copy the payload: a large put is written from
+// the caller's slice. The caller may reuse or change the payload only
+// after Flush(peer) returns. Many frames queued while a write is in
+// flight go out together in the next write.
+//
+// SendBatch queues many frames for one peer and writes them with one
+// system call when the connection is idle; Send writes at once when it
+// is idle (the latency of a ping-pong), and queues behind a write in
+// flight otherwise.
+//
+// Backpressure: Send blocks while more than Config.QueueBytes bytes
+// (headers and payloads) wait unwritten for that peer. Reply is Send
+// for frames sent from inside Sink.Deliver (the answer to a get, a
+// fetching AMO): it never blocks, because a receiving goroutine that
+// waited for its own connection's writer could deadlock two leaders
+// that answer each other. What Reply queues is bounded by what the
+// peer asked for, which its own QueueBytes bounds.
+//
+// # Receiving
+//
+// A backend hands each frame to the Sink in two steps: Buffer with the
+// header, which returns the slice the payload goes into (e.g. the
+// target PE's heap, so that a large put lands there without a staging
+// copy; the backend reads the socket or DMAs straight into it), then
+// Deliver. Frames from one peer come one at a time and in order;
+// frames from different peers may come concurrently.
+//
+// # Failures
+//
+// Sink.Failed is called once per lost peer: its connection broke, its
+// host stopped answering, or it called Abort (the error then carries
+// its reason). The core sets the job's abort record and wakes every PE.
+// A peer that calls Close says goodbye first, so that a clean end is
+// not a failure.
+//
+// # Capabilities
+//
+// RemoteWriter (one-sided writes into registered memory, RDMA write)
+// and RemoteReader (RDMA read) are what the verbs backend adds: the
+// target's CPU does not take part, so the core uses them for large
+// puts and gets into heaps the peer registered and advertised. tcp
+// implements neither: its puts are frames that the target's leader
+// copies from the socket into the heap (with no staging copy).
+//
+// RemoteAtomics is NIC atomics. goshmem runs a remote AMO on the
+// target host's CPU (the target's leader applies it with the CPU's
+// atomic instructions), so that it stays atomic with that host's own
+// CPU atomics on the same word: NIC atomics are not atomic with CPU
+// atomics on most hardware, which is why SOS and UCX refuse to mix
+// them on one object. A backend's RemoteAtomics is therefore only for
+// objects that every access reaches through the NIC, and the core does
+// not use it otherwise.
 package internode
 
 import (
@@ -40,6 +109,11 @@ import (
 
 // HeaderSize is the size of an encoded Header.
 const HeaderSize = 40
+
+// MaxPayload is the largest payload of one frame; the core splits
+// larger transfers. (Len 0xFFFFFFFF is kept for backends' own control
+// frames.)
+const MaxPayload = 1<<32 - 2
 
 // Header is the fixed part of a frame. Its fields are the core's: the
 // transport reads only Len (the payload's length).
@@ -81,19 +155,39 @@ func (h *Header) Decode(b []byte) {
 	h.Arg1 = binary.LittleEndian.Uint64(b[32:])
 }
 
+// Frame is a header and its payload, for SendBatch.
+type Frame struct {
+	Header  Header
+	Payload []byte
+}
+
 // Sink receives frames. A backend calls it from its receiving
 // goroutines: frames from one peer one at a time and in the order sent,
-// frames from different peers concurrently.
+// frames from different peers concurrently. Its methods must not block
+// on the transport (no Send or Flush: use Reply).
 type Sink interface {
 	// Buffer returns where the payload of the frame h from leader from
 	// goes: a slice of exactly h.Len bytes (the backend reads into it).
+	// It is called only when h.Len > 0.
 	Buffer(from int, h *Header) []byte
 	// Deliver tells that the frame h from leader from has arrived, its
-	// payload in buf (what Buffer returned; nil when h.Len is 0).
+	// payload in buf (what Buffer returned; nil when h.Len is 0). h is
+	// valid only during the call.
 	Deliver(from int, h *Header, buf []byte)
-	// Failed tells that leader peer is lost (its connection broke or it
-	// aborted); no more frames come from it.
+	// Failed tells that leader peer is lost (its connection broke, its
+	// host stopped answering, or it aborted); no more frames come from
+	// it. It is called at most once per peer, never after Close.
 	Failed(peer int, err error)
+}
+
+// Exchange is the job's key-value exchange (the launcher's PMI): each
+// leader puts its values, every leader fences, then any leader gets any
+// other's. The transport calls Get from its own goroutines, one call at
+// a time, until Close.
+type Exchange interface {
+	Put(key string, val []byte) error
+	Fence() error
+	Get(rank int, key string) ([]byte, error)
 }
 
 // Config is what a backend needs.
@@ -101,62 +195,110 @@ type Config struct {
 	Index   int    // this leader's index among the leaders
 	Leaders int    // the number of leaders (hosts)
 	JobID   string // the same on every leader; connections check it
-	Sink    Sink
-	Iface   string // address or interface name to listen on ("": the host's first non-loopback IPv4)
+	// Ranks[i] is leader i's rank in Exchange (nil: i).
+	Ranks    []int
+	Exchange Exchange
+	Sink     Sink
+	// Iface is the address or interface name to listen on
+	// (SHMEM_INTERNODE_IFACE); "" picks the address of the interface of
+	// the default route.
+	Iface string
+	// QueueBytes bounds what Send lets wait unwritten per peer (0:
+	// DefaultQueueBytes).
+	QueueBytes int
 }
 
-// Transport moves frames between leaders. It is made in two steps:
-// the backend's Listen returns it with the address this leader
-// publishes (through the launcher's PMI, in the core's wire-up), then
-// Start takes every leader's address.
+// DefaultQueueBytes is Config.QueueBytes's default.
+const DefaultQueueBytes = 64 << 20
+
+// Rank returns the Exchange rank of leader i.
+func (c *Config) Rank(i int) int {
+	if c.Ranks == nil {
+		return i
+	}
+	return c.Ranks[i]
+}
+
+// Transport moves frames between leaders.
 type Transport interface {
-	// Start learns every leader's address, by index; connections are
-	// made when first needed.
-	Start(addrs []string) error
 	// Send queues frame (h, payload) for leader peer, after every frame
-	// queued for it before. It does not copy payload: the caller must
-	// not change it until Flush(peer) returns.
+	// queued for it before; h.Len must be len(payload). It does not copy
+	// payload: the caller must not change it until Flush(peer) returns.
+	// It blocks while more than Config.QueueBytes wait for peer, and
+	// returns an error once peer is lost.
 	Send(peer int, h *Header, payload []byte) error
+	// SendBatch is Send for each of frames, in order, with one write
+	// for all of them if the connection is idle (a leader that drains
+	// its host's queue sends what it found for a peer at once). It
+	// copies the headers, not the payloads.
+	SendBatch(peer int, frames []Frame) error
+	// Reply is Send without the wait for queue space, for frames sent
+	// from Sink.Deliver.
+	Reply(peer int, h *Header, payload []byte) error
 	// Flush waits until every frame queued for peer so far is written
-	// (handed to the kernel or the NIC).
+	// (handed to the kernel or the NIC): their payloads may be reused.
 	Flush(peer int) error
-	// Close ends every connection; Sink gets no more frames.
+	// Abort tells every peer this leader is connected with that the job
+	// ends with reason (their Sink.Failed gets it), then closes. The
+	// launcher's abort reaches the other hosts.
+	Abort(reason string)
+	// Close writes what is queued, says goodbye to the peers (a clean
+	// end, not a failure for them) and ends every connection; the Sink
+	// gets no more calls.
 	Close() error
 }
 
 // RemoteWriter is the capability of writing into a peer's registered
 // memory without the peer's CPU (RDMA write): verbs will have it, tcp
-// does not.
+// does not. Register returns the key a peer names b with (the core
+// sends it to its peers); Write's data may be reused after Flush.
 type RemoteWriter interface {
 	Register(b []byte) (key uint64, err error)
 	Write(peer int, key uint64, off uint64, data []byte) error
+}
+
+// RemoteReader is the capability of reading a peer's registered memory
+// without the peer's CPU (RDMA read); dst is filled after Flush(peer).
+type RemoteReader interface {
+	Read(peer int, key uint64, off uint64, dst []byte) error
 }
 
 // RemoteAtomics is the capability of NIC atomics; see the package
 // comment for when the core may use it.
 type RemoteAtomics interface {
 	FetchAdd(peer int, key uint64, off uint64, v uint64) (uint64, error)
+	CompareSwap(peer int, key uint64, off uint64, old, new uint64) (uint64, error)
 }
 
 // Backend is one transport the core can open by name.
 type Backend struct {
-	Name   string
-	Listen func(Config) (t Transport, addr string, err error)
+	Name string
+	Open func(Config) (Transport, error)
 }
 
-// Listen opens the backend called name from backends, or says which
-// names there are.
-func Listen(backends []Backend, name string, cfg Config) (Transport, string, error) {
-	if cfg.Sink == nil || cfg.Index < 0 || cfg.Index >= cfg.Leaders {
-		return nil, "", errors.New("internode: Listen needs a Sink and an Index in [0, Leaders)")
+// Open checks cfg and opens the backend called name from backends, or
+// says which names there are.
+func Open(backends []Backend, name string, cfg Config) (Transport, error) {
+	switch {
+	case cfg.Sink == nil || cfg.Exchange == nil:
+		return nil, errors.New("internode.Open: Config needs a Sink and an Exchange")
+	case cfg.Leaders < 1 || cfg.Index < 0 || cfg.Index >= cfg.Leaders:
+		return nil, fmt.Errorf("internode.Open: leader index %d of %d leaders, want 0 <= index < leaders", cfg.Index, cfg.Leaders)
+	case cfg.Ranks != nil && len(cfg.Ranks) != cfg.Leaders:
+		return nil, fmt.Errorf("internode.Open: %d ranks for %d leaders", len(cfg.Ranks), cfg.Leaders)
+	case cfg.QueueBytes < 0:
+		return nil, fmt.Errorf("internode.Open: QueueBytes %d, want >= 0", cfg.QueueBytes)
+	}
+	if cfg.QueueBytes == 0 {
+		cfg.QueueBytes = DefaultQueueBytes
 	}
 	var names []string
 	for _, b := range backends {
 		if b.Name == name {
-			return b.Listen(cfg)
+			return b.Open(cfg)
 		}
 		names = append(names, b.Name)
 	}
 	sort.Strings(names)
-	return nil, "", fmt.Errorf("internode: no transport %q; SHMEM_INTERNODE takes %s", name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("internode: no transport %q in this build; set SHMEM_INTERNODE to one of: %s", name, strings.Join(names, ", "))
 }

@@ -1,0 +1,56 @@
+package internode
+
+import (
+	"bytes"
+	"encoding/hex"
+	"testing"
+)
+
+// TestHeaderLayout: the encoding is the documented wire layout
+// (little-endian, fields at the package comment's offsets).
+func TestHeaderLayout(t *testing.T) {
+	h := Header{Op: 0x01, Flags: 0x02, Ctx: 0x0403, PE: 0x08070605, Off: 0x100f0e0d0c0b0a09, Len: 0x14131211,
+		Seq: 0x18171615, Arg0: 0x201f1e1d1c1b1a19, Arg1: 0x2827262524232221}
+	b := make([]byte, HeaderSize)
+	h.Encode(b)
+	want, _ := hex.DecodeString("0102030405060708" + "090a0b0c0d0e0f10" + "1112131415161718" + "191a1b1c1d1e1f20" + "2122232425262728")
+	if !bytes.Equal(b, want) {
+		t.Fatalf("encoded %x\nwant    %x", b, want)
+	}
+	var d Header
+	d.Decode(b)
+	if d != h {
+		t.Fatalf("decoded %+v, want %+v", d, h)
+	}
+}
+
+func TestOpenChecks(t *testing.T) {
+	none := []Backend{}
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Leaders: 1}, "needs a Sink and an Exchange"},
+	}
+	for _, c := range cases {
+		if _, err := Open(none, "tcp", c.cfg); err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
+			t.Errorf("Open(%+v): %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+func FuzzHeader(f *testing.F) {
+	f.Add(make([]byte, HeaderSize))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) < HeaderSize {
+			return
+		}
+		var h Header
+		h.Decode(b)
+		out := make([]byte, HeaderSize)
+		h.Encode(out)
+		if !bytes.Equal(out, b[:HeaderSize]) {
+			t.Fatalf("decode/encode changed the header: %x -> %x", b[:HeaderSize], out)
+		}
+	})
+}

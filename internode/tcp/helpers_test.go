@@ -1,0 +1,192 @@
+package tcp
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/internode"
+)
+
+// exchange is an in-memory internode.Exchange shared by the leaders of
+// a test: view(rank) is one leader's handle.
+type exchange struct {
+	mu   sync.Mutex
+	vals map[string][]byte // "rank/key"
+	gets atomic.Int64
+	// rewrite, if set, changes what Get returns (wrong addresses).
+	rewrite func(rank int, key string, val []byte) []byte
+}
+
+type exView struct {
+	x    *exchange
+	rank int
+}
+
+func (v exView) Put(key string, val []byte) error {
+	v.x.mu.Lock()
+	defer v.x.mu.Unlock()
+	k := fmt.Sprint(v.rank, "/", key)
+	if _, ok := v.x.vals[k]; ok {
+		return fmt.Errorf("key %s put twice", k)
+	}
+	v.x.vals[k] = append([]byte(nil), val...)
+	return nil
+}
+
+func (v exView) Fence() error { return nil }
+
+func (v exView) Get(rank int, key string) ([]byte, error) {
+	v.x.gets.Add(1)
+	v.x.mu.Lock()
+	defer v.x.mu.Unlock()
+	val, ok := v.x.vals[fmt.Sprint(rank, "/", key)]
+	if !ok {
+		return nil, fmt.Errorf("no key %s for rank %d", key, rank)
+	}
+	if v.x.rewrite != nil {
+		val = v.x.rewrite(rank, key, val)
+	}
+	return val, nil
+}
+
+// sink records what a leader receives. Payloads are checked against the
+// reference generator on arrival (not kept); headers are kept in order.
+type sink struct {
+	mu      sync.Mutex
+	frames  map[int][]internode.Header
+	bad     []string
+	failed  chan string
+	nfailed atomic.Int64
+	check   bool
+	to      int
+}
+
+func newSink(to int) *sink {
+	return &sink{frames: map[int][]internode.Header{}, failed: make(chan string, 64), check: true, to: to}
+}
+
+func (s *sink) Buffer(from int, h *internode.Header) []byte { return make([]byte, h.Len) }
+
+func (s *sink) Deliver(from int, h *internode.Header, buf []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frames[from] = append(s.frames[from], *h)
+	if s.check && !equalPayload(buf, from, s.to, h.Seq, h.Len) {
+		s.bad = append(s.bad, fmt.Sprintf("frame %d from %d at %d: %d-byte payload differs", h.Seq, from, s.to, len(buf)))
+	}
+}
+
+func (s *sink) Failed(peer int, err error) {
+	s.nfailed.Add(1)
+	s.failed <- fmt.Sprintf("leader %d: %v", peer, err)
+}
+
+func (s *sink) count(from int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.frames[from])
+}
+
+// fill writes the reference payload of frame k from -> to into b.
+func fill(b []byte, from, to int, k uint32) {
+	r := rand.New(rand.NewPCG(uint64(from<<20|to), uint64(k)))
+	for i := 0; i < len(b); i += 8 {
+		v := r.Uint64()
+		for j := i; j < i+8 && j < len(b); j++ {
+			b[j] = byte(v)
+			v >>= 8
+		}
+	}
+}
+
+func equalPayload(b []byte, from, to int, k, n uint32) bool {
+	if len(b) != int(n) {
+		return false
+	}
+	want := make([]byte, n)
+	fill(want, from, to, k)
+	return string(want) == string(b)
+}
+
+// leaders is a test's set of transports on loopback.
+type leaders struct {
+	ts []*Transport
+	x  *exchange
+}
+
+// start opens n transports on loopback through internode.Open; mod may
+// change each leader's Config.
+func start(t testing.TB, n int, mod func(i int, c *internode.Config), sinks []internode.Sink) *leaders {
+	t.Helper()
+	l := &leaders{ts: make([]*Transport, n), x: &exchange{vals: map[string][]byte{}}}
+	for i := range n {
+		cfg := internode.Config{Index: i, Leaders: n, JobID: "job-1", Sink: sinks[i], Exchange: exView{l.x, i}, Iface: "127.0.0.1"}
+		if mod != nil {
+			mod(i, &cfg)
+		}
+		tr, err := internode.Open([]internode.Backend{Backend()}, "tcp", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.ts[i] = tr.(*Transport)
+	}
+	t.Cleanup(func() {
+		for _, tr := range l.ts {
+			tr.Close()
+		}
+	})
+	return l
+}
+
+func sinks(n int) ([]*sink, []internode.Sink) {
+	s := make([]*sink, n)
+	is := make([]internode.Sink, n)
+	for i := range s {
+		s[i] = newSink(i)
+		is[i] = s[i]
+	}
+	return s, is
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// kill ends t's connections as a crashed process would: every socket
+// closes, no goodbye is written. (The test's Cleanup then closes t.)
+func kill(t *Transport) {
+	t.mu.Lock()
+	for c := range t.in {
+		c.Close()
+	}
+	t.mu.Unlock()
+	t.ln.Close()
+	for _, p := range t.out {
+		p.mu.Lock()
+		if p.conn != nil {
+			p.conn.Close()
+		}
+		p.mu.Unlock()
+	}
+}
+
+// countWrites counts t's write system calls; call it before t's first
+// Send.
+func countWrites(t *Transport) *atomic.Int64 {
+	var n atomic.Int64
+	t.writes = func() { n.Add(1) }
+	return &n
+}
+
+var _ net.Conn // (net is used by the benchmarks)
