@@ -776,6 +776,7 @@ func TestConfigValidate(t *testing.T) {
 		env.VarFCollectAlg: func(c *node.Config, v string) { c.FCollectAlgorithm = v },
 		env.VarNUMAColl:    func(c *node.Config, v string) { c.NUMACollectives = v },
 		env.VarPMI:         func(c *node.Config, v string) { c.PMI = v },
+		env.VarInternode:   func(c *node.Config, v string) { c.Internode = v },
 	}
 	for _, k := range env.Knobs() {
 		if k.Type != env.TypeEnum {

@@ -135,6 +135,8 @@ func LoadConfig() (node.Config, error) {
 		HeapPolicy:        c.HeapPolicy,
 		PMI:               c.PMI,
 		Host:              c.Host,
+		Internode:         c.Internode,
+		InternodeIface:    c.InternodeIface,
 	}, nil
 }
 

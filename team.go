@@ -197,6 +197,16 @@ func newTeams(pe *PE) *teams {
 		first, local := pe.LocalPEs()
 		shared = teamshared.Strided(first, 1, local)
 	}
+	host := world
+	leaders := teamshared.Strided(0, 1, 1)
+	if mates, heads := pe.HostPEs(); mates != nil {
+		// A job across hosts: each host's PEs map each other's heaps.
+		host = teamshared.List(mates)
+		if pe.Config().Transport != "cma" {
+			shared = host
+		}
+		leaders = teamshared.List(heads)
+	}
 	ts := &teams{pool: teamshared.NewPool(node.TeamSlots)}
 	mk := func(name string, m teamshared.Members, slot int) *Team {
 		me := m.Index(pe.MyPE())
@@ -213,8 +223,8 @@ func newTeams(pe *PE) *teams {
 	}
 	ts.world = mk("TeamWorld", world, slotWorld)
 	ts.shared = mk("TeamShared", shared, slotShared)
-	ts.host = mk("TeamHost", world, slotHost) // one host: every PE of the job
-	ts.leaders = mk("TeamLeaders", teamshared.Strided(0, 1, 1), slotLeaders)
+	ts.host = mk("TeamHost", host, slotHost)
+	ts.leaders = mk("TeamLeaders", leaders, slotLeaders)
 	// TeamNUMA: the PEs of TeamShared with this PE's home node.
 	var local []int
 	for _, q := range shared.PEs() {
@@ -297,6 +307,9 @@ func (t *Team) domainOf(q int) int {
 		return q // every PE its own domain: no heap is mapped by another
 	case t.pe.PtrAll():
 		return sim
+	}
+	if h, ok := t.pe.HostOf(q); ok {
+		return h<<24 | sim // the PEs of a host map each other's heaps
 	}
 	// Only the PEs of one process surely map each other.
 	return t.pe.ProcessOf(q)<<24 | sim

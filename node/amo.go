@@ -175,6 +175,20 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 		arg = "source" // the fetch routines read *src
 	}
 	off := p.checkWord(routine, arg, mem.PtrAddr(dst), size)
+	if x := p.job.x; x != nil && x.remote(pe) {
+		// On its host's CPU, by its leader (xhost.go).
+		var vv, cc uint64
+		if size == 4 {
+			vv, cc = uint64(mem.As[uint32](v)), uint64(mem.As[uint32](cmp))
+		} else {
+			vv, cc = mem.As[uint64](v), mem.As[uint64](cmp)
+		}
+		old := p.xamo(routine, pe, off, size, o, vv, cc, true)
+		if size == 4 {
+			return mem.As[T](uint32(old))
+		}
+		return mem.As[T](old)
+	}
 	if !p.job.amoLocked && p.peers[pe].base != nil {
 		// SHMEM_DEBUG sent a mapped AMO here: run it with the CPU atomic.
 		old := apply(o, mem.At[T](p.peers[pe].base, off), v, cmp)

@@ -44,6 +44,9 @@ type Config struct {
 	// under a cluster launcher ("": the launcher's mapping, else the
 	// host name).
 	Host string
+	// Internode is SHMEM_INTERNODE, the transport between hosts' leaders
+	// ("" or "tcp"); InternodeIface is SHMEM_INTERNODE_IFACE.
+	Internode, InternodeIface string
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would
@@ -92,6 +95,7 @@ func (c Config) Validate() error {
 		{"fcollect algorithm", "FCollectAlgorithm", env.VarFCollectAlg, c.FCollectAlgorithm},
 		{"NUMA collectives mode", "NUMACollectives", env.VarNUMAColl, c.NUMACollectives},
 		{"PMI protocol", "PMI", env.VarPMI, c.PMI},
+		{"transport between hosts", "Internode", env.VarInternode, c.Internode},
 	} {
 		k := knobs[f.variable]
 		if f.value != "" && !slices.Contains(k.Values, f.value) {

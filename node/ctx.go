@@ -22,6 +22,10 @@ const (
 	// ctxDestroyed marks a destroyed context in opts (never returned by
 	// Options): one test in Quiet covers both it and CtxNostore.
 	ctxDestroyed CtxOptions = 1 << 31
+	// ctxHosts marks the contexts of a PE of a job across hosts (never
+	// returned by Options): their Quiet also completes the operations on
+	// other hosts, in quietSlow, so Quiet tests one word and inlines.
+	ctxHosts CtxOptions = 1 << 30
 )
 
 // Ctx is a communication context (shmem_ctx_t): an independent stream
@@ -63,6 +67,9 @@ type Ctx struct {
 func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if opts&^(CtxSerialized|CtxPrivate|CtxNostore) != 0 {
 		panicf("CtxCreate: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", uint(opts))
+	}
+	if p.x != nil {
+		opts |= ctxHosts
 	}
 	return &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug}, nil
 }
@@ -110,7 +117,7 @@ func (c *Ctx) Options() CtxOptions {
 	if c == nil {
 		return 0
 	}
-	return c.opts &^ ctxDestroyed
+	return c.opts &^ (ctxDestroyed | ctxHosts)
 }
 
 // Destroy completes the context's operations and destroys it
@@ -153,8 +160,18 @@ func nilCtx(routine string) {
 // or must panic: on a destroyed one. (An argument would cost Quiet its
 // inlining.)
 //
+// In a job across hosts it also completes the context's operations on
+// other hosts (xhost.go).
+//
 //go:noinline
-func (c *Ctx) quietSlow() { c.noop("Quiet") }
+func (c *Ctx) quietSlow() {
+	if c != nil && c.opts&(CtxNostore|ctxDestroyed) == 0 {
+		c.fence.Add(1)
+		c.pe.xquiet() // puts and AMOs on other hosts
+		return
+	}
+	c.noop("Quiet")
+}
 
 // noop panics if c was destroyed; a nil context passes (Quiet, Fence
 // and Destroy do nothing on SHMEM_CTX_INVALID).
@@ -178,7 +195,7 @@ func deadCtx(routine string) {
 // locked instruction on the context's own cache line does. On the
 // invalid (nil) context it does nothing.
 func (c *Ctx) Quiet() {
-	if c == nil || c.opts&(CtxNostore|ctxDestroyed) != 0 {
+	if c == nil || c.opts&(CtxNostore|ctxDestroyed|ctxHosts) != 0 {
 		c.quietSlow()
 	} else {
 		c.fence.Add(1)

@@ -100,8 +100,17 @@ func (p *PE) symOffset(routine, arg string, sym, n uintptr) uintptr {
 	return off
 }
 
-// cma moves bytes to or from PE pe's heap in its own process.
+// cma moves bytes to or from PE pe's heap in its own process, or on
+// its host when that is another.
 func (p *PE) cma(routine string, put bool, off uintptr, local []byte, pe int) {
+	if x := p.job.x; x != nil && x.remote(pe) {
+		if put {
+			p.xput(routine, pe, off, local)
+		} else {
+			p.xget(routine, pe, off, local)
+		}
+		return
+	}
 	s := p.job.ctl.Slot(pe)
 	pid, base := int(s.Pid.Load()), uintptr(s.HeapAddr.Load())
 	var err error

@@ -201,6 +201,9 @@ func (p *PE) publishAlloc() {
 func (p *PE) checkAlloc(routine string) {
 	seq, hash := p.alloc.Seq(), p.alloc.Hash()
 	for q := 0; q < p.npes; q++ {
+		if x := p.job.x; x != nil && x.remote(q) {
+			continue // on this host's PEs only: the others are not published here
+		}
 		s := p.job.ctl.Slot(q)
 		qs, qh := s.AllocSeq[seq&1].Load(), s.AllocHash[seq&1].Load()
 		if qs != seq || qh != hash {

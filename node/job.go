@@ -58,6 +58,11 @@ type Job struct {
 
 	peersOnce sync.Once
 
+	// host: the PEs of this host when the job spans hosts (nil
+	// otherwise); x: the cross-host part (xhost.go).
+	host []int
+	x    *xhost
+
 	// process is set when the job is this process's (Main, Init): a
 	// GlobalExit then ends the process, and the watchers run (watch.go).
 	// It is false for RunLocal.
@@ -70,9 +75,13 @@ type Job struct {
 // openJob maps the segments, sets the memory policy of the local PEs'
 // heaps and prepares their slots. envNodes is GOSHMEM_NUMA_NODES ("" if
 // unset or not applicable).
-func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string) (*Job, error) {
+//
+// host, in a job that spans hosts, lists the PEs of this host: the
+// heaps of the others are not reached through this mapping (their
+// bases stay nil), and the waiting policy counts this host's PEs.
+func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string, host []int) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
-		heapSize: uintptr(segs.HeapSize)}
+		heapSize: uintptr(segs.HeapSize), host: host}
 	m, err := segs.Ctl.Map(0, 0)
 	if err != nil {
 		return nil, err
@@ -87,6 +96,17 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	if err != nil {
 		j.close()
 		return nil, err
+	}
+	if host != nil {
+		on := make([]bool, j.npes)
+		for _, q := range host {
+			on[q] = true
+		}
+		for q := range j.bases {
+			if !on[q] {
+				j.heaps[q], j.bases[q] = nil, nil // another host's PE
+			}
+		}
 	}
 	switch {
 	case cfg.Transport == "cma" && j.npes > 1:
@@ -127,11 +147,17 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		s.Mapped.Store(mapped)
 		s.State.Store(job.StateRunning)
 	}
-	j.policy = autoPolicy(j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	npes := j.npes
+	if host != nil {
+		npes = len(host) // the PEs that share this host's CPUs
+	}
+	j.policy = autoPolicy(npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	if j.policy.Mode == wait.Goroutines {
 		j.notify = make([]wait.Notify, localPEs)
 	}
-	j.central = centralBarrier(cfg.BarrierAlgorithm, j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.GOMAXPROCS(0))
+	// The central barrier counts in PE 0's slot of one host's control
+	// block: not across hosts.
+	j.central = host == nil && centralBarrier(cfg.BarrierAlgorithm, j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.GOMAXPROCS(0))
 	if watcherP(localPEs, runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS")) {
 		runtime.GOMAXPROCS(2)
 	}
@@ -390,10 +416,16 @@ func (j *Job) fail(kind uint32, pe, pid, code int) {
 		wait.WakeAll(j.bell(q))
 		wakeWatch(j.ctl.Slot(q))
 	}
+	if j.x != nil {
+		j.x.q.Wake() // the leader forwards the failure to the other hosts
+	}
 }
 
 func (j *Job) close() {
 	j.closeOnce.Do(func() {
+		if j.x != nil {
+			j.x.shutdown() // its goroutines read the control block and heaps
+		}
 		j.stopWatchers() // they read the control block: before it is unmapped
 		sys.Unreserve(j.window)
 		j.ctlMap.Close()

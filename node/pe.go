@@ -66,7 +66,13 @@ type PE struct {
 	barOut  []*shm.Uint32
 	barIn   []*shm.Uint32
 	barDoor []wait.Bell
-	epoch   uint32
+	// barTo[r] is round r's partner when it is on another host (its
+	// barOut[r] is then nil, and barCtl[r] the flag's offset in the
+	// control block), -1 otherwise.
+	barTo  []int
+	barCtl []uintptr
+	x      *xpe // operations on other hosts (nil: the job is on one host)
+	epoch  uint32
 	// the central barrier (Job.central): arrivals counts every PE's
 	// arrivals at every barrier (PE 0's Slot.Epoch), and this PE has
 	// passed that many barriers. With CPU groups (see cpuGroups),
@@ -108,15 +114,27 @@ func newPE(j *Job, me int) *PE {
 		}
 		p.peers[q] = peer{base: base, door: j.bell(q)}
 	}
+	if j.x != nil {
+		p.x = j.x.newXpe(me)
+	}
 	for r := 0; r < j.ctl.Rounds; r++ {
 		partner := (me + 1<<r) % j.npes
-		p.barOut = append(p.barOut, j.ctl.Flag(partner, r))
+		out, to := j.ctl.Flag(partner, r), -1
+		if j.x != nil && j.x.remote(partner) {
+			out, to = nil, partner
+		}
+		p.barOut = append(p.barOut, out)
+		p.barTo = append(p.barTo, to)
+		p.barCtl = append(p.barCtl, j.ctlOffset(j.ctl.Flag(partner, r)))
 		p.barIn = append(p.barIn, j.ctl.Flag(me, r))
 		p.barDoor = append(p.barDoor, j.bell(partner))
 	}
 	p.arrivals = &j.ctl.Slot(0).Epoch
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
 	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
+	if p.x != nil {
+		p.ctx.opts = ctxHosts
+	}
 	return p
 }
 
@@ -151,7 +169,8 @@ func (p *PE) HeapSize() int { return int(p.heap.Size) }
 func (p *PE) Transport() Transport { return p.job.transport }
 
 // PEAccessible reports whether pe is a valid PE that this PE can reach
-// (shmem_pe_accessible): every PE of the job is, by mapping or CMA.
+// (shmem_pe_accessible): every PE of the job is, by mapping or CMA, or
+// through the hosts' leaders.
 func (p *PE) PEAccessible(pe int) bool { return uint(pe) < uint(p.npes) }
 
 // AddrAccessible reports whether the object at addr (in this PE's heap)
@@ -193,9 +212,13 @@ func (p *PE) sync(routine string) {
 	}
 	p.epoch++
 	e := p.epoch
-	for r := range p.barOut {
-		p.barOut[r].Store(e)
-		wait.Ring(p.barDoor[r])
+	for r, out := range p.barOut {
+		if out != nil {
+			out.Store(e)
+			wait.Ring(p.barDoor[r])
+		} else {
+			p.xctl(routine, p.barTo[r], p.barCtl[r], e)
+		}
 		in := &p.barIn[r].Uint32
 		if int32(in.Load()-e) < 0 {
 			p.waitFlag(routine, in, e)
@@ -408,9 +431,13 @@ func (p *PE) syncStart() {
 	pol := *p.policy
 	pol.MaxSleep = max(pol.MaxSleep, startSleep)
 	pol.MinSleep = pol.MaxSleep
-	for r := range p.barOut {
-		p.barOut[r].Store(e)
-		wait.Ring(p.barDoor[r])
+	for r, out := range p.barOut {
+		if out != nil {
+			out.Store(e)
+			wait.Ring(p.barDoor[r])
+		} else {
+			p.xctl("Init", p.barTo[r], p.barCtl[r], e)
+		}
 		in := &p.barIn[r].Uint32
 		if int32(in.Load()-e) >= 0 {
 			continue

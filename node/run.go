@@ -54,11 +54,12 @@ func startProcess(cfg Config) (*Job, error) {
 	var segs *job.Segments
 	var pc *pmi.Client
 	var cluster *Cluster
+	var xseg *shm.Segment
 	if launched {
 		segs, err = spec.Adopt()
 	} else if pc, launched, err = pmi.FromEnv(pmiEnv(cfg), wireupTimeout); launched {
 		if err == nil {
-			segs, spec, cluster, err = startPMI(cfg, pc)
+			segs, spec, cluster, xseg, err = startPMI(cfg, pc)
 		}
 		var all everyRank
 		if err != nil && errors.As(err, &all) {
@@ -85,10 +86,31 @@ func startProcess(cfg Config) (*Job, error) {
 		return nil, err
 	}
 	defer segs.Close() // the mappings keep the memory
-	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes))
+	var host []int
+	if xseg != nil {
+		defer xseg.Close()
+		for q, h := range cluster.HostOf {
+			if h == cluster.HostOf[spec.FirstPE] {
+				host = append(host, q)
+			}
+		}
+	}
+	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes), host)
 	if j != nil {
 		j.process = true
 		j.pmi, j.cluster = pc, cluster
+		if xseg != nil {
+			if j.x, err = newXhost(j, cluster, spec.FirstPE, xseg); err == nil {
+				cluster.Transport = j.x.name
+				err = j.x.open(pc)
+			}
+			if err != nil {
+				j.close()
+				j = nil
+				abortPMI(pc, err)
+				return nil, err
+			}
+		}
 		if j.localPEs < j.npes {
 			j.startExitWatch()
 		}
@@ -131,7 +153,7 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 		return nil, err
 	}
 	defer segs.Close()
-	return openJob(cfg, segs, 0, n, "")
+	return openJob(cfg, segs, 0, n, "", nil)
 }
 
 // start is each PE's start-up: wait for every PE of the job to have
@@ -153,6 +175,9 @@ func (p *PE) Finalize() {
 	p.finalized.Store(true)
 	p.slot.State.Store(job.StateFinalized)
 	p.job.ctl.Header.Finalized.Add(1)
+	if x := p.job.x; x != nil {
+		x.close(p) // the leader: once its host's PEs have finalized
+	}
 	if c := p.job.pmi; c != nil {
 		c.Finalize() // the launcher sees a clean end; an error here changes nothing
 	}
@@ -176,6 +201,9 @@ func (p *PE) Finalize() {
 func (p *PE) GlobalExit(code int) {
 	j := p.job
 	j.fail(job.AbortGlobalExit, p.me, os.Getpid(), code)
+	if j.x != nil {
+		j.x.forwardAbort() // the other hosts (a leader's; see exitWatch)
+	}
 	if j.process {
 		os.Exit(code)
 	}

@@ -80,8 +80,9 @@ func (p *PE) TeamClear(slot, keep int) {
 
 // PtrAll reports whether this PE's process maps the heap of every PE of
 // the job (and whether every other process maps every heap too): then
-// the whole job is one shared-memory domain.
-func (p *PE) PtrAll() bool { return !p.job.amoLocked }
+// the whole job is one shared-memory domain. It is false in a job that
+// spans hosts.
+func (p *PE) PtrAll() bool { return !p.job.amoLocked && p.job.x == nil }
 
 // LocalPEs returns the PEs hosted by this PE's process.
 func (p *PE) LocalPEs() (first, n int) { return p.job.firstPE, p.job.localPEs }

@@ -65,6 +65,9 @@ func (j *Job) exitWatch(s *job.Slot) {
 				wait.Relax() // the record is being written
 			}
 			if kind, _, _, code, _ := a.Get(); kind == job.AbortGlobalExit {
+				if j.x != nil {
+					j.x.forwardAbort() // before the leader's process ends
+				}
 				os.Exit(code)
 			}
 			return // another failure: the PEs stop at their next wait
@@ -76,7 +79,7 @@ func (j *Job) exitWatch(s *job.Slot) {
 // startRingWatch starts the ring watcher of this process, after the
 // start-up barrier (every PE's pid is published).
 func (j *Job) startRingWatch() {
-	if j.firstPE == 0 && j.localPEs == j.npes {
+	if j.firstPE == 0 && j.localPEs == j.npes || j.host != nil && len(j.host) == j.localPEs {
 		return // no other process
 	}
 	j.watch.running.Add(1)
@@ -87,26 +90,45 @@ func (j *Job) startRingWatch() {
 // order, one at a time, until one exits without finalizing (the job
 // fails), the ring comes back to this process (everyone else finished),
 // or the job is closed. PEs [pe, end) with one pid are one process.
+//
+// In a job that spans hosts the ring is this host's PEs (the others are
+// watched by their hosts, which report to this one through the
+// leaders).
 func (j *Job) ringWatch() {
 	defer j.watch.running.Done()
 	self := os.Getpid()
-	pe := (j.firstPE + j.localPEs) % j.npes
-	for pe != j.firstPE {
+	ring := j.host
+	if ring == nil {
+		ring = make([]int, j.npes)
+		for q := range ring {
+			ring[q] = q
+		}
+	}
+	n := len(ring)
+	at := 0
+	for ring[at] != j.firstPE {
+		at++
+	}
+	i := (at + 1) % n
+	for i != at {
+		pe := ring[i]
 		pid := int(j.ctl.Slot(pe).Pid.Load())
-		end := pe + 1
-		for end < j.npes && int(j.ctl.Slot(end).Pid.Load()) == pid {
+		end := i + 1
+		for end < n && int(j.ctl.Slot(ring[end]).Pid.Load()) == pid {
 			end++
 		}
 		if pid != self && pid > 0 {
 			if !j.waitExit(pid) {
 				return // stopped
 			}
-			if bad := j.unfinalized(pe, end); bad >= 0 {
-				j.fail(job.AbortLost, bad, pid, 0)
-				return
+			for _, q := range ring[i:end] {
+				if j.ctl.Slot(q).State.Load() != job.StateFinalized {
+					j.fail(job.AbortLost, q, pid, 0)
+					return
+				}
 			}
 		}
-		pe = end % j.npes
+		i = end % n
 	}
 }
 
@@ -134,17 +156,6 @@ func (j *Job) waitExit(pid int) bool {
 	j.watch.mu.Unlock()
 	w.Close()
 	return err == nil && !j.watchStopped()
-}
-
-// unfinalized returns the first PE of [pe, end) that has not finalized,
-// or -1.
-func (j *Job) unfinalized(pe, end int) int {
-	for ; pe < end; pe++ {
-		if j.ctl.Slot(pe).State.Load() != job.StateFinalized {
-			return pe
-		}
-	}
-	return -1
 }
 
 func (j *Job) watchStopped() bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/goshmem/goshmem/internal/fdpass"
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/pmi"
+	"github.com/goshmem/goshmem/shm"
 )
 
 // wireupTimeout bounds each PMI exchange and the descriptor hand-off:
@@ -39,18 +40,21 @@ type Cluster struct {
 	HostOf   []int    // the host index of every rank
 	Leaders  []int    // the leader (lowest rank) of every host
 	Mapping  string   // where HostOf came from: "PMI_process_mapping", "SHMEM_HOST" or "host names"
+	// Transport is the leaders' transport (SHMEM_INTERNODE) when the job
+	// spans hosts.
+	Transport string
 }
 
 // startPMI wires this process up through c. It returns the host's
 // segments and this process's spec, as oshrun's environment would give
 // them.
-func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, error) {
+func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *shm.Segment, error) {
 	rank, size := c.Rank(), c.Size()
 	host := cfg.Host
 	if host == "" || host == "auto" {
 		h, err := os.Hostname()
 		if err != nil {
-			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: the host name: %v; set SHMEM_HOST", err)
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: the host name: %v; set SHMEM_HOST", err)
 		}
 		host = h
 	}
@@ -65,11 +69,11 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 		{"tok", token},
 	} {
 		if err := c.Put(kv.k, []byte(kv.v)); err != nil {
-			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
 		}
 	}
 	if err := c.Fence(); err != nil {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
 	}
 	cl := &Cluster{Launcher: c.Launcher(), PMI: c.Version()}
 	// Hosts: SHMEM_HOST (tests), else the launcher's process mapping (one
@@ -78,7 +82,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 	var groups []int
 	switch m, ok, err := c.ProcessMapping(); {
 	case err != nil:
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
 	case ok && (cfg.Host == "" || cfg.Host == "auto"):
 		groups, cl.Mapping = m, "PMI_process_mapping"
 	default:
@@ -87,7 +91,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 		for r := range size {
 			b, err := c.Get(r, "host")
 			if err != nil {
-				return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", r, err)
+				return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", r, err)
 			}
 			if _, ok := index[string(b)]; !ok {
 				index[string(b)] = len(index)
@@ -114,7 +118,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 	for _, l := range cl.Leaders {
 		b, err := c.Get(l, "host")
 		if err != nil {
-			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", l, err)
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", l, err)
 		}
 		cl.Hosts = append(cl.Hosts, string(b))
 	}
@@ -122,21 +126,34 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 	leader := cl.Leaders[me]
 	leaderHeap, err := c.Get(leader, "heap")
 	if err != nil {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
 	}
 	if mine := fmt.Sprintf("%d,%t", cfg.HeapSize, cfg.Huge); string(leaderHeap) != mine {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PE %d has heap %s (SHMEM_SYMMETRIC_SIZE, huge pages) but PE %d, its host's leader, has %s: give every PE the same settings",
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d has heap %s (SHMEM_SYMMETRIC_SIZE, huge pages) but PE %d, its host's leader, has %s: give every PE the same settings",
 			rank, mine, leader, leaderHeap)
 	}
+	if len(cl.Hosts) > 1 && leader != 0 {
+		// Every PE also checks against PE 0: the job's heaps are symmetric
+		// across hosts.
+		h0, err := c.Get(0, "heap")
+		if err != nil {
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+		}
+		if string(h0) != string(leaderHeap) && rank == leader {
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d (host %s's leader) has heap %s (SHMEM_SYMMETRIC_SIZE, huge pages) but PE 0 (host %s) has %s: give every PE of every host the same settings",
+				rank, host, leaderHeap, cl.Hosts[0], h0)
+		}
+	}
+	var xseg *shm.Segment // the host's leader queue and mailboxes (several hosts)
+	nfiles := 2
 	if len(cl.Hosts) > 1 {
-		return nil, job.Spec{}, nil, everyRank{fmt.Errorf("goshmem: this job spans %d hosts (%s); goshmem runs a job of PEs on one host so far: the transport between hosts' leaders is not built yet",
-			len(cl.Hosts), strings.Join(cl.Hosts, ", "))}
+		nfiles = 3
 	}
 	spec := job.Spec{NPEs: size, FirstPE: rank, LocalPEs: 1}
 	jobTag := c.JobID()
 	leaderTok, err := c.Get(leader, "tok")
 	if err != nil {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
 	}
 	name := fdpass.Name("segments", jobTag, string(leaderTok))
 	ctx, cancel := context.WithTimeout(context.Background(), wireupTimeout)
@@ -144,22 +161,41 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 	if rank == leader {
 		segs, err := job.Create(size, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge})
 		if err != nil {
-			return nil, job.Spec{}, nil, err
+			return nil, job.Spec{}, nil, nil, err
+		}
+		files := segs.Files()
+		if nfiles == 3 {
+			n := 0
+			for _, h := range cl.HostOf {
+				if h == me {
+					n++
+				}
+			}
+			if xseg, err = shm.Create(fmt.Sprintf("goshmem-xhost-%x", segs.JobID), xhostSize(n), shm.Options{}); err != nil {
+				segs.Close()
+				return nil, job.Spec{}, nil, nil, err
+			}
+			if err := initXhost(xseg); err != nil {
+				segs.Close()
+				xseg.Close()
+				return nil, job.Spec{}, nil, nil, err
+			}
+			files = append(files, xseg.File())
 		}
 		l, err := fdpass.Listen(name)
 		if err != nil {
 			segs.Close()
-			return nil, job.Spec{}, nil, err
+			return nil, job.Spec{}, nil, nil, err
 		}
 		defer l.Close()
 		// Round 2: the segments' job id, once the leader listens.
 		if err := c.Put("jobid", []byte(strconv.FormatUint(segs.JobID, 16))); err != nil {
 			segs.Close()
-			return nil, job.Spec{}, nil, err
+			return nil, job.Spec{}, nil, nil, err
 		}
 		if err := c.Fence(); err != nil {
 			segs.Close()
-			return nil, job.Spec{}, nil, err
+			return nil, job.Spec{}, nil, nil, err
 		}
 		members := map[int]int{}
 		for r := range size {
@@ -167,42 +203,48 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, err
 				p, err := c.Get(r, "pid")
 				if err != nil {
 					segs.Close()
-					return nil, job.Spec{}, nil, err
+					return nil, job.Spec{}, nil, nil, err
 				}
 				members[r], _ = strconv.Atoi(string(p))
 			}
 		}
-		if err := l.Serve(ctx, members, segs.Files()); err != nil {
+		if err := l.Serve(ctx, members, files); err != nil {
 			segs.Close()
-			return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PE %d (host %s's leader): %w", rank, host, err)
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d (host %s's leader): %w", rank, host, err)
 		}
 		spec.JobID = segs.JobID
-		return segs, spec, cl, nil
+		return segs, spec, cl, xseg, nil
 	}
 	if err := c.Fence(); err != nil {
-		return nil, job.Spec{}, nil, err
+		return nil, job.Spec{}, nil, nil, err
 	}
 	id, err := c.Get(leader, "jobid")
 	if err != nil {
-		return nil, job.Spec{}, nil, err
+		return nil, job.Spec{}, nil, nil, err
 	}
 	if spec.JobID, err = strconv.ParseUint(string(id), 16, 64); err != nil {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PMI wire-up: job id %q from PE %d", id, leader)
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: job id %q from PE %d", id, leader)
 	}
 	lp, err := c.Get(leader, "pid")
 	if err != nil {
-		return nil, job.Spec{}, nil, err
+		return nil, job.Spec{}, nil, nil, err
 	}
 	leaderPID, _ := strconv.Atoi(string(lp))
-	files, err := fdpass.Take(ctx, name, rank, leaderPID, 2)
+	files, err := fdpass.Take(ctx, name, rank, leaderPID, nfiles)
 	if err != nil {
-		return nil, job.Spec{}, nil, fmt.Errorf("goshmem: PE %d: %w", rank, err)
+		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d: %w", rank, err)
 	}
 	segs, err := spec.AdoptFiles(files[0], files[1])
 	if err != nil {
-		return nil, job.Spec{}, nil, err
+		return nil, job.Spec{}, nil, nil, err
 	}
-	return segs, spec, cl, nil
+	if nfiles == 3 {
+		if xseg, err = shm.FromFile(files[2]); err != nil {
+			segs.Close()
+			return nil, job.Spec{}, nil, nil, err
+		}
+	}
+	return segs, spec, cl, xseg, nil
 }
 
 // everyRank is a wire-up failure that every rank of the job finds (from
@@ -227,8 +269,12 @@ func (cl *Cluster) String() string {
 		}
 		hosts = append(hosts, fmt.Sprintf("%s (%d PEs, leader PE %d)", h, n, cl.Leaders[i]))
 	}
-	return fmt.Sprintf("launcher %s over PMI-%d; %d host(s) from %s: %s; between hosts: none (one host)",
-		cl.Launcher, cl.PMI, len(cl.Hosts), cl.Mapping, strings.Join(hosts, ", "))
+	between := "none (one host)"
+	if len(cl.Hosts) > 1 {
+		between = cl.Transport + " among the leaders"
+	}
+	return fmt.Sprintf("launcher %s over PMI-%d; %d host(s) from %s: %s; between hosts: %s",
+		cl.Launcher, cl.PMI, len(cl.Hosts), cl.Mapping, strings.Join(hosts, ", "), between)
 }
 
 // LauncherInfo describes, for oshinfo, the launcher this process's

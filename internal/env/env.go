@@ -51,6 +51,8 @@ const (
 	VarNUMAColl      = "SHMEM_NUMA_COLLECTIVES"
 	VarPMI           = "SHMEM_PMI"
 	VarHost          = "SHMEM_HOST"
+	VarInternode     = "SHMEM_INTERNODE"
+	VarInternodeIf   = "SHMEM_INTERNODE_IFACE"
 )
 
 // Knob types, the values of Knob.Type.
@@ -144,6 +146,12 @@ type Config struct {
 	// PEs under a cluster launcher; "auto" means the launcher's process
 	// mapping, else the host name.
 	Host string
+	// Internode is SHMEM_INTERNODE: the transport between the hosts'
+	// leader PEs ("tcp").
+	Internode string
+	// InternodeIface is SHMEM_INTERNODE_IFACE: the interface or address
+	// the leaders listen on ("": the default route's interface).
+	InternodeIface string
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -273,6 +281,19 @@ func defs() []def {
 				"(PMI_process_mapping), else the host name. Set it to test several \"hosts\" " +
 				"on one machine.",
 		}, func(c *Config) *string { return &c.Host }),
+		enumKnob(Knob{
+			Name: VarInternode, Default: "tcp", Values: []string{"tcp"},
+			Help: "In a job that spans hosts, the transport between the hosts' leader PEs " +
+				"(one per host carries all of its host's cross-host traffic). tcp: TCP " +
+				"connections made when a leader first talks to another. (RDMA verbs comes " +
+				"next.)",
+		}, func(c *Config, v string) { c.Internode = v }),
+		stringKnob(Knob{
+			Name: VarInternodeIf, Default: "auto",
+			Help: "In a job that spans hosts, the interface name or IP address a leader PE " +
+				"listens on for the other hosts' leaders. auto: the interface of the " +
+				"default route, else the first one that is up and not loopback.",
+		}, func(c *Config) *string { return &c.InternodeIface }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",
 			Help: "For tests and experiments: treat every run of this many consecutive PEs " +

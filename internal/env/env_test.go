@@ -26,6 +26,8 @@ func wantDefaults() Config {
 		HeapPolicy:        "local",
 		PMI:               "auto",
 		Host:              "auto",
+		Internode:         "tcp",
+		InternodeIface:    "auto",
 	}
 }
 

@@ -78,6 +78,8 @@ func ExampleKnobs() {
 	// SHMEM_NUMA_COLLECTIVES enum auto [auto always never]
 	// SHMEM_PMI enum auto [auto pmi1 pmi2]
 	// SHMEM_HOST string auto []
+	// SHMEM_INTERNODE enum tcp [tcp]
+	// SHMEM_INTERNODE_IFACE string auto []
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []

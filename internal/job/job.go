@@ -92,6 +92,7 @@ const (
 	AbortInterrupted = 5 // the launcher got SIGINT/SIGTERM (signal Code)
 	AbortPanic       = 6 // an in-process PE panicked
 	AbortLost        = 7 // a PE's process vanished (found by a peer)
+	AbortHost        = 8 // another host was lost: PE is its leader, Code its index
 )
 
 // Header is the start of the control block.
@@ -175,6 +176,8 @@ func Describe(kind uint32, pe, pid, code int) string {
 		return who + " panicked"
 	case AbortLost:
 		return who + " died (its process is gone)"
+	case AbortHost:
+		return fmt.Sprintf("the connection to host %d (leader PE %d) was lost: a PE there died, or the host did", code, pe)
 	}
 	return fmt.Sprintf("%s failed (kind %d, code %d)", who, kind, code)
 }

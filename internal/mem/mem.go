@@ -122,3 +122,23 @@ func Halves(p *int64) (lo, hi *uint32) {
 	h := (*[2]uint32)(unsafe.Pointer(p))
 	return &h[0], &h[1]
 }
+
+// NoEscape returns p hidden from escape analysis, as the runtime's
+// noescape does: passing it to an interface method (a transport's Send)
+// does not move *p to the heap. Only for pointers the callee does not
+// keep after it returns (the caller flushes before it returns).
+//
+//go:nosplit
+func NoEscape[T any](p *T) *T {
+	var a [1]uintptr // the address as an integer: escape analysis loses it
+	a[0] = uintptr(unsafe.Pointer(p))
+	return *(**T)(unsafe.Pointer(&a))
+}
+
+// NoEscapeBytes is NoEscape for the backing array of b.
+func NoEscapeBytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice(NoEscape(unsafe.SliceData(b)), len(b))
+}

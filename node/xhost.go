@@ -1,0 +1,692 @@
+package node
+
+// Across hosts. A job launched by srun or mpiexec may span hosts. The
+// PEs of each host form one shared-memory domain exactly as under
+// oshrun (their heaps mapped into each other's processes); every
+// operation on a PE of another host goes through the two hosts' leader
+// PEs (the lowest rank of each host), which alone hold connections
+// (package internode, the backend SHMEM_INTERNODE names):
+//
+//	PE a (host A) --leader queue--> leader of A --transport--> leader of B --> PE b's heap
+//
+//   - A non-leader PE hands the operation to its leader through the
+//     host's leader queue (internal/leaderq: a lock-free ring in the
+//     host's "xhost" segment; one load of the queue's doorbell when the
+//     leader is awake). The leader's progress goroutine drains the queue
+//     and sends what it found, one write per peer for a batch. The
+//     leader PE itself sends directly.
+//   - The target host's leader applies each frame from its transport's
+//     receiving goroutine: a put's payload is read from the socket
+//     straight into the target heap (no staging copy), an AMO runs with
+//     the target host's CPU atomics (so that it stays atomic with that
+//     host's own loads, stores and atomics on the word), a barrier or
+//     team word is stored, and the target PE's doorbell is rung, so a
+//     PE waiting on a word written from another host wakes.
+//   - Gets, fetching AMOs and Quiet are requests: the answer comes back
+//     the same way to the requester's mailbox (a cache line and a data
+//     window per PE in the xhost segment), and the requester waits on
+//     the mailbox's sequence word with its usual wait (spin, yield,
+//     sleep on its doorbell, which the applying leader rings).
+//
+// Ordering: a PE's frames to one host travel one path (its queue in
+// FIFO order, or its leader's own sends; one ordered connection per
+// pair of leaders; applied in order), so Fence has nothing to do across
+// hosts, and Quiet is one round trip to every host written since the
+// last Quiet: its answer follows the PE's earlier frames.
+//
+// Failure: a lost connection, or a host that reports its own failure
+// (an xAbort frame: its abort record), sets this host's abort record and
+// rings every doorbell, so every waiting PE stops with a *JobError; the
+// leader forwards this host's own failures to every other host.
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/leaderq"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/pmi"
+	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/internode"
+	"github.com/goshmem/goshmem/internode/backends"
+	"github.com/goshmem/goshmem/shm"
+)
+
+// Frame operations (internode.Header.Op).
+const (
+	xPut   uint8 = 1 + iota // payload into PE's heap segment at Off
+	xGet                    // Arg0 bytes from PE's heap segment at Off: xReply with them
+	xAMO4                   // Flags: the Op; Arg0 v, Arg1 cmp; xReply with the old value
+	xAMO8                   //
+	xPost4                  // a non-fetching AMO (no reply)
+	xPost8                  //
+	xCtl                    // store uint32(Arg0) at Off of the control block, ring PE
+	xQuiet                  // xReply once every earlier frame is applied
+	xReply                  // to the local PE of index PE: Arg0, payload into its window
+	xAbort                  // the sender's abort record: Arg0 kind, PE, Arg1 code
+)
+
+// Sizes of the xhost segment.
+const (
+	xqSlots   = 256
+	xqMsg     = 4096 - 16 // a slot of 4 KiB
+	xWindow   = 64 << 10  // a PE's reply window: gets move in pieces of this
+	xArena    = 1 << 20   // the progress goroutine's batch buffer
+	xMaxFrame = 1 << 30   // the largest payload a leader sends in one frame
+)
+
+// mailbox is a PE's answer line in the xhost segment; its window
+// follows it.
+type mailbox struct {
+	Seq atomic.Uint32 // the last answered request
+	_   uint32
+	Val atomic.Uint64 // its value (an AMO's old value)
+	_   [shm.CacheLine - 16]byte
+}
+
+const boxStride = shm.CacheLine + xWindow
+
+// xhostSize is the size of the xhost segment of a host of n PEs.
+func xhostSize(n int) int64 {
+	return int64(xqBytes()) + int64(n)*boxStride
+}
+
+// xhost is a process's part of a job that spans hosts.
+type xhost struct {
+	j       *Job
+	cl      *Cluster
+	host    int     // this host
+	hostOf  []int32 // host of every PE
+	local   []int   // this host's PEs, ascending
+	idx     []int32 // per PE: its index among its host's PEs
+	leader  bool    // this process hosts this host's leader PE
+	name    string  // the backend
+	tr      internode.Transport
+	seg     *shm.Mapping
+	q       *leaderq.Queue
+	boxes   mem.Base // the mailboxes
+	stop    atomic.Bool
+	done    chan struct{}
+	closing atomic.Bool // Finalize is closing the transport: losses are no failures
+	fwd     atomic.Bool // this host's failure went to the others (or came from them)
+	exch    *lockedExchange
+}
+
+// xpe is a PE's state for operations on other hosts. Its mutex
+// serializes the PE's cross-host requests (goroutines of one PE share
+// its mailbox); the on-host data path never takes it.
+type xpe struct {
+	mu     sync.Mutex
+	seq    uint32
+	idx    uint16
+	box    *mailbox
+	window []byte
+	msg    []byte // a leader queue message being built
+	dirty  []bool // hosts written since the last Quiet
+	ndirty int
+}
+
+// lockedExchange makes the PMI client safe for the transport's
+// goroutines and the PE's own calls.
+type lockedExchange struct {
+	mu sync.Mutex
+	c  *pmi.Client
+}
+
+func (e *lockedExchange) Put(k string, v []byte) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c.Put(k, v)
+}
+
+func (e *lockedExchange) Fence() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c.Fence()
+}
+
+func (e *lockedExchange) Get(r int, k string) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.c.Get(r, k)
+}
+
+// newXhost describes the hosts of cl for this process (rank) and maps
+// its host's xhost segment.
+func newXhost(j *Job, cl *Cluster, rank int, seg *shm.Segment) (*xhost, error) {
+	x := &xhost{j: j, cl: cl, host: cl.HostOf[rank], name: j.cfg.Internode, done: make(chan struct{})}
+	if x.name == "" {
+		x.name = backends.Default
+	}
+	x.hostOf = make([]int32, len(cl.HostOf))
+	x.idx = make([]int32, len(cl.HostOf))
+	count := make([]int32, len(cl.Hosts))
+	for q, h := range cl.HostOf {
+		x.hostOf[q] = int32(h)
+		x.idx[q] = count[h]
+		count[h]++
+		if h == x.host {
+			x.local = append(x.local, q)
+		}
+	}
+	x.leader = cl.Leaders[x.host] == rank
+	if seg.Size() < xhostSize(len(x.local)) {
+		return nil, fmt.Errorf("goshmem: the host's cross-host segment has %d bytes, want %d", seg.Size(), xhostSize(len(x.local)))
+	}
+	m, err := seg.Map(0, 0)
+	if err != nil {
+		return nil, err
+	}
+	x.seg = m
+	b := m.Bytes()
+	qb := xqBytes()
+	if x.q, err = leaderq.Open(b[:qb]); err != nil {
+		m.Close()
+		return nil, err
+	}
+	x.boxes = mem.RegionOf(b[qb:]).Base
+	return x, nil
+}
+
+// initXhost lays out a new xhost segment (the leader, before it hands
+// the segment to its host-mates).
+func initXhost(seg *shm.Segment) error {
+	m, err := seg.Map(0, 0)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	_, err = leaderq.Init(m.Bytes()[:xqBytes()], xqSlots, xqMsg)
+	return err
+}
+
+func xqBytes() int { return (leaderq.Size(xqSlots, xqMsg) + shm.CacheLine - 1) &^ (shm.CacheLine - 1) }
+
+// remote reports whether PE pe is on another host.
+func (x *xhost) remote(pe int) bool { return int(x.hostOf[pe]) != x.host }
+
+func (x *xhost) box(i int) *mailbox { return mem.At[mailbox](x.boxes, uintptr(i)*boxStride) }
+
+func (x *xhost) window(i int) []byte {
+	return mem.ByteSlice(x.boxes, uintptr(i)*boxStride+shm.CacheLine, xWindow)
+}
+
+// newXpe prepares PE me's cross-host state.
+func (x *xhost) newXpe(me int) *xpe {
+	i := int(x.idx[me])
+	return &xpe{idx: uint16(i), box: x.box(i), window: x.window(i),
+		msg: make([]byte, x.q.Max()), dirty: make([]bool, len(x.cl.Hosts))}
+}
+
+// open starts the leader's transport and progress goroutine (the leader
+// process), and meets every process of the job in the PMI fence that
+// publishes the leaders' addresses. The Sink is ready before: frames
+// may come as soon as the fence is over.
+func (x *xhost) open(pc *pmi.Client) error {
+	x.exch = &lockedExchange{c: pc}
+	if !x.leader {
+		if err := pc.Fence(); err != nil {
+			return fmt.Errorf("goshmem: PMI fence after the leaders' addresses: %w", err)
+		}
+		return nil
+	}
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 3 {
+		// The progress goroutine and the exit watcher each sleep in a
+		// futex holding a P: the PE needs a third (see watcherP).
+		runtime.GOMAXPROCS(3)
+	}
+	ranks := x.cl.Leaders
+	iface := x.j.cfg.InternodeIface
+	if iface == "auto" {
+		iface = ""
+	}
+	tr, err := backends.Open(x.name, internode.Config{
+		Index: x.host, Leaders: len(x.cl.Hosts), JobID: pc.JobID(), Ranks: ranks,
+		Exchange: x.exch, Sink: (*xsink)(x), Iface: iface,
+	})
+	if err != nil {
+		return fmt.Errorf("goshmem: PE %d (host %s's leader): opening the transport between hosts (SHMEM_INTERNODE=%s): %w",
+			x.cl.Leaders[x.host], x.cl.Hosts[x.host], x.name, err)
+	}
+	x.tr = tr
+	go x.progress()
+	return nil
+}
+
+// progress is the leader's progress goroutine: it drains the leader
+// queue, sends each message to its target's host (the messages found
+// together as one batch: Flush once per peer before the buffer is
+// reused), and forwards this host's failure to the other hosts. When
+// the queue stays empty it sleeps on the queue's doorbell.
+func (x *xhost) progress() {
+	defer close(x.done)
+	buf := make([]byte, xArena)
+	pol := wait.Policy{Spin: 64, Yield: 16, MinSleep: 50 * time.Microsecond, MaxSleep: 100 * time.Millisecond, Mode: x.j.policy.Mode}
+	abort := &x.j.ctl.Header.Abort.State
+	stop := func() bool { return x.stop.Load() || abort.Load() != 0 && !x.fwd.Load() }
+	touched := make([]bool, len(x.cl.Hosts))
+	max := x.q.Max()
+	for {
+		n, ok := x.q.Pop(buf[:max], &pol, stop)
+		if !ok {
+			if x.stop.Load() {
+				return
+			}
+			x.forwardAbort()
+			continue
+		}
+		off := 0
+		for {
+			x.sendQueued(buf[off:off+n], touched)
+			off += n
+			if off+max > len(buf) {
+				break
+			}
+			if n, ok = x.q.TryPop(buf[off : off+max]); !ok {
+				break
+			}
+		}
+		for h, t := range touched {
+			if t {
+				x.tr.Flush(h) // an error: Failed has been told
+				touched[h] = false
+			}
+		}
+	}
+}
+
+// sendQueued sends one message of the leader queue.
+func (x *xhost) sendQueued(msg []byte, touched []bool) {
+	var h internode.Header
+	h.Decode(msg)
+	if uint(h.PE) >= uint(len(x.hostOf)) {
+		return // cannot happen: the PE checked it
+	}
+	host := int(x.hostOf[h.PE])
+	if x.tr.Send(host, &h, msg[internode.HeaderSize:]) == nil {
+		touched[host] = true
+	}
+}
+
+// forwardAbort sends this host's abort record to every other host's
+// leader, once, and waits (up to a second) until it is written.
+func (x *xhost) forwardAbort() {
+	if x.tr == nil || !x.fwd.CompareAndSwap(false, true) {
+		return
+	}
+	a := &x.j.ctl.Header.Abort
+	for a.State.Load() == 1 {
+		wait.Relax()
+	}
+	kind, pe, _, code, ok := a.Get()
+	if !ok {
+		return
+	}
+	h := internode.Header{Op: xAbort, PE: uint32(pe), Arg0: uint64(kind), Arg1: uint64(int64(code))}
+	done := make(chan struct{})
+	go func() {
+		for host := range x.cl.Hosts {
+			if host != x.host {
+				hh := h
+				if x.tr.Reply(host, &hh, nil) == nil {
+					x.tr.Flush(host)
+				}
+			}
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+}
+
+// close ends the cross-host part at Finalize: the leader waits until
+// every PE of its host has finalized (their last frames pass through
+// it), then stops the progress goroutine and closes the transport with
+// a goodbye.
+func (x *xhost) close(p *PE) {
+	if !x.leader {
+		return
+	}
+	for _, q := range x.local {
+		s := x.j.ctl.Slot(q)
+		for s.State.Load() != job.StateFinalized {
+			if x.j.ctl.Header.Abort.State.Load() != 0 {
+				return
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	}
+	x.shutdown()
+}
+
+// shutdown stops the progress goroutine and closes the transport (once;
+// Finalize's close and the job's close both call it).
+func (x *xhost) shutdown() {
+	if !x.leader || x.tr == nil || !x.closing.CompareAndSwap(false, true) {
+		return
+	}
+	x.stop.Store(true)
+	x.q.Wake()
+	<-x.done
+	x.tr.Close()
+}
+
+// xsink is the leader's internode.Sink: it applies what other hosts'
+// leaders send.
+type xsink xhost
+
+// target returns PE pe's heap segment as mapped here when pe is a PE of
+// this host and [off, off+n) lies in its heap segment.
+func (x *xsink) target(pe uint32, off uint64, n uint64) (mem.Base, bool) {
+	if uint(pe) >= uint(len(x.hostOf)) || int(x.hostOf[pe]) != x.host {
+		return nil, false
+	}
+	b := x.j.bases[pe]
+	size := uint64(x.j.heapSize) + job.PoolBytes
+	if b == nil || off > size || n > size-off {
+		return nil, false
+	}
+	return b, true
+}
+
+// Buffer is where a payload goes: a put's straight into the target
+// heap, an answer's into the requester's window.
+func (x *xsink) Buffer(from int, h *internode.Header) []byte {
+	switch h.Op {
+	case xPut:
+		if b, ok := x.target(h.PE, h.Off, uint64(h.Len)); ok {
+			return mem.ByteSlice(b, uintptr(h.Off), int(h.Len))
+		}
+	case xReply:
+		if int(h.PE) < len(x.local) && h.Len <= xWindow {
+			return (*xhost)(x).window(int(h.PE))[:h.Len]
+		}
+	}
+	x.bad(from, h)
+	return make([]byte, h.Len) // read and dropped: the job fails
+}
+
+// Deliver applies one frame.
+func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
+	j := x.j
+	switch h.Op {
+	case xPut:
+		if _, ok := x.target(h.PE, h.Off, uint64(h.Len)); ok {
+			wait.Ring(j.bell(int(h.PE)))
+		}
+	case xGet:
+		b, ok := x.target(h.PE, h.Off, h.Arg0)
+		if !ok || h.Arg0 > xWindow {
+			x.bad(from, h)
+			return
+		}
+		x.reply(from, h, 0, mem.ByteSlice(b, uintptr(h.Off), int(h.Arg0)))
+	case xAMO4, xAMO8, xPost4, xPost8:
+		size := uint64(4)
+		if h.Op == xAMO8 || h.Op == xPost8 {
+			size = 8
+		}
+		b, ok := x.target(h.PE, h.Off, size)
+		if !ok || h.Off%size != 0 || Op(h.Flags) > OpXor {
+			x.bad(from, h)
+			return
+		}
+		var old uint64
+		if size == 4 {
+			old = uint64(apply32(Op(h.Flags), mem.At[uint32](b, uintptr(h.Off)), uint32(h.Arg0), uint32(h.Arg1)))
+		} else {
+			old = apply64(Op(h.Flags), mem.At[uint64](b, uintptr(h.Off)), h.Arg0, h.Arg1)
+		}
+		if Op(h.Flags) != OpFetch {
+			wait.Ring(j.bell(int(h.PE)))
+		}
+		if h.Op == xAMO4 || h.Op == xAMO8 {
+			x.reply(from, h, old, nil)
+		}
+	case xCtl:
+		if uint(h.PE) >= uint(len(x.hostOf)) || int(x.hostOf[h.PE]) != x.host || h.Off%4 != 0 || h.Off+4 > uint64(len(j.ctlMap.Bytes())) {
+			x.bad(from, h)
+			return
+		}
+		atomic.StoreUint32(mem.At[uint32](mem.RegionOf(j.ctlMap.Bytes()).Base, uintptr(h.Off)), uint32(h.Arg0))
+		wait.Ring(j.bell(int(h.PE)))
+	case xQuiet:
+		x.reply(from, h, 0, nil)
+	case xReply:
+		if int(h.PE) >= len(x.local) {
+			x.bad(from, h)
+			return
+		}
+		box := (*xhost)(x).box(int(h.PE))
+		box.Val.Store(h.Arg0)
+		box.Seq.Store(h.Seq)
+		wait.Ring(j.bell(x.local[h.PE]))
+	case xAbort:
+		x.fwd.Store(true) // the others heard it from its source
+		j.fail(uint32(h.Arg0), int(h.PE), 0, int(int64(h.Arg1)))
+	default:
+		x.bad(from, h)
+	}
+}
+
+// reply answers request h from leader from.
+func (x *xsink) reply(from int, h *internode.Header, v uint64, payload []byte) {
+	r := internode.Header{Op: xReply, PE: uint32(h.Ctx), Seq: h.Seq, Arg0: v}
+	r.Len = uint32(len(payload))
+	x.tr.Reply(from, &r, payload) // an error: Failed has been told
+}
+
+// bad fails the job on a frame that no goshmem leader sends.
+func (x *xsink) bad(from int, h *internode.Header) {
+	fmt.Fprintf(os.Stderr, "goshmem: host %s's leader sent a malformed frame (op %d, PE %d, offset %#x, %d bytes); ending the job\n",
+		x.cl.Hosts[from], h.Op, h.PE, h.Off, h.Len)
+	x.j.fail(job.AbortHost, x.cl.Leaders[from], 0, from)
+}
+
+// Failed is a lost leader: the job fails, naming it.
+func (x *xsink) Failed(peer int, err error) {
+	if x.closing.Load() {
+		return
+	}
+	if x.j.ctl.Header.Abort.State.Load() == 0 && os.Getenv("SHMEM_INFO") != "" {
+		fmt.Fprintf(os.Stderr, "goshmem: host %s: %v\n", x.cl.Hosts[peer], err)
+	}
+	x.j.fail(job.AbortHost, x.cl.Leaders[peer], 0, peer)
+}
+
+// The PE's side.
+
+// xsend hands frame h (to the PE h.PE of another host) to the
+// transport: directly on the leader, through the leader queue
+// elsewhere (then the payload must fit a queue message). The caller
+// holds xp.mu.
+func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
+	x, xp := p.job.x, p.x
+	h.Ctx = xp.idx
+	h.Len = uint32(len(payload))
+	host := int(x.hostOf[h.PE])
+	if x.leader {
+		// The header and payload are not kept past the Flush: hidden
+		// from escape analysis, they stay on the callers' stacks (the
+		// on-host fast paths that share the slow path allocate nothing).
+		err := x.tr.Send(host, mem.NoEscape(h), mem.NoEscapeBytes(payload))
+		if err == nil && len(payload) > 0 {
+			err = x.tr.Flush(host) // the payload is the caller's
+		}
+		if err != nil {
+			p.xlost(routine, host)
+		}
+		return
+	}
+	msg := xp.msg[:internode.HeaderSize+len(payload)]
+	h.Encode(msg)
+	copy(msg[internode.HeaderSize:], payload)
+	if !x.q.TryPush(msg) {
+		p.xpushSlow(routine, msg)
+	}
+}
+
+// xpushSlow waits for room in a full leader queue.
+//
+//go:noinline
+func (p *PE) xpushSlow(routine string, msg []byte) {
+	q := p.job.x.q
+	p.WaitSlow(routine, func() bool { return q.TryPush(msg) })
+}
+
+// xlost is a failed send: the transport has told the Sink, which has
+// recorded the failure; stop with it.
+func (p *PE) xlost(routine string, host int) {
+	p.checkAbort(routine)
+	p.job.fail(job.AbortHost, p.job.x.cl.Leaders[host], 0, host)
+	p.checkAbort(routine)
+}
+
+// xrequest sends request h and waits for its answer; it returns the
+// answer's value (its payload is in xp.window). The caller holds xp.mu.
+func (p *PE) xrequest(routine string, h *internode.Header) uint64 {
+	xp := p.x
+	xp.seq++
+	h.Seq = xp.seq
+	p.xsend(routine, h, nil)
+	if int32(xp.box.Seq.Load()-h.Seq) < 0 {
+		p.waitFlag(routine, &xp.box.Seq, h.Seq)
+	}
+	return xp.box.Val.Load()
+}
+
+// xmax is the largest payload of one frame this PE sends.
+func (p *PE) xmax() int {
+	if p.job.x.leader {
+		return xMaxFrame
+	}
+	return p.job.x.q.Max() - internode.HeaderSize
+}
+
+// xput writes data at offset off of PE pe's heap segment (another
+// host's), in frames the size of a queue message or, from the leader,
+// of up to xMaxFrame bytes.
+func (p *PE) xput(routine string, pe int, off uintptr, data []byte) {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	max := p.xmax()
+	for len(data) > 0 {
+		n := min(len(data), max)
+		h := internode.Header{Op: xPut, PE: uint32(pe), Off: uint64(off)}
+		p.xsend(routine, &h, data[:n])
+		data, off = data[n:], off+uintptr(n)
+	}
+	p.xdirty(pe)
+}
+
+// xdirty notes that PE pe's host was written (Quiet will wait for it).
+func (p *PE) xdirty(pe int) {
+	xp := p.x
+	if h := p.job.x.hostOf[pe]; !xp.dirty[h] {
+		xp.dirty[h] = true
+		xp.ndirty++
+	}
+}
+
+// xget reads len(buf) bytes at offset off of PE pe's heap segment.
+func (p *PE) xget(routine string, pe int, off uintptr, buf []byte) {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	for len(buf) > 0 {
+		n := min(len(buf), xWindow)
+		h := internode.Header{Op: xGet, PE: uint32(pe), Off: uint64(off), Arg0: uint64(n)}
+		p.xrequest(routine, &h)
+		copy(buf[:n], xp.window[:n])
+		buf, off = buf[n:], off+uintptr(n)
+	}
+}
+
+// xamo runs AMO o on the size-byte word at offset off of PE pe's heap
+// on that PE's host and returns the old value; fetch false does not
+// wait for it (Quiet does).
+func (p *PE) xamo(routine string, pe int, off, size uintptr, o Op, v, cmp uint64, fetch bool) uint64 {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	op := xAMO4
+	if size == 8 {
+		op = xAMO8
+	}
+	h := internode.Header{Op: op, Flags: uint8(o), PE: uint32(pe), Off: uint64(off), Arg0: v, Arg1: cmp}
+	if !fetch {
+		h.Op += xPost4 - xAMO4
+		p.xsend(routine, &h, nil)
+		p.xdirty(pe)
+		return 0
+	}
+	return p.xrequest(routine, &h)
+}
+
+// xctl stores v into the control block word at offset off of PE pe's
+// host and rings pe (a barrier flag).
+func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	h := internode.Header{Op: xCtl, PE: uint32(pe), Off: uint64(off), Arg0: uint64(v)}
+	p.xsend(routine, &h, nil)
+}
+
+// xquiet completes this PE's puts and AMOs on other hosts: one round
+// trip to every host written since the last Quiet.
+//
+//go:noinline
+func (p *PE) xquiet() {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	if xp.ndirty == 0 {
+		return
+	}
+	for host, d := range xp.dirty {
+		if d {
+			h := internode.Header{Op: xQuiet, PE: uint32(p.job.x.cl.Leaders[host])}
+			p.xrequest("Quiet", &h)
+			xp.dirty[host] = false
+		}
+	}
+	xp.ndirty = 0
+}
+
+// ctlOffset is the offset of w in the control block.
+func (j *Job) ctlOffset(w *shm.Uint32) uintptr {
+	off, ok := mem.RegionOf(j.ctlMap.Bytes()).Offset(mem.PtrAddr(w), 4)
+	if !ok {
+		panic("goshmem: internal error: a barrier flag outside the control block")
+	}
+	return off
+}
+
+// HostOf returns the host index of PE q and true in a job that spans
+// hosts (each host's PEs map each other's heaps: one shared-memory
+// domain), and false otherwise.
+func (p *PE) HostOf(q int) (int, bool) {
+	if p.job.x == nil || uint(q) >= uint(p.npes) {
+		return 0, false
+	}
+	return int(p.job.x.hostOf[q]), true
+}
+
+// HostPEs returns the PEs of this PE's host and the leader PE of every
+// host, in a job that spans hosts (nil, nil otherwise). The slices must
+// not be modified.
+func (p *PE) HostPEs() (local, leaders []int) {
+	if p.job.x == nil {
+		return nil, nil
+	}
+	return p.job.x.local, p.job.x.cl.Leaders
+}

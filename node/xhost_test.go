@@ -1,0 +1,168 @@
+package node_test
+
+// Jobs across hosts on this machine: MPICH's mpiexec starts the PEs,
+// and SHMEM_HOST, set per group of ranks, makes each group a host of
+// its own, so the groups map their own heaps and reach each other only
+// through their leaders' TCP transport (over this machine's address).
+// The same scenarios run across real test hosts (network namespaces)
+// in TestUnderHydraTestHosts and TestUnderSlurm.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+)
+
+func init() {
+	scenarios["xhost-barriers"] = func(pe *goshmem.PE) {
+		barriers(pe, 1000)
+		fmt.Printf("PE %d ok barriers\n", pe.MyPE())
+	}
+	scenarios["xhost-sigkill"] = func(pe *goshmem.PE) {
+		victim, _ := strconv.Atoi(os.Getenv("GOSHMEM_TEST_VICTIM"))
+		if pe.MyPE() == victim {
+			time.Sleep(300 * time.Millisecond)
+			fmt.Fprintf(os.Stderr, "PE %d kills itself\n", victim)
+			pe.Quiet()
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		for {
+			pe.BarrierAll()
+		}
+	}
+	scenarios["xhost-teams"] = func(pe *goshmem.PE) {
+		host, leaders := pe.HostPEs()
+		h := goshmem.TeamHost(pe)
+		l := goshmem.TeamLeaders(pe)
+		if h.NPEs() != len(host) || (l != nil) != (host[0] == pe.MyPE()) || l != nil && l.NPEs() != len(leaders) {
+			fail(pe, "TeamHost has %d PEs (want %d), TeamLeaders %v (leaders %v)", h.NPEs(), len(host), l, leaders)
+		}
+		if s := goshmem.TeamShared(pe); s.NPEs() != len(host) {
+			fail(pe, "TeamShared has %d PEs, want this host's %d", s.NPEs(), len(host))
+		}
+		for q := 0; q < pe.NPEs(); q++ {
+			hq, _ := pe.HostOf(q)
+			hme, _ := pe.HostOf(pe.MyPE())
+			if !pe.PEAccessible(q) || pe.PtrAccessible(q) != (hq == hme) {
+				fail(pe, "PE %d: accessible %v, Ptr-accessible %v; same host %v", q, pe.PEAccessible(q), pe.PtrAccessible(q), hq == hme)
+			}
+		}
+		scenarioTeams(pe)
+	}
+}
+
+// acrossHosts returns mpiexec arguments that start scenario on hosts
+// of the given numbers of PEs (SHMEM_HOST h0, h1, ...), with env (pairs
+// of name and value) for every PE.
+func acrossHosts(scenario string, sizes []int, env ...string) []string {
+	var args []string
+	for i, n := range sizes {
+		if i > 0 {
+			args = append(args, ":")
+		}
+		args = append(args, "-n", strconv.Itoa(n), "-env", "SHMEM_HOST", fmt.Sprintf("h%d", i), "-env", scenarioVar, scenario)
+		for k := 0; k+1 < len(env); k += 2 {
+			args = append(args, "-env", env[k], env[k+1])
+		}
+		args = append(args, os.Args[0], "-test.run=^$")
+	}
+	return args
+}
+
+// TestAcrossHosts runs the public API across 2 and 3 hosts of 1 to 3
+// PEs: RMA, AMOs, a lock and a signal (the "rma" scenario, which also
+// checks Ptr: nil exactly for other hosts' PEs), every collective on
+// the world, TeamShared, a backwards strided team and both halves of a
+// 2-D split, checked exactly (the "teams" scenario, with the host and
+// leader teams checked first), and 1,000 barriers with 4 PEs per host
+// on this 2-CPU machine.
+func TestAcrossHosts(t *testing.T) {
+	hydra(t)
+	for _, tc := range []struct {
+		scenario string
+		sizes    []int
+		want     string
+	}{
+		{"rma", []int{1, 1}, "ok xpmem"},
+		{"rma", []int{2, 2}, "ok xpmem"},
+		{"rma", []int{3, 1, 2}, "ok xpmem"},
+		{"xhost-teams", []int{2, 2}, "ok xpmem"},
+		{"xhost-teams", []int{2, 1, 2}, "ok xpmem"},
+		{"xhost-barriers", []int{4, 4}, "ok barriers"},
+	} {
+		name := tc.scenario
+		for _, n := range tc.sizes {
+			name += fmt.Sprintf("-%d", n)
+		}
+		t.Run(name, func(t *testing.T) {
+			out, err := runHydra(t, acrossHosts(tc.scenario, tc.sizes)...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			npes := 0
+			for _, n := range tc.sizes {
+				npes += n
+			}
+			for pe := range npes {
+				if want := fmt.Sprintf("PE %d %s", pe, tc.want); !strings.Contains(out, want) {
+					t.Errorf("no %q in the output:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestAcrossHostsKilledPE: a PE killed on one host stops the PEs of the
+// other host (waiting in barriers) within 2 s, with an error naming
+// the failure, whether the dead PE was its host's leader (the other
+// host sees the connection drop) or not (its leader forwards its
+// host's abort record).
+func TestAcrossHostsKilledPE(t *testing.T) {
+	hydra(t)
+	for _, victim := range []int{2, 3} {
+		t.Run(fmt.Sprintf("PE%d", victim), func(t *testing.T) {
+			start := time.Now()
+			out, err := runHydra(t, acrossHosts("xhost-sigkill", []int{2, 2}, "GOSHMEM_TEST_VICTIM", strconv.Itoa(victim))...)
+			if err == nil {
+				t.Fatalf("a job with a killed PE exited 0:\n%s", out)
+			}
+			if took := time.Since(start); took > 2*time.Second+300*time.Millisecond+time.Second {
+				t.Errorf("the job took %v to end after the kill", took)
+			}
+			// Hydra may kill the survivors first; when it does not, they
+			// say why they stopped.
+			if strings.Contains(out, "stopped:") && !strings.Contains(out, fmt.Sprintf("PE %d", victim)) && !strings.Contains(out, "connection to host") {
+				t.Errorf("the survivors' errors name neither PE %d nor the lost host:\n%s", victim, out)
+			}
+		})
+	}
+}
+
+// TestAcrossHostsGlobalExit: GlobalExit(7) on one host ends the PEs of
+// both with status 7.
+func TestAcrossHostsGlobalExit(t *testing.T) {
+	hydra(t)
+	start := time.Now()
+	out, err := runHydra(t, acrossHosts("globalexit", []int{2, 2})...)
+	var ee *exec.ExitError
+	switch {
+	case !errors.As(err, &ee):
+		t.Errorf("mpiexec after GlobalExit(7): %v, want exit status 7\n%s", err, out)
+	case ee.ExitCode() == 7:
+	case strings.Contains(out, "(signal 1)") || strings.Contains(out, "(signal 9)"):
+		t.Logf("hydra reported its own clean-up signal, not 7:\n%s", out)
+	default:
+		t.Errorf("mpiexec after GlobalExit(7): status %d, want 7\n%s", ee.ExitCode(), out)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the job took %v to end after GlobalExit", took)
+	}
+}
