@@ -143,6 +143,8 @@ tests:
   handoff     one-way cache-line hand-off latency between two processes (us)
   atomic      local and cross-core atomic fetch-add latency (us)
   lines       cost of moving k more cache lines from one core to another (us)
+  tcp         TCP ping-pong latency (us) and stream bandwidth (MB/s) to another
+              host (-listen ADDR there, -connect ADDR here): the cross-host limit
   all         all four with default flags (only -cpus is accepted)
 run "limits <test> -h" for a test's flags`
 
@@ -168,6 +170,12 @@ func run(args []string, w io.Writer) error {
 		return t.write(w)
 	case "lines":
 		t, err := runLines(args)
+		if err != nil {
+			return err
+		}
+		return t.write(w)
+	case "tcp":
+		t, err := runTCP(args)
 		if err != nil {
 			return err
 		}

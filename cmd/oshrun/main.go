@@ -87,6 +87,14 @@ Examples:
   oshrun -np 16 --map-by numa --bind-to core --report-bindings ./bench
   oshrun -np 16 --pes-per-proc 4 --bind-to socket ./hybrid
   oshrun -n 2 -x SHMEM_SYMMETRIC_SIZE=2G -x GOMAXPROCS --timeout 5m ./solver input.dat
+
+Across hosts, start the same program with the cluster's launcher
+instead (goshmem speaks PMI to it; no flag needed): the PEs of each
+host share memory as under oshrun, and one leader PE per host carries
+the traffic to the other hosts over TCP (SHMEM_INTERNODE_IFACE picks
+the interface):
+  mpiexec -hosts h1,h2 -n 8 -ppn 4 ./hello
+  srun --mpi=pmi2 -N 2 -n 8 --kill-on-bad-exit=1 ./hello
 `
 
 func main() {

@@ -1,0 +1,146 @@
+package main
+
+// The TCP limit across hosts: what a goshmem leader's transport is
+// compared with. One side (tcp -listen) echoes; the other (tcp
+// -connect) measures, for each size, the one-way latency of a
+// ping-pong (a write of size bytes answered by one of the same size,
+// half the round trip) and the bandwidth of a one-way stream of size
+// byte writes acknowledged by one byte at the end. Both sides set
+// TCP_NODELAY, as the transport does.
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"time"
+)
+
+// tcpHeader is what the client tells the echo side before each size:
+// the size and how many ping-pongs, then how many stream writes.
+type tcpHeader struct {
+	Size, PingPongs, Stream uint64
+}
+
+func runTCP(args []string) (*table, error) {
+	fs := flag.NewFlagSet("tcp", flag.ContinueOnError)
+	listen := fs.String("listen", "", "echo side: the address to listen on (`host:port`); serves until killed")
+	connect := fs.String("connect", "", "measuring side: the echo side's `host:port`")
+	minSize := fs.Int("min", 8, "smallest message in bytes")
+	maxSize := fs.Int("max", 1<<20, "largest message in bytes (sizes double)")
+	iters := fs.Int("i", 10000, "ping-pongs per size (a tenth above 64 KiB)")
+	reps := fs.Int("r", 5, "timed blocks; the median is reported")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case *listen != "" && *connect != "", *listen == "" && *connect == "":
+		return nil, errors.New("tcp: give one of -listen (the echo side) or -connect (the measuring side)")
+	case *listen != "":
+		return nil, tcpEcho(*listen)
+	case *minSize < 1 || *maxSize < *minSize || *iters < 1 || *reps < 1:
+		return nil, errors.New("tcp: need 1 <= -min <= -max, -i >= 1, -r >= 1")
+	}
+	c, err := net.Dial("tcp", *connect)
+	if err != nil {
+		return nil, fmt.Errorf("tcp: %v (start `limits tcp -listen ADDR` on the other host first)", err)
+	}
+	defer c.Close()
+	c.(*net.TCPConn).SetNoDelay(true)
+	t := &table{test: "tcp", cols: [2]string{"Size", "Latency (us) / Bandwidth (MB/s)"}, prec: 2}
+	t.notes = append(t.notes, fmt.Sprintf("to %s; latency: half a ping-pong's round trip; bandwidth: a one-way stream; median of %d blocks", *connect, *reps))
+	buf := make([]byte, *maxSize)
+	for size := *minSize; size <= *maxSize; size *= 2 {
+		n := *iters
+		if size > 64<<10 {
+			n = max(n/10, 10)
+		}
+		per := max(n / *reps, 1)
+		stream := max(int((64<<20)/size), 16)
+		var lat, bw []float64
+		for range *reps {
+			h := tcpHeader{uint64(size), uint64(per), uint64(stream)}
+			if err := binary.Write(c, binary.LittleEndian, h); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			for range per {
+				if _, err := c.Write(buf[:size]); err != nil {
+					return nil, err
+				}
+				if _, err := io.ReadFull(c, buf[:size]); err != nil {
+					return nil, err
+				}
+			}
+			lat = append(lat, time.Since(start).Seconds()*1e6/float64(2*per))
+			start = time.Now()
+			for range stream {
+				if _, err := c.Write(buf[:size]); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := io.ReadFull(c, buf[:1]); err != nil {
+				return nil, err
+			}
+			bw = append(bw, float64(stream*size)/time.Since(start).Seconds()/1e6)
+		}
+		sort.Float64s(lat)
+		sort.Float64s(bw)
+		t.rows = append(t.rows, row{fmt.Sprintf("%d latency", size), lat[len(lat)/2]}, row{fmt.Sprintf("%d bandwidth", size), bw[len(bw)/2]})
+	}
+	return t, nil
+}
+
+// tcpEcho serves measuring sides one at a time until it is killed.
+func tcpEcho(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("tcp: %v", err)
+	}
+	fmt.Printf("# echoing on %s\n", ln.Addr())
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		c.(*net.TCPConn).SetNoDelay(true)
+		serveEcho(c)
+		c.Close()
+	}
+}
+
+func serveEcho(c net.Conn) {
+	var buf []byte
+	for {
+		var h tcpHeader
+		if err := binary.Read(c, binary.LittleEndian, &h); err != nil {
+			return
+		}
+		if h.Size > 1<<30 {
+			return
+		}
+		if uint64(len(buf)) < h.Size {
+			buf = make([]byte, h.Size)
+		}
+		b := buf[:h.Size]
+		for range h.PingPongs {
+			if _, err := io.ReadFull(c, b); err != nil {
+				return
+			}
+			if _, err := c.Write(b); err != nil {
+				return
+			}
+		}
+		for range h.Stream {
+			if _, err := io.ReadFull(c, b); err != nil {
+				return
+			}
+		}
+		if _, err := c.Write(b[:1]); err != nil {
+			return
+		}
+	}
+}
