@@ -78,8 +78,9 @@ type Job struct {
 //
 // host, in a job that spans hosts, lists the PEs of this host: the
 // heaps of the others are not reached through this mapping (their
-// bases stay nil), and the waiting policy counts this host's PEs.
-func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string, host []int) (*Job, error) {
+// bases stay nil), and the waiting policy counts busy PEs (see
+// Cluster.busyPEs).
+func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string, host []int, busy int) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
 		heapSize: uintptr(segs.HeapSize), host: host}
 	m, err := segs.Ctl.Map(0, 0)
@@ -149,7 +150,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	}
 	npes := j.npes
 	if host != nil {
-		npes = len(host) // the PEs that share this host's CPUs
+		npes = busy // the PEs (and leaders) that share this machine's CPUs
 	}
 	j.policy = autoPolicy(npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	if j.policy.Mode == wait.Goroutines {

@@ -43,6 +43,11 @@ type Cluster struct {
 	// Transport is the leaders' transport (SHMEM_INTERNODE) when the job
 	// spans hosts.
 	Transport string
+	// SameMachine[h] tells whether host h runs on this process's machine
+	// (its leader reported the same kernel boot id): test hosts that are
+	// namespaces of one machine, or SHMEM_HOST groups. Their PEs and
+	// leaders share this machine's CPUs, which the waiting policy counts.
+	SameMachine []bool
 }
 
 // startPMI wires this process up through c. It returns the host's
@@ -67,6 +72,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 		{"pid", strconv.Itoa(os.Getpid())},
 		{"heap", fmt.Sprintf("%d,%t", cfg.HeapSize, cfg.Huge)},
 		{"tok", token},
+		{"boot", bootID()},
 	} {
 		if err := c.Put(kv.k, []byte(kv.v)); err != nil {
 			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
@@ -115,12 +121,18 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 		}
 		cl.HostOf[r] = i
 	}
+	myBoot := bootID()
 	for _, l := range cl.Leaders {
 		b, err := c.Get(l, "host")
 		if err != nil {
 			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's host: %w", l, err)
 		}
 		cl.Hosts = append(cl.Hosts, string(b))
+		boot, err := c.Get(l, "boot")
+		if err != nil {
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: rank %d's boot id: %w", l, err)
+		}
+		cl.SameMachine = append(cl.SameMachine, len(cl.Leaders) > 1 && string(boot) == myBoot && myBoot != "")
 	}
 	me := cl.HostOf[rank]
 	leader := cl.Leaders[me]
@@ -294,4 +306,34 @@ func LauncherInfo(getenv func(string) string) string {
 			getenv(pmi.EnvFD), getenv(pmi.EnvPort), getenv(pmi.EnvRank), getenv(pmi.EnvSize), choice)
 	}
 	return "none: a program started on its own is a one-PE job; start jobs with oshrun on one host, or srun --mpi=pmi2 / mpiexec"
+}
+
+// bootID is this kernel's boot id ("" if unknown): processes that
+// report the same one run on one machine.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// busyPEs is what the waiting policy counts as the PEs that share this
+// machine's CPUs in a job across hosts: the PEs of every host on this
+// machine, and one more per such host for its leader's transport
+// goroutines, which must get a CPU for a PE's cross-host wait to end.
+func (cl *Cluster) busyPEs(host int) int {
+	n := 0
+	for h := range cl.Hosts {
+		if h != host && (len(cl.SameMachine) <= h || !cl.SameMachine[h]) {
+			continue
+		}
+		n++ // the leader's transport
+		for _, x := range cl.HostOf {
+			if x == h {
+				n++
+			}
+		}
+	}
+	return n
 }

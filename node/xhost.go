@@ -223,6 +223,17 @@ func (x *xhost) newXpe(me int) *xpe {
 		msg: make([]byte, x.q.Max()), dirty: make([]bool, len(x.cl.Hosts))}
 }
 
+// leaderProcs is the GOMAXPROCS of a leader's process (unless the user
+// set GOMAXPROCS). A goroutine asleep in a futex system call keeps its
+// P until the runtime's monitor takes it back, 20 us to 10 ms later
+// (see watcherP): the exit watcher, the progress goroutine and the PE
+// itself may all sleep so, and the transport's receiving goroutine,
+// woken by the network poller, must still find a P at once, or every
+// answer from another host waits for the monitor. With 3 Ps a put
+// ping-pong between two 1-PE hosts of this 2-CPU machine took 150 us
+// (and moved with SHMEM_WAIT_SLEEP); see docs/performance.md.
+const leaderProcs = 4
+
 // open starts the leader's transport and progress goroutine (the leader
 // process), and meets every process of the job in the PMI fence that
 // publishes the leaders' addresses. The Sink is ready before: frames
@@ -235,10 +246,8 @@ func (x *xhost) open(pc *pmi.Client) error {
 		}
 		return nil
 	}
-	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < 3 {
-		// The progress goroutine and the exit watcher each sleep in a
-		// futex holding a P: the PE needs a third (see watcherP).
-		runtime.GOMAXPROCS(3)
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < leaderProcs {
+		runtime.GOMAXPROCS(leaderProcs)
 	}
 	ranks := x.cl.Leaders
 	iface := x.j.cfg.InternodeIface
