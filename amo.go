@@ -15,7 +15,7 @@ func AtomicFetch[T Standard](c *Ctx, src *T, pe int) T {
 
 // AtomicSet stores v into *dst on PE pe (shmem_atomic_set).
 func AtomicSet[T Standard](c *Ctx, dst *T, v T, pe int) {
-	node.AMO(c, "AtomicSet", node.OpSet, dst, v, v, pe)
+	node.Post(c, "AtomicSet", node.OpSet, dst, v, pe)
 }
 
 // AtomicSwap stores v into *dst on PE pe and returns the previous value.
@@ -36,7 +36,7 @@ func AtomicFetchAdd[T Integer](c *Ctx, dst *T, v T, pe int) T {
 
 // AtomicAdd adds v to *dst on PE pe.
 func AtomicAdd[T Integer](c *Ctx, dst *T, v T, pe int) {
-	node.AMO(c, "AtomicAdd", node.OpAdd, dst, v, v, pe)
+	node.Post(c, "AtomicAdd", node.OpAdd, dst, v, pe)
 }
 
 // AtomicFetchInc increments *dst on PE pe and returns the previous value.
@@ -46,7 +46,7 @@ func AtomicFetchInc[T Integer](c *Ctx, dst *T, pe int) T {
 
 // AtomicInc increments *dst on PE pe.
 func AtomicInc[T Integer](c *Ctx, dst *T, pe int) {
-	node.AMO(c, "AtomicInc", node.OpAdd, dst, 1, 1, pe)
+	node.Post(c, "AtomicInc", node.OpAdd, dst, 1, pe)
 }
 
 // AtomicFetchAnd ands v into *dst on PE pe and returns the previous value.
@@ -56,7 +56,7 @@ func AtomicFetchAnd[T Integer](c *Ctx, dst *T, v T, pe int) T {
 
 // AtomicAnd ands v into *dst on PE pe.
 func AtomicAnd[T Integer](c *Ctx, dst *T, v T, pe int) {
-	node.AMO(c, "AtomicAnd", node.OpAnd, dst, v, v, pe)
+	node.Post(c, "AtomicAnd", node.OpAnd, dst, v, pe)
 }
 
 // AtomicFetchOr ors v into *dst on PE pe and returns the previous value.
@@ -66,7 +66,7 @@ func AtomicFetchOr[T Integer](c *Ctx, dst *T, v T, pe int) T {
 
 // AtomicOr ors v into *dst on PE pe.
 func AtomicOr[T Integer](c *Ctx, dst *T, v T, pe int) {
-	node.AMO(c, "AtomicOr", node.OpOr, dst, v, v, pe)
+	node.Post(c, "AtomicOr", node.OpOr, dst, v, pe)
 }
 
 // AtomicFetchXor xors v into *dst on PE pe and returns the previous value.
@@ -76,7 +76,7 @@ func AtomicFetchXor[T Integer](c *Ctx, dst *T, v T, pe int) T {
 
 // AtomicXor xors v into *dst on PE pe.
 func AtomicXor[T Integer](c *Ctx, dst *T, v T, pe int) {
-	node.AMO(c, "AtomicXor", node.OpXor, dst, v, v, pe)
+	node.Post(c, "AtomicXor", node.OpXor, dst, v, pe)
 }
 
 // The non-blocking fetching AMOs (shmem_atomic_*_nbi) store the fetched

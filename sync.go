@@ -277,9 +277,9 @@ func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal 
 	}
 	put(c, routine, dst, src, pe)
 	if op == SignalSet {
-		node.AMO(c, routine, node.OpSet, sig, signal, 0, pe)
+		node.Post(c, routine, node.OpSet, sig, signal, pe)
 	} else {
-		node.AMO(c, routine, node.OpAdd, sig, signal, 0, pe)
+		node.Post(c, routine, node.OpAdd, sig, signal, pe)
 	}
 }
 

@@ -145,11 +145,24 @@ func AMO[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int) T {
 	if !ok || off&(size-1) != 0 || c.pe.job.amoLocked {
 		return amoSlow(c, routine, o, dst, v, cmp, pe)
 	}
+	o &^= opPost
 	old := apply(o, mem.At[T](base, off), v, cmp)
 	if o != OpFetch {
 		c.Ring(pe)
 	}
 	return old
+}
+
+// opPost marks an AMO whose result nobody reads (AtomicAdd, AtomicSet,
+// the signal of PutSignal): on another host it is sent without waiting
+// for an answer, and Quiet completes it.
+const opPost Op = 0x80
+
+// Post runs the non-fetching operator o (OpSet, OpAdd, OpAnd, OpOr,
+// OpXor) on *dst at PE pe: AMO without the result, which lets an AMO on
+// another host complete at the next Quiet instead of a round trip.
+func Post[T Standard](c *Ctx, routine string, o Op, dst *T, v T, pe int) {
+	AMO(c, routine, o|opPost, dst, v, v, pe)
 }
 
 // apply runs o on *p with the CPU atomic of T's width.
@@ -166,6 +179,8 @@ func apply[T Standard](o Op, p *T, v, cmp T) T {
 //
 //go:noinline
 func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int) T {
+	post := o&opPost != 0
+	o &^= opPost
 	c.live(routine)
 	p := c.pe
 	pe = c.worldPE(routine, pe)
@@ -183,7 +198,7 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 		} else {
 			vv, cc = mem.As[uint64](v), mem.As[uint64](cmp)
 		}
-		old := p.xamo(routine, pe, off, size, o, vv, cc, true)
+		old := p.xamo(routine, pe, off, size, o, vv, cc, !post)
 		if size == 4 {
 			return mem.As[T](uint32(old))
 		}

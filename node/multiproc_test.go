@@ -85,7 +85,7 @@ func scenarioRMA(pe *goshmem.PE) {
 	me, n := pe.MyPE(), pe.NPEs()
 	c := pe.Ctx()
 	buf, _ := goshmem.Calloc[int64](pe, 1024)
-	ctr, _ := goshmem.Calloc[int64](pe, 2)
+	ctr, _ := goshmem.Calloc[int64](pe, 3)
 	lock, _ := goshmem.Calloc[int64](pe, 1)
 	sig, _ := goshmem.Calloc[uint64](pe, 1)
 	right, left := (me+1)%n, (me+n-1)%n
@@ -95,7 +95,12 @@ func scenarioRMA(pe *goshmem.PE) {
 	}
 	goshmem.Put(c, buf, src, right)
 	goshmem.AtomicFetchAdd(c, &ctr[0], int64(me+1), 0)
+	goshmem.AtomicAdd(c, &ctr[2], int64(me+1), 0) // no result: completed by BarrierAll's Quiet
+	goshmem.AtomicInc(c, &ctr[2], 0)
 	pe.BarrierAll()
+	if me == 0 && ctr[2] != int64(n*(n+1)/2+n) {
+		fail(pe, "AtomicAdd/AtomicInc counter = %d, want %d", ctr[2], n*(n+1)/2+n)
+	}
 	for i, v := range buf {
 		if v != int64(left*10000+i) {
 			fail(pe, "buf[%d] = %d, want %d", i, v, left*10000+i)
