@@ -64,13 +64,22 @@ type sink struct {
 	nfailed atomic.Int64
 	check   bool
 	to      int
+	// gate, when set, holds the receiver of a payload of gateLen bytes
+	// in Buffer until it is closed (the sender's write stays in flight).
+	gate    chan struct{}
+	gateLen uint32
 }
 
 func newSink(to int) *sink {
 	return &sink{frames: map[int][]internode.Header{}, failed: make(chan string, 64), check: true, to: to}
 }
 
-func (s *sink) Buffer(from int, h *internode.Header) []byte { return make([]byte, h.Len) }
+func (s *sink) Buffer(from int, h *internode.Header) []byte {
+	if s.gate != nil && h.Len == s.gateLen {
+		<-s.gate
+	}
+	return make([]byte, h.Len)
+}
 
 func (s *sink) Deliver(from int, h *internode.Header, buf []byte) {
 	s.mu.Lock()
