@@ -504,7 +504,7 @@ func (x *xsink) Failed(peer int, err error) {
 	if x.closing.Load() {
 		return
 	}
-	if x.j.ctl.Header.Abort.State.Load() == 0 && os.Getenv("SHMEM_INFO") != "" {
+	if x.j.ctl.Header.Abort.State.Load() == 0 && x.j.cfg.Info {
 		fmt.Fprintf(os.Stderr, "goshmem: host %s: %v\n", x.cl.Hosts[peer], err)
 	}
 	x.j.fail(job.AbortHost, x.cl.Leaders[peer], 0, peer)
