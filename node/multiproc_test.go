@@ -599,6 +599,6 @@ func wantGlobalExit7(t *testing.T, out string, err error) {
 	case strings.Contains(out, "(signal 1)") || strings.Contains(out, "(signal 9)"):
 		t.Logf("hydra reported its own clean-up signal, not 7:\n%s", out)
 	default:
-		t.Errorf("mpiexec after GlobalExit(7): status %d, want 7\n%s", ee.ExitCode(), out)
+		t.Errorf("mpiexec after GlobalExit(7): %v, want exit status 7\n%s", ee.ProcessState, out)
 	}
 }

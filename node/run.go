@@ -203,11 +203,11 @@ func (p *PE) Finalize() {
 func (p *PE) GlobalExit(code int) {
 	j := p.job
 	j.fail(job.AbortGlobalExit, p.me, os.Getpid(), code)
+	if j.process {
+		j.exit(code)
+	}
 	if j.x != nil {
 		j.x.forwardAbort() // the other hosts (a leader's; see exitWatch)
-	}
-	if j.process {
-		os.Exit(code)
 	}
 	runtime.Goexit()
 }
@@ -217,8 +217,18 @@ func (p *PE) GlobalExit(code int) {
 // in-process job gets the *JobError like any other failure.
 func (j *Job) globalExit(e *JobError) {
 	if j.process && e.Kind == job.AbortGlobalExit {
-		os.Exit(e.Code)
+		j.exit(e.Code)
 	}
+}
+
+// exit ends this process with status code after a GlobalExit: at once
+// in a job on one host, and in a job that spans hosts once the leaders
+// have settled the end of the job among themselves (xhost.beforeExit).
+func (j *Job) exit(code int) {
+	if j.x != nil {
+		j.x.beforeExit()
+	}
+	os.Exit(code)
 }
 
 // runPEs runs fn on every PE hosted by j, one goroutine each, and

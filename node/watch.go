@@ -65,10 +65,7 @@ func (j *Job) exitWatch(s *job.Slot) {
 				wait.Relax() // the record is being written
 			}
 			if kind, _, _, code, _ := a.Get(); kind == job.AbortGlobalExit {
-				if j.x != nil {
-					j.x.forwardAbort() // before the leader's process ends
-				}
-				os.Exit(code)
+				j.exit(code) // the leader's forwards it to the other hosts first
 			}
 			return // another failure: the PEs stop at their next wait
 		}

@@ -51,6 +51,7 @@ import (
 	"github.com/goshmem/goshmem/internal/leaderq"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/pmi"
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/wait"
 	"github.com/goshmem/goshmem/internode"
 	"github.com/goshmem/goshmem/internode/backends"
@@ -59,16 +60,18 @@ import (
 
 // Frame operations (internode.Header.Op).
 const (
-	xPut   uint8 = 1 + iota // payload into PE's heap segment at Off
-	xGet                    // Arg0 bytes from PE's heap segment at Off: xReply with them
-	xAMO4                   // Flags: the Op; Arg0 v, Arg1 cmp; xReply with the old value
-	xAMO8                   //
-	xPost4                  // a non-fetching AMO (no reply)
-	xPost8                  //
-	xCtl                    // store uint32(Arg0) at Off of the control block, ring PE
-	xQuiet                  // xReply once every earlier frame is applied
-	xReply                  // to the local PE of index PE: Arg0, payload into its window
-	xAbort                  // the sender's abort record: Arg0 kind, PE, Arg1 code
+	xPut      uint8 = 1 + iota // payload into PE's heap segment at Off
+	xGet                       // Arg0 bytes from PE's heap segment at Off: xReply with them
+	xAMO4                      // Flags: the Op; Arg0 v, Arg1 cmp; xReply with the old value
+	xAMO8                      //
+	xPost4                     // a non-fetching AMO (no reply)
+	xPost8                     //
+	xCtl                       // store uint32(Arg0) at Off of the control block, ring PE
+	xQuiet                     // xReply once every earlier frame is applied
+	xReply                     // to the local PE of index PE: Arg0, payload into its window
+	xAbort                     // the sender's abort record: Arg0 kind, PE, Arg1 code
+	xAbortAck                  // a GlobalExit's xAbort was heard and this leader's PMI is quiet
+	xExit                      // after a GlobalExit: this host's processes may exit now
 )
 
 // Sizes of the xhost segment.
@@ -114,6 +117,11 @@ type xhost struct {
 	done    chan struct{}
 	closing atomic.Bool // Finalize is closing the transport: losses are no failures
 	fwd     atomic.Bool // this host's failure went to the others (or came from them)
+	heard   atomic.Bool // the failure came from another host
+	fwdOnce sync.Once
+	fwdDone chan struct{} // closed once fwd is settled: sent (or timed out), or heard
+	acks    chan int      // hosts that acknowledged this host's GlobalExit
+	pmiOnce sync.Once
 	exch    *lockedExchange
 }
 
@@ -159,7 +167,8 @@ func (e *lockedExchange) Get(r int, k string) ([]byte, error) {
 // newXhost describes the hosts of cl for this process (rank) and maps
 // its host's xhost segment.
 func newXhost(j *Job, cl *Cluster, rank int, seg *shm.Segment) (*xhost, error) {
-	x := &xhost{j: j, cl: cl, host: cl.HostOf[rank], name: j.cfg.Internode, done: make(chan struct{})}
+	x := &xhost{j: j, cl: cl, host: cl.HostOf[rank], name: j.cfg.Internode, done: make(chan struct{}),
+		fwdDone: make(chan struct{}), acks: make(chan int, len(cl.Hosts))}
 	if x.name == "" {
 		x.name = backends.Default
 	}
@@ -323,11 +332,22 @@ func (x *xhost) sendQueued(msg []byte, touched []bool) {
 }
 
 // forwardAbort sends this host's abort record to every other host's
-// leader, once, and waits (up to a second) until it is written.
+// leader, once, and returns when that is done (at most forwardWait
+// later; a caller that comes second waits for the first). For a
+// GlobalExit it also waits, within the same bound, until every other
+// leader has acknowledged it (see beforeExit).
 func (x *xhost) forwardAbort() {
-	if x.tr == nil || !x.fwd.CompareAndSwap(false, true) {
+	if x.tr == nil {
 		return
 	}
+	if !x.fwd.CompareAndSwap(false, true) {
+		select {
+		case <-x.fwdDone:
+		case <-time.After(forwardWait):
+		}
+		return
+	}
+	defer x.fwdOnce.Do(func() { close(x.fwdDone) })
 	a := &x.j.ctl.Header.Abort
 	for a.State.Load() == 1 {
 		wait.Relax()
@@ -337,6 +357,32 @@ func (x *xhost) forwardAbort() {
 		return
 	}
 	h := internode.Header{Op: xAbort, PE: uint32(pe), Arg0: uint64(kind), Arg1: uint64(int64(code))}
+	deadline := time.After(forwardWait)
+	if !x.eachHost(h, deadline) || kind != job.AbortGlobalExit {
+		return
+	}
+	acked := make([]bool, len(x.cl.Hosts))
+	for n := len(x.cl.Hosts) - 1; n > 0; {
+		select {
+		case h := <-x.acks:
+			if !acked[h] {
+				acked[h] = true
+				n--
+			}
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// forwardWait bounds how long a leader waits to tell the other hosts of
+// its host's failure (and, for a GlobalExit, for their answers): a host
+// that does not answer in time is gone or going.
+const forwardWait = time.Second
+
+// eachHost sends h to every other host's leader (with Flush), in a
+// goroutine, and reports whether that was done before deadline fired.
+func (x *xhost) eachHost(h internode.Header, deadline <-chan time.Time) bool {
 	done := make(chan struct{})
 	go func() {
 		for host := range x.cl.Hosts {
@@ -351,8 +397,82 @@ func (x *xhost) forwardAbort() {
 	}()
 	select {
 	case <-done:
-	case <-time.After(time.Second):
+		return true
+	case <-deadline:
+		return false
 	}
+}
+
+// beforeExit returns when this process may exit for a GlobalExit of a
+// job that spans hosts.
+//
+// Why it waits: a cluster launcher that sees one process exit with a
+// non-zero status kills the job's other processes, and MPICH's hydra
+// fails itself (status 255, or mpiexec killed by SIGPIPE) when one of
+// them is killed while the launcher answers a request of it: a leader
+// may be fetching another leader's address (the transport connects on
+// first use) at that moment. So no process of the job exits before
+// every leader's PMI is quiet:
+//
+//  1. the leader of the exiting host sends its abort record to every
+//     other leader and waits for their xAbortAck, which each sends once
+//     it has no PMI request in flight and will start none (quiescePMI);
+//  2. it quiets its own PMI, sends xExit to every other leader, and lets
+//     its host's processes go (Abort.Exit);
+//  3. a leader that receives xExit lets its host's processes go.
+//
+// Every step is bounded (forwardWait, exitWait): a host that died does
+// not keep the others from exiting.
+func (x *xhost) beforeExit() {
+	a := &x.j.ctl.Header.Abort
+	if x.leader {
+		if !x.heard.Load() {
+			x.forwardAbort()
+			x.quiescePMI()
+			if x.tr != nil {
+				x.eachHost(internode.Header{Op: xExit}, time.After(forwardWait))
+			}
+			x.letExit()
+			return
+		}
+	}
+	deadline := time.Now().Add(exitWait)
+	for a.Exit.Load() == 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		sys.FutexWait(mem.U32(&a.Exit), 0, left)
+	}
+}
+
+// exitWait bounds how long a process waits for its leader's word to exit
+// after a GlobalExit (two forwardWaits and some).
+const exitWait = 3 * time.Second
+
+// letExit lets this host's processes exit (beforeExit).
+func (x *xhost) letExit() {
+	a := &x.j.ctl.Header.Abort
+	a.Exit.Store(1)
+	sys.FutexWake(mem.U32(&a.Exit), 1<<30)
+}
+
+// quiescePMI returns once the leader has no PMI request in flight, and
+// keeps the exchange locked so that none starts (bounded by
+// forwardWait: a launcher that does not answer is not waited for).
+func (x *xhost) quiescePMI() {
+	x.pmiOnce.Do(func() {
+		if x.exch == nil {
+			return
+		}
+		deadline := time.Now().Add(forwardWait)
+		for !x.exch.mu.TryLock() {
+			if time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
+	})
 }
 
 // close ends the cross-host part at Finalize: the leader waits until
@@ -478,8 +598,25 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		box.Seq.Store(h.Seq)
 		wait.Ring(j.bell(x.local[h.PE]))
 	case xAbort:
-		x.fwd.Store(true) // the others heard it from its source
+		x.heard.Store(true)
+		if x.fwd.CompareAndSwap(false, true) { // the others heard it from its source
+			x.fwdOnce.Do(func() { close(x.fwdDone) })
+		}
 		j.fail(uint32(h.Arg0), int(h.PE), 0, int(int64(h.Arg1)))
+		if uint32(h.Arg0) == job.AbortGlobalExit {
+			go func() { // see beforeExit
+				(*xhost)(x).quiescePMI()
+				x.tr.Reply(from, &internode.Header{Op: xAbortAck}, nil)
+				x.tr.Flush(from)
+			}()
+		}
+	case xAbortAck:
+		select {
+		case x.acks <- from:
+		default:
+		}
+	case xExit:
+		(*xhost)(x).letExit()
 	default:
 		x.bad(from, h)
 	}

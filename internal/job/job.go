@@ -127,7 +127,11 @@ type Abort struct {
 	PE    atomic.Int32
 	Pid   atomic.Int32
 	Code  atomic.Int32
-	_     uint32
+	// Exit is set (and woken) when this host's processes may exit for
+	// a GlobalExit of a job that spans hosts: once the leader has told
+	// every other host and has no request to the launcher in flight
+	// (node's xhost.go says why). Single-host jobs do not use it.
+	Exit atomic.Uint32
 }
 
 // Set records a failure unless one is recorded already; it reports
