@@ -163,6 +163,9 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 		t.sync(routine)
 		t.sync(routine)
 		return
+	case (t.alg.reduce == "recursive-doubling" || auto && !t.shared) && uintptr(n)*size <= pushBox:
+		reducePushed(t, routine, dst, src, fold)
+		return
 	case t.alg.reduce == "recursive-doubling" || auto && !t.shared && uintptr(n)*size <= rdMax:
 		reduceRecursiveDoubling(t, routine, dst, src, fold)
 		return

@@ -1,5 +1,7 @@
 package goshmem
 
+import "github.com/goshmem/goshmem/internal/mem"
+
 // Reductions for teams whose members may not map each other, written
 // only with the team's one-writer words and Get (through the RMA layer,
 // which reaches unmapped peers with CMA and, later, other nodes).
@@ -68,6 +70,62 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 	if me < n-p { // hand the result back to member me+p
 		signal(me+p, rdBack)
 		wait(rdDone)
+	}
+}
+
+// reducePushed is recursive doubling for vectors of at most pushBox
+// bytes on teams that do not map each other (other hosts, CMA): each
+// member writes its partial result straight into its partner's push
+// box and raises the round's flag after it, so a round costs one
+// one-way message each way, where the pulling version above costs a
+// flag, a Get's round trip and an acknowledgement. Across two hosts
+// this is one network latency per round, not four.
+//
+// Boxes are per round and doubled by the call's parity. A member writes
+// box (r, e&1) of its round-r partner in call e only after it finished
+// call e-1, whose round r needed the partner's data of call e-1, which
+// the partner sent after it had finished call e-2 and so read box
+// (r, e&1) for the last time: a box is never overwritten unread. The
+// fold-in and hand-back boxes of the members beyond the largest power
+// of two follow the same chain.
+func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+	n, me := t.NPEs(), t.me
+	t.rd++
+	e := t.rd
+	p := 1
+	for p*2 <= n {
+		p *= 2
+	}
+	nb := len(src) * int(mem.SizeOf[T]())
+	box := func(i int) int { return pushBoxes + (2*i+int(e&1))*pushBox }
+	send := func(m, i, w int, x []T) {
+		q := t.worlds[m]
+		t.pe.TeamPut(q, int(t.slots[m]), box(i), mem.Bytes(x))
+		t.pe.TeamSet(q, int(t.slots[m]), w, e)
+	}
+	buf := scratch[T](t, 1, len(src))
+	recv := func(i, w int) []T {
+		t.pe.TeamWait(routine, t.slot, w, e)
+		copy(mem.Bytes(buf), t.pe.TeamBytes(t.worlds[me], t.slot, box(i), nb))
+		return buf
+	}
+	copyData(dst, src)
+	switch {
+	case me >= p: // hand my source to member me-p, then take the result
+		send(me-p, pushFold, rdFold, dst)
+		copyData(dst, recv(pushBack, rdBack))
+		return
+	case me < n-p: // fold in member me+p's source
+		fold(dst, recv(pushFold, rdFold))
+	}
+	for k := 1; k < p; k <<= 1 {
+		r := bitLen(k) - 1
+		w := pushWord + r*wordsPerLine
+		send(me^k, r, w, dst)
+		fold(dst, recv(r, w))
+	}
+	if me < n-p {
+		send(me+p, pushBack, rdBack, dst)
 	}
 }
 

@@ -145,6 +145,13 @@ type TeamConfig struct {
 //	line 54     central barrier: the arrival count (member 0's slot)
 //	lines 55-63 the tiny broadcast ring: 36 dropboxes of 16 bytes (8
 //	            data bytes), four to a line
+//	lines 64-99 push boxes of the pushed recursive-doubling reduction
+//	            (teams that do not map each other): per round, and for
+//	            the fold-in and the hand-back, two one-line boxes (by
+//	            the call's parity) that the partner writes into; its
+//	            flag is word 13 of the round's line (rdFold, rdBack for
+//	            the other two)
+//	lines 100-127 free
 const (
 	wordsPerLine   = 16
 	maxRounds      = 16
@@ -165,6 +172,11 @@ const (
 	bcastLarge     = 2                          // five-line dropboxes of the large broadcast ring (lines 44-53)
 	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
 	arrivalsWord   = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
+	pushBoxes      = 64 * 64                    // byte offset of the push boxes (lines 64-99)
+	pushBox        = 64                         // bytes per push box: the largest pushed reduction
+	pushWord       = 13                         // pushed reduction: round r's data is in the box (+r*wordsPerLine)
+	pushFold       = maxRounds                  // push box index of the fold-in
+	pushBack       = maxRounds + 1              // push box index of the hand-back
 )
 
 // predefined team slots (teamshared.Reserved of them).

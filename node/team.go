@@ -38,7 +38,28 @@ func (p *PE) TeamSet(q, slot, w int, v uint32) {
 		wait.Ring(p.peers[q].door)
 		return
 	}
+	if x := p.job.x; x != nil && x.remote(q) {
+		// A posted atomic store on q's host (a put's bytes may land in
+		// any order; a flag must change in one store).
+		p.xamo("team synchronization", q, off, 4, OpSet, uint64(v), 0, false)
+		return
+	}
 	p.cma("team synchronization", true, off, mem.ValueBytes(&v), q)
+}
+
+// TeamPut writes b at byte offset off of slot slot of PE q: a copy
+// when q is mapped here, else CMA or, on another host, a put through
+// the leaders. A TeamSet to q after it is seen after the data.
+func (p *PE) TeamPut(q, slot, off int, b []byte) {
+	if off < 0 || off+len(b) > job.TeamSlotBytes {
+		panicf("TeamPut: [%d, %d) outside a %d-byte team slot", off, off+len(b), job.TeamSlotBytes)
+	}
+	o := p.teamOff("TeamPut", slot, 0) + uintptr(off)
+	if base := p.peers[q].base; base != nil {
+		copy(mem.ByteSlice(base, o, len(b)), b)
+		return
+	}
+	p.cma("team synchronization", true, o, b, q)
 }
 
 // TeamLoad returns word w of slot slot of PE q.

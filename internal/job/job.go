@@ -58,7 +58,7 @@ const (
 	EnvNUMANodes = "GOSHMEM_NUMA_NODES"
 	FirstFD      = 3                   // descriptor of the control segment under os/exec ExtraFiles
 	magic        = 0x01_6d656d68736f67 // "goshmem\x01" little-endian
-	layoutVer    = 1
+	layoutVer    = 2                   // 2: team slots of 128 lines (push boxes)
 	headerLines  = 4
 	fixedLines   = 5 // identity, doorbell, alloc check, lock, AMO emulation lock
 	maxBarRounds = 32
@@ -70,7 +70,7 @@ const (
 // user RMA may address.
 const (
 	TeamSlots     = 256
-	TeamSlotBytes = 64 * shm.CacheLine
+	TeamSlotBytes = 128 * shm.CacheLine
 	PoolBytes     = TeamSlots * TeamSlotBytes
 )
 

@@ -25,9 +25,10 @@ func TestCreateFilesEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// 1 MiB and the pool, padded to the 2 MiB at which every process
-	// maps every heap (a sparse memfd: the padding costs no memory).
-	stride := int64(2 * mib)
+	// 1 MiB and the 2 MiB pool, padded to a multiple of the 2 MiB at
+	// which every process maps every heap (a sparse memfd: the padding
+	// costs no memory).
+	stride := int64(4 * mib)
 	if s.NPEs != npes || s.HeapSize != mib || s.Stride != stride || s.Heaps == nil || s.Ctl == nil {
 		t.Fatalf("Create(3, 1 MiB) = NPEs %d HeapSize %d stride %d, heaps %v, ctl %v", s.NPEs, s.HeapSize, s.Stride, s.Heaps, s.Ctl)
 	}
