@@ -80,7 +80,7 @@ type Job struct {
 // heaps of the others are not reached through this mapping (their
 // bases stay nil), and the waiting policy counts busy PEs (see
 // Cluster.busyPEs).
-func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string, host []int, busy int) (*Job, error) {
+func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes string, host []int, busy, helpers int) (*Job, error) {
 	j := &Job{cfg: cfg, npes: segs.NPEs, firstPE: firstPE, localPEs: localPEs,
 		heapSize: uintptr(segs.HeapSize), host: host}
 	m, err := segs.Ctl.Map(0, 0)
@@ -150,9 +150,9 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	}
 	npes := j.npes
 	if host != nil {
-		npes = busy // the PEs (and leaders) that share this machine's CPUs
+		npes = busy // the PEs that share this machine's CPUs
 	}
-	j.policy = autoPolicy(npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	j.policy = autoPolicy(npes, helpers, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	if j.policy.Mode == wait.Goroutines {
 		j.notify = make([]wait.Notify, localPEs)
 	}
@@ -278,9 +278,12 @@ func watcherP(localPEs, gomaxprocs int, env string) bool {
 // that run this process's goroutines at once. The PEs are oversubscribed
 // when they outnumber the job's CPUs, or when this process hosts more
 // PEs than it runs goroutines at once; then a waiter hands its CPU over
-// at once (wait.Auto). The mode follows from where the PEs are:
-// goroutines of this process only, processes only, or both.
-func autoPolicy(npes, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.Policy {
+// at once (wait.Auto). helpers are the leaders' transports on this
+// machine (a job across hosts): when the PEs fit the CPUs only without
+// them, a waiter spins briefly and then yields (wait.Shared). The mode
+// follows from where the PEs are: goroutines of this process only,
+// processes only, or both.
+func autoPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.Policy {
 	ncpu := jobCPUs
 	if ncpu <= 0 {
 		ncpu = numCPU
@@ -294,6 +297,9 @@ func autoPolicy(npes, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.Policy {
 	}
 	if localPEs > 1 && localPEs > gomaxprocs {
 		ncpu = min(ncpu, npes*gomaxprocs/localPEs) // npes > ncpu: oversubscribed
+	}
+	if npes <= ncpu && npes+helpers > ncpu {
+		return wait.Shared(mode)
 	}
 	return wait.Auto(npes, ncpu, mode)
 }

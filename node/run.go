@@ -87,9 +87,9 @@ func startProcess(cfg Config) (*Job, error) {
 	}
 	defer segs.Close() // the mappings keep the memory
 	var host []int
-	busy := 0
+	busy, helpers := 0, 0
 	if xseg != nil {
-		busy = cluster.busyPEs(cluster.HostOf[spec.FirstPE])
+		busy, helpers = cluster.busyPEs(cluster.HostOf[spec.FirstPE])
 		defer xseg.Close()
 		for q, h := range cluster.HostOf {
 			if h == cluster.HostOf[spec.FirstPE] {
@@ -97,7 +97,7 @@ func startProcess(cfg Config) (*Job, error) {
 			}
 		}
 	}
-	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes), host, busy)
+	j, err := openJob(cfg, segs, spec.FirstPE, spec.LocalPEs, os.Getenv(job.EnvNUMANodes), host, busy, helpers)
 	if j != nil {
 		j.process = true
 		j.pmi, j.cluster = pc, cluster
@@ -155,7 +155,7 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 		return nil, err
 	}
 	defer segs.Close()
-	return openJob(cfg, segs, 0, n, "", nil, 0)
+	return openJob(cfg, segs, 0, n, "", nil, 0, 0)
 }
 
 // start is each PE's start-up: wait for every PE of the job to have

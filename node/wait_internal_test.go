@@ -15,27 +15,41 @@ func TestAutoPolicy(t *testing.T) {
 		npes, localPEs, jobCPUs, numCPU, maxprocs int
 		mode                                      wait.Mode
 		oversub                                   bool
+		helpers                                   int // leaders' transports on this machine
+		shared                                    bool
 	}{
-		{"2 processes on 2 CPUs", 2, 1, 2, 2, 2, wait.Processes, false},
-		{"4 processes on 2 CPUs", 4, 1, 2, 2, 2, wait.Processes, true},
-		{"8 processes on 2 CPUs", 8, 1, 2, 2, 2, wait.Processes, true},
-		{"8 processes, job CPUs unknown, 16 here", 8, 1, 0, 16, 16, wait.Processes, false},
-		{"8 goroutine PEs, GOMAXPROCS 2", 8, 8, 2, 2, 2, wait.Goroutines, true},
-		{"4 goroutine PEs on 8 CPUs, GOMAXPROCS 8", 4, 4, 8, 8, 8, wait.Goroutines, false},
-		{"4 goroutine PEs on 8 CPUs, GOMAXPROCS 2", 4, 4, 8, 8, 2, wait.Goroutines, true},
-		{"1 PE", 1, 1, 1, 1, 1, wait.Processes, false},
-		{"16 PEs, 4 per process, 64 CPUs", 16, 4, 64, 64, 64, wait.Mixed, false},
-		{"16 PEs, 4 per process, GOMAXPROCS 2", 16, 4, 64, 64, 2, wait.Mixed, true},
-		{"16 PEs, 4 per process, 8 CPUs", 16, 4, 8, 64, 64, wait.Mixed, true},
+		{"2 processes on 2 CPUs", 2, 1, 2, 2, 2, wait.Processes, false, 0, false},
+		{"4 processes on 2 CPUs", 4, 1, 2, 2, 2, wait.Processes, true, 0, false},
+		{"8 processes on 2 CPUs", 8, 1, 2, 2, 2, wait.Processes, true, 0, false},
+		{"8 processes, job CPUs unknown, 16 here", 8, 1, 0, 16, 16, wait.Processes, false, 0, false},
+		{"8 goroutine PEs, GOMAXPROCS 2", 8, 8, 2, 2, 2, wait.Goroutines, true, 0, false},
+		{"4 goroutine PEs on 8 CPUs, GOMAXPROCS 8", 4, 4, 8, 8, 8, wait.Goroutines, false, 0, false},
+		{"4 goroutine PEs on 8 CPUs, GOMAXPROCS 2", 4, 4, 8, 8, 2, wait.Goroutines, true, 0, false},
+		{"1 PE", 1, 1, 1, 1, 1, wait.Processes, false, 0, false},
+		{"16 PEs, 4 per process, 64 CPUs", 16, 4, 64, 64, 64, wait.Mixed, false, 0, false},
+		{"16 PEs, 4 per process, GOMAXPROCS 2", 16, 4, 64, 64, 2, wait.Mixed, true, 0, false},
+		{"16 PEs, 4 per process, 8 CPUs", 16, 4, 8, 64, 64, wait.Mixed, true, 0, false},
+		// Across hosts: the leaders' transports wake on frames.
+		{"2 PEs and a leader on 2 CPUs", 2, 1, 2, 2, 2, wait.Processes, true, 1, true},
+		{"1 PE and a leader on 2 CPUs", 1, 1, 2, 2, 2, wait.Processes, false, 1, false},
+		{"64 PEs and a leader on 64 CPUs", 64, 1, 64, 64, 64, wait.Processes, true, 1, true},
+		{"3 PEs and 2 leaders on 2 CPUs", 3, 1, 2, 2, 2, wait.Processes, true, 2, false},
+		{"2 goroutine PEs and a leader, GOMAXPROCS 2", 2, 2, 2, 2, 2, wait.Goroutines, true, 1, true},
 	}
 	for _, c := range cases {
-		p := autoPolicy(c.npes, c.localPEs, c.jobCPUs, c.numCPU, c.maxprocs)
+		p := autoPolicy(c.npes, c.helpers, c.localPEs, c.jobCPUs, c.numCPU, c.maxprocs)
 		fit := wait.Auto(1, 1, c.mode)
 		if p.Mode != c.mode {
 			t.Errorf("%s: mode %v, want %v", c.name, p.Mode, c.mode)
 		}
 		if got := p.Spin < fit.Spin; got != c.oversub {
 			t.Errorf("%s: policy %+v, oversubscribed %v, want %v", c.name, p, got, c.oversub)
+		}
+		// Shared: spins some polls (more than oversubscribed, fewer
+		// than fitting), then yields as long as oversubscribed.
+		over := wait.Auto(2, 1, c.mode)
+		if got := p.Spin > over.Spin && p.Spin < fit.Spin && p.Yield == over.Yield; got != c.shared {
+			t.Errorf("%s: policy %+v, shared %v, want %v", c.name, p, got, c.shared)
 		}
 	}
 }

@@ -318,22 +318,22 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-// busyPEs is what the waiting policy counts as the PEs that share this
-// machine's CPUs in a job across hosts: the PEs of every host on this
-// machine, and one more per such host for its leader's transport
-// goroutines, which must get a CPU for a PE's cross-host wait to end.
-func (cl *Cluster) busyPEs(host int) int {
-	n := 0
+// busyPEs is what the waiting policy counts as sharing this machine's
+// CPUs in a job across hosts: the PEs of every host on this machine,
+// and their leaders' transports (one per such host), whose goroutines
+// sleep until a frame arrives and must then get a CPU for a PE's
+// cross-host wait to end.
+func (cl *Cluster) busyPEs(host int) (pes, leaders int) {
 	for h := range cl.Hosts {
 		if h != host && (len(cl.SameMachine) <= h || !cl.SameMachine[h]) {
 			continue
 		}
-		n++ // the leader's transport
+		leaders++
 		for _, x := range cl.HostOf {
 			if x == h {
-				n++
+				pes++
 			}
 		}
 	}
-	return n
+	return pes, leaders
 }

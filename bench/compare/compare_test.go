@@ -163,6 +163,10 @@ separate_lines            0.2230
 	if v, ok := l.value(limMemcpy, "4194304"); !ok || v != 9947.70 {
 		t.Errorf("memcpy 4 MiB = %v, %v", v, ok)
 	}
+	tcp := "# goshmem machine limits: tcp\n# to 192.0.2.2:7777\n# Size          Latency (us) / Bandwidth (MB/s)\n8 latency                  28.34\n8 bandwidth                 2.62\n"
+	if ts, err := parseLimits(tcp); err != nil || len(ts) != 1 || len(ts[0].Rows) != 2 || ts[0].Rows[0] != (point{"8 latency", 28.34}) || ts[0].Rows[1] != (point{"8 bandwidth", 2.62}) {
+		t.Errorf("parseLimits(limits tcp's output) = %+v, %v; want rows 8 latency 28.34, 8 bandwidth 2.62", ts, err)
+	}
 	for _, bad := range []string{"", "1  2\n", "# goshmem machine limits: x\n# Size  MB/s\n1 2 3\n", "# goshmem machine limits: x\n# Size  MB/s\n"} {
 		if _, err := parseLimits(bad); err == nil {
 			t.Errorf("parseLimits(%q) accepted it", bad)

@@ -70,7 +70,10 @@ func parseLimits(out string) ([]*limitTable, error) {
 					}
 				}
 			}
-			f := strings.Fields(line)
+			// Columns are separated by two spaces or more, as in the
+			// column line: a label may have words ("8 latency" of
+			// limits tcp).
+			f := limitsColSep.Split(strings.TrimSpace(line), -1)
 			if len(f) != 2 {
 				return nil, fmt.Errorf("line %d %q: want a label and a value", n, line)
 			}

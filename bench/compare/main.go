@@ -127,5 +127,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool)
 	if err != nil {
 		return err
 	}
+	if c.Hosts > 0 {
+		return c.crossHosts(ctx, stdout, tty)
+	}
 	return c.compare(ctx, stdout, tty)
 }

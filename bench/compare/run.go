@@ -38,6 +38,8 @@ type config struct {
 	Timeout time.Duration // per run
 	Args    []string      // the command line, for the report
 	GoshEnv []string      // -x VAR=value: passed to goshmem's PEs only
+	Hosts   int           // -hosts: the cross-host mode with this many hosts (0: off)
+	Iface   string        // -iface: the interface the cross-host mode's hosts use
 
 	root  string  // the module's root directory
 	specs []*spec // the selected benchmarks
@@ -56,6 +58,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.NP, "np", 2, "run at this PE count only (processes), instead of -pes")
 	fs.StringVar(&c.PEs, "pes", defaultPEs, "PE configurations: N processes or Ng goroutine PEs in one process (--pes-per-proc N); every benchmark runs at the first process count, barrier, reduce and broadcast at all")
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a goshmem figure is below its machine limit (the report says FAIL either way)")
+	fs.IntVar(&c.Hosts, "hosts", 0, "cross-host mode: goshmem across this many one-PE hosts (SHMEM_HOST under mpiexec.hydra) against raw TCP and the peer over TCP (see xhost.go)")
+	fs.StringVar(&c.Iface, "iface", "", "cross-host mode: the network `interface` of the hosts' traffic (default: the default route's)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "stop a run after this long (default 10m, 3m with -quick)")
 	fs.Func("x", "`VAR=value` for goshmem's PEs only (oshrun -x), e.g. SHMEM_REDUCE_ALGORITHM=flat; repeatable", func(v string) error {
 		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
@@ -74,6 +78,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if c.Hosts == 1 || c.Hosts < 0 {
+		return nil, fmt.Errorf("-hosts %d: the cross-host mode needs at least 2 hosts", c.Hosts)
 	}
 	if c.Rounds < 1 {
 		return nil, fmt.Errorf("-rounds %d: need at least 1", c.Rounds)

@@ -1,7 +1,7 @@
 // Command put_pingpong is the OSU-style put ping-pong test: the
 // one-way latency of a put answered by a put.
 //
-//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f]
+//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f] [-peer N]
 //
 // For each message size (bytes of a []uint8, default 1 to 4 MiB,
 // doubling), PE 0 and PE 1 exchange warm-up plus timed round trips. In
@@ -14,6 +14,10 @@
 // time divided by 2*iterations. Further PEs only wait in BarrierAll,
 // which separates the sizes. Data buffers and the int64 flag are
 // symmetric (goshmem.Malloc, goshmem.Calloc).
+//
+// -peer N makes PE N, not PE 1, PE 0's partner (PE 1 then only waits
+// in BarrierAll): across hosts, with PE N a leader or not, it measures
+// what a non-leader PE's cross-host put costs (bench/compare -hosts).
 //
 // Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
 // a hundredth above 1 MiB (at least 1). Output (PE 0, stdout):
@@ -29,18 +33,42 @@
 package main
 
 import (
+	"flag"
+	"fmt"
+
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
 func main() {
-	osu.Main("put_pingpong", "Put Ping-Pong", 2, osu.LatencyDefaults, func(b *osu.Bench) {
+	peer := 1
+	x := osu.Extra{
+		Usage:    "[-peer N]",
+		Register: func(fs *flag.FlagSet) { fs.IntVar(&peer, "peer", peer, "PE 0's partner `PE`") },
+		Check: func(osu.Config) error {
+			if peer < 1 {
+				return fmt.Errorf("-peer %d: PE 0's partner is a PE from 1 up", peer)
+			}
+			return nil
+		},
+	}
+	osu.MainExtra("put_pingpong", "Put Ping-Pong", 2, osu.LatencyDefaults, x, func(b *osu.Bench) {
+		if peer >= b.N {
+			if b.Me == 0 {
+				fmt.Printf("# -peer %d: the job has PEs 0 to %d\n", peer, b.N-1)
+				b.PE.GlobalExit(1)
+			}
+			return
+		}
 		src, dst := b.Buffers(b.MaxSize)
 		flag := osu.Calloc[int64](b, 1)
 		b.Out.Columns(osu.Size, osu.LatencyUs)
-		var k int64 // round trips so far, the same count on PEs 0 and 1
-		b.Sweep(b.Me < 2, func(size, iters, warm int) float64 {
-			d, s, other := dst[:size], src[:size], 1-b.Me
+		var k int64 // round trips so far, the same count on PE 0 and its partner
+		b.Sweep(b.Me == 0 || b.Me == peer, func(size, iters, warm int) float64 {
+			d, s, other := dst[:size], src[:size], peer
+			if b.Me != 0 {
+				other = 0
+			}
 			t0 := osu.Now()
 			for i := 0; i < warm+iters; i++ {
 				if i == warm {
