@@ -384,7 +384,12 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	}
 	fmt.Fprintln(b, "\nSteps of a round:")
 	for _, s := range steps {
-		fmt.Fprintf(b, "- %s (%s): `%s`\n", s.What, s.Side, strings.Join(s.Cmd, " "))
+		env := ""
+		for _, kv := range s.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			env += k + "=" + strconv.Quote(v) + " "
+		}
+		fmt.Fprintf(b, "- %s (%s): `%s%s`\n", s.What, s.Side, env, strings.Join(s.Cmd, " "))
 	}
 	for _, t := range ts {
 		for _, nt := range t.Notes {

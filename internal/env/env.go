@@ -305,9 +305,10 @@ func defs() []def {
 			Default: "0",
 			Help: "Iterations of busy polling before a waiting PE starts to yield its CPU. " +
 				"0 (or auto) picks for you: 32000 when the PEs on a node do not outnumber " +
-				"the job's CPUs, 16 when they do (oversubscribed; 1 for PEs that are " +
-				"goroutines of one process), because then a spinning PE steals the CPU " +
-				"of the peer it waits for.",
+				"the job's CPUs, 1 when they do (oversubscribed), because then a spinning " +
+				"PE steals the CPU of the peer it waits for, and 32 when they fit only " +
+				"without the leaders' transports of a job across hosts (which must get " +
+				"a CPU when a frame arrives).",
 		}, func(c *Config) *int { return &c.WaitSpin }),
 		countKnob(Knob{
 			Name:    VarWaitYield,
