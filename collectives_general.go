@@ -100,8 +100,7 @@ func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(acc, x
 	box := func(i int) int { return pushBoxes + (2*i+int(e&1))*pushBox }
 	send := func(m, i, w int, x []T) {
 		q := t.worlds[m]
-		t.pe.TeamPut(q, int(t.slots[m]), box(i), mem.Bytes(x))
-		t.pe.TeamSet(q, int(t.slots[m]), w, e)
+		t.pe.TeamPutSet(q, int(t.slots[m]), box(i), mem.Bytes(x), w, e)
 	}
 	buf := scratch[T](t, 1, len(src))
 	recv := func(i, w int) []T {

@@ -62,6 +62,21 @@ func (p *PE) TeamPut(q, slot, off int, b []byte) {
 	p.cma("team synchronization", true, o, b, q)
 }
 
+// TeamPutSet is TeamPut(q, slot, off, b) followed by TeamSet(q, slot,
+// w, v), in one message when q is on another host (b of at most 4 KiB).
+func (p *PE) TeamPutSet(q, slot, off int, b []byte, w int, v uint32) {
+	if x := p.job.x; x != nil && x.remote(q) && p.peers[q].base == nil {
+		if off < 0 || off+len(b) > job.TeamSlotBytes {
+			panicf("TeamPutSet: [%d, %d) outside a %d-byte team slot", off, off+len(b), job.TeamSlotBytes)
+		}
+		o := p.teamOff("TeamPutSet", slot, 0) + uintptr(off)
+		p.xputFlag("team synchronization", q, o, b, p.teamOff("TeamPutSet", slot, w), v)
+		return
+	}
+	p.TeamPut(q, slot, off, b)
+	p.TeamSet(q, slot, w, v)
+}
+
 // TeamLoad returns word w of slot slot of PE q.
 func (p *PE) TeamLoad(q, slot, w int) uint32 {
 	off := p.teamOff("TeamLoad", slot, w)

@@ -74,6 +74,12 @@ const (
 	xExit                      // after a GlobalExit: this host's processes may exit now
 )
 
+// xPutFlag, in an xPut's Flags: once the payload is in the heap, store
+// uint32(Arg0) at offset Arg1 of the same PE's segment (a 4-byte
+// aligned word) with one atomic store, then ring the PE: data and the
+// flag saying it is there in one frame.
+const xPutFlag uint8 = 1
+
 // Sizes of the xhost segment.
 const (
 	xqSlots   = 256
@@ -547,9 +553,18 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 	j := x.j
 	switch h.Op {
 	case xPut:
-		if _, ok := x.target(h.PE, h.Off, uint64(h.Len)); ok {
-			wait.Ring(j.bell(int(h.PE)))
+		b, ok := x.target(h.PE, h.Off, uint64(h.Len))
+		if !ok {
+			return
 		}
+		if h.Flags&xPutFlag != 0 {
+			if _, ok := x.target(h.PE, h.Arg1, 4); !ok || h.Arg1%4 != 0 {
+				x.bad(from, h)
+				return
+			}
+			atomic.StoreUint32(mem.At[uint32](b, uintptr(h.Arg1)), uint32(h.Arg0))
+		}
+		wait.Ring(j.bell(int(h.PE)))
 	case xGet:
 		b, ok := x.target(h.PE, h.Off, h.Arg0)
 		if !ok || h.Arg0 > xWindow {
@@ -730,6 +745,21 @@ func (p *PE) xput(routine string, pe int, off uintptr, data []byte) {
 		p.xsend(routine, &h, data[:n])
 		data, off = data[n:], off+uintptr(n)
 	}
+	p.xdirty(pe)
+}
+
+// xputFlag writes data (at most xmax bytes) at offset off of PE pe's
+// heap segment and then stores v into the 4-byte word at offset flag
+// of it, in one frame (xPutFlag).
+func (p *PE) xputFlag(routine string, pe int, off uintptr, data []byte, flag uintptr, v uint32) {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	if len(data) > p.xmax() {
+		panicf("%s: %d bytes with a flag do not fit one frame (%d)", routine, len(data), p.xmax())
+	}
+	h := internode.Header{Op: xPut, Flags: xPutFlag, PE: uint32(pe), Off: uint64(off), Arg0: uint64(v), Arg1: uint64(flag)}
+	p.xsend(routine, &h, data)
 	p.xdirty(pe)
 }
 
