@@ -36,6 +36,55 @@ func init() {
 			pe.BarrierAll()
 		}
 	}
+	scenarios["xhost-reduce"] = func(pe *goshmem.PE) {
+		// Small reductions back to back, no sync between them, in
+		// runs of 5 on one team (a member may start the next call
+		// while a partner on another host still reads the last), on
+		// the world and on the world backwards, against naive values.
+		n := pe.NPEs()
+		w := goshmem.TeamWorld(pe)
+		back, err := w.SplitStrided(n-1, -1, n, nil)
+		if err != nil {
+			fail(pe, "SplitStrided: %v", err)
+		}
+		src, _ := goshmem.Malloc[int64](pe, 8)
+		dst, _ := goshmem.Malloc[int64](pe, 8)
+		contrib := func(q, i, c int) int64 {
+			x := uint64(q*7919+i*104729+c*1299709) * 0x9E3779B97F4A7C15
+			return int64(x>>40) - 1<<23
+		}
+		for c := 0; c < 600; c++ {
+			tm := []*goshmem.Team{w, back}[c/5%2]
+			size := 1 + c%8
+			for i := range size {
+				src[i] = contrib(pe.MyPE(), i, c)
+			}
+			sum := c%3 != 0
+			if sum {
+				goshmem.SumReduce(tm, dst[:size], src[:size])
+			} else {
+				goshmem.MaxReduce(tm, dst[:size], src[:size])
+			}
+			for i := range size {
+				want := contrib(0, i, c)
+				if sum {
+					want = 0
+				}
+				for q := range n {
+					if sum {
+						want += contrib(q, i, c)
+					} else {
+						want = max(want, contrib(q, i, c))
+					}
+				}
+				if dst[i] != want {
+					fail(pe, "call %d (sum %v, %d elements): [%d] = %d, want %d", c, sum, size, i, dst[i], want)
+				}
+			}
+		}
+		back.Destroy()
+		fmt.Printf("PE %d ok reduce\n", pe.MyPE())
+	}
 	scenarios["xhost-teams"] = func(pe *goshmem.PE) {
 		host, leaders := pe.HostPEs()
 		h := goshmem.TeamHost(pe)
@@ -80,8 +129,10 @@ func acrossHosts(scenario string, sizes []int, env ...string) []string {
 // checks Ptr: nil exactly for other hosts' PEs), every collective on
 // the world, TeamShared, a backwards strided team and both halves of a
 // 2-D split, checked exactly (the "teams" scenario, with the host and
-// leader teams checked first), and 1,000 barriers with 4 PEs per host
-// on this 2-CPU machine.
+// leader teams checked first), 1,000 barriers with 4 PEs per host on
+// this 2-CPU machine, and 600 small reductions back to back across 3
+// hosts (the pushed reduction among the leaders: it fails at once when
+// its boxes lose their parity).
 func TestAcrossHosts(t *testing.T) {
 	hydra(t)
 	for _, tc := range []struct {
@@ -95,6 +146,8 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-teams", []int{2, 2}, "ok xpmem"},
 		{"xhost-teams", []int{2, 1, 2}, "ok xpmem"},
 		{"xhost-barriers", []int{4, 4}, "ok barriers"},
+		{"xhost-reduce", []int{1, 1, 1}, "ok reduce"},
+		{"xhost-reduce", []int{2, 1, 2}, "ok reduce"},
 	} {
 		name := tc.scenario
 		for _, n := range tc.sizes {
