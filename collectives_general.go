@@ -30,13 +30,9 @@ const (
 // once in each direction: the right choice for small vectors on teams
 // that cannot share memory.
 func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
-	n, me := t.NPEs(), t.me
+	n, me, p := t.NPEs(), t.me, floorPow2(t.NPEs())
 	t.rd++
 	e := t.rd
-	p := 1
-	for p*2 <= n {
-		p *= 2
-	}
 	buf := scratch[T](t, 1, len(src))
 	signal := func(m, w int) { t.pe.TeamSet(t.worlds[m], int(t.slots[m]), w, e) }
 	wait := func(w int) { t.pe.TeamWait(routine, t.slot, w, e) }
@@ -89,13 +85,9 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 // fold-in and hand-back boxes of the members beyond the largest power
 // of two follow the same chain.
 func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
-	n, me := t.NPEs(), t.me
+	n, me, p := t.NPEs(), t.me, floorPow2(t.NPEs())
 	t.rd++
 	e := t.rd
-	p := 1
-	for p*2 <= n {
-		p *= 2
-	}
 	nb := len(src) * int(mem.SizeOf[T]())
 	box := func(i int) int { return pushBoxes + (2*i+int(e&1))*pushBox }
 	send := func(m, i, w int, x []T) {
@@ -283,3 +275,6 @@ func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(
 		wait(agAck + i*wordsPerLine)
 	}
 }
+
+// floorPow2 returns the largest power of two that is at most n (n >= 1).
+func floorPow2(n int) int { return 1 << (bitLen(n) - 1) }

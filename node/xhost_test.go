@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/reducecheck"
 )
 
 func init() {
@@ -37,52 +38,9 @@ func init() {
 		}
 	}
 	scenarios["xhost-reduce"] = func(pe *goshmem.PE) {
-		// Small reductions back to back, no sync between them, in
-		// runs of 5 on one team (a member may start the next call
-		// while a partner on another host still reads the last), on
-		// the world and on the world backwards, against naive values.
-		n := pe.NPEs()
-		w := goshmem.TeamWorld(pe)
-		back, err := w.SplitStrided(n-1, -1, n, nil)
-		if err != nil {
-			fail(pe, "SplitStrided: %v", err)
+		if err := reducecheck.BackToBack(pe, 600); err != nil {
+			fail(pe, "%v", err)
 		}
-		src, _ := goshmem.Malloc[int64](pe, 8)
-		dst, _ := goshmem.Malloc[int64](pe, 8)
-		contrib := func(q, i, c int) int64 {
-			x := uint64(q*7919+i*104729+c*1299709) * 0x9E3779B97F4A7C15
-			return int64(x>>40) - 1<<23
-		}
-		for c := 0; c < 600; c++ {
-			tm := []*goshmem.Team{w, back}[c/5%2]
-			size := 1 + c%8
-			for i := range size {
-				src[i] = contrib(pe.MyPE(), i, c)
-			}
-			sum := c%3 != 0
-			if sum {
-				goshmem.SumReduce(tm, dst[:size], src[:size])
-			} else {
-				goshmem.MaxReduce(tm, dst[:size], src[:size])
-			}
-			for i := range size {
-				want := contrib(0, i, c)
-				if sum {
-					want = 0
-				}
-				for q := range n {
-					if sum {
-						want += contrib(q, i, c)
-					} else {
-						want = max(want, contrib(q, i, c))
-					}
-				}
-				if dst[i] != want {
-					fail(pe, "call %d (sum %v, %d elements): [%d] = %d, want %d", c, sum, size, i, dst[i], want)
-				}
-			}
-		}
-		back.Destroy()
 		fmt.Printf("PE %d ok reduce\n", pe.MyPE())
 	}
 	scenarios["xhost-teams"] = func(pe *goshmem.PE) {

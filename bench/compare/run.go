@@ -166,6 +166,18 @@ func execute(ctx context.Context, timeout time.Duration, dir string, env []strin
 	return runOut{Stdout: out.String(), Stderr: errb.String(), Err: err, Took: took}
 }
 
+// logRaw appends one run's command, outputs and error to the raw log.
+func logRaw(raw *strings.Builder, what, cmdline string, o runOut) {
+	fmt.Fprintf(raw, "=== %s: %s (%.2f s)\n%s", what, cmdline, o.Took.Seconds(), o.Stdout)
+	if o.Stderr != "" {
+		fmt.Fprintf(raw, "--- stderr\n%s", o.Stderr)
+	}
+	if o.Err != nil {
+		fmt.Fprintf(raw, "--- error: %v\n", o.Err)
+	}
+	raw.WriteString("\n")
+}
+
 // failure describes a failed run in one line.
 func failure(o runOut) string {
 	s := o.Err.Error()
@@ -306,16 +318,7 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 
 	var raw strings.Builder
-	logRun := func(what string, cmdline string, o runOut) {
-		fmt.Fprintf(&raw, "=== %s: %s (%.2f s)\n%s", what, cmdline, o.Took.Seconds(), o.Stdout)
-		if o.Stderr != "" {
-			fmt.Fprintf(&raw, "--- stderr\n%s", o.Stderr)
-		}
-		if o.Err != nil {
-			fmt.Fprintf(&raw, "--- error: %v\n", o.Err)
-		}
-		raw.WriteString("\n")
-	}
+	logRun := func(what string, cmdline string, o runOut) { logRaw(&raw, what, cmdline, o) }
 
 	// The machine limits the benchmarks are judged against: memcpy and
 	// atomic once, the hand-off in every round.

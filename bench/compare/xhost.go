@@ -141,16 +141,6 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	defer os.RemoveAll(tmp)
 	bin, peerBin := filepath.Join(tmp, "bin"), filepath.Join(tmp, "peer")
 	var raw strings.Builder
-	logRun := func(what, cmdline string, o runOut) {
-		fmt.Fprintf(&raw, "=== %s: %s (%.2f s)\n%s", what, cmdline, o.Took.Seconds(), o.Stdout)
-		if o.Stderr != "" {
-			fmt.Fprintf(&raw, "--- stderr\n%s", o.Stderr)
-		}
-		if o.Err != nil {
-			fmt.Fprintf(&raw, "--- error: %v\n", o.Err)
-		}
-		raw.WriteString("\n")
-	}
 
 	names := []string{"put_pingpong", "put_bw", "barrier", "reduce"}
 	pkgs := []string{"./bench/limits"}
@@ -286,7 +276,7 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 		for _, s := range steps {
 			pr.step("round %d/%d: %s (%s)", round, c.Rounds, s.What, s.Side)
 			o := execute(ctx, c.Timeout, root, s.Env, s.Cmd[0], s.Cmd[1:]...)
-			logRun(fmt.Sprintf("round %d %s (%s)", round, s.What, s.Side), strings.Join(append(append([]string{}, s.Env...), s.Cmd...), " "), o)
+			logRaw(&raw, fmt.Sprintf("round %d %s (%s)", round, s.What, s.Side), strings.Join(append(append([]string{}, s.Env...), s.Cmd...), " "), o)
 			if ctx.Err() != nil {
 				pr.done()
 				return ctx.Err()
