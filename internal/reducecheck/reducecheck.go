@@ -33,7 +33,6 @@ func BackToBack(pe *goshmem.PE, calls int) error {
 	if err != nil {
 		return fmt.Errorf("SplitStrided(%d, -1, %d): %v", n-1, n, err)
 	}
-	defer back.Destroy()
 	src, err := goshmem.Malloc[int64](pe, 8)
 	if err != nil {
 		return err
@@ -67,9 +66,12 @@ func BackToBack(pe *goshmem.PE, calls int) error {
 				}
 			}
 			if dst[i] != want {
+				// No Destroy: it is collective, and the other PEs
+				// may be in a reduction.
 				return fmt.Errorf("call %d (sum %v, %d elements): [%d] = %d, want %d", c, sum, size, i, dst[i], want)
 			}
 		}
 	}
+	back.Destroy()
 	return nil
 }
