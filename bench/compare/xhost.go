@@ -53,7 +53,13 @@ func defaultIface() string {
 	if err != nil {
 		return ""
 	}
-	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	return routeIface(string(b))
+}
+
+// routeIface returns the interface of the default route in the text of
+// /proc/net/route, "" if none.
+func routeIface(route string) string {
+	sc := bufio.NewScanner(strings.NewReader(route))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) > 2 && f[1] == "00000000" && f[0] != "Iface" {
