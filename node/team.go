@@ -29,6 +29,15 @@ func (p *PE) teamOff(routine string, slot, w int) uintptr {
 	return p.heap.Size + uintptr(slot)*job.TeamSlotBytes + uintptr(w)*4
 }
 
+// teamBytesOff returns the offset of the n bytes at byte offset off of
+// slot s from the start of a heap segment.
+func (p *PE) teamBytesOff(routine string, slot, off, n int) uintptr {
+	if off < 0 || n < 0 || off+n > job.TeamSlotBytes {
+		panicf("%s: [%d, %d) outside a %d-byte team slot", routine, off, off+n, job.TeamSlotBytes)
+	}
+	return p.teamOff(routine, slot, 0) + uintptr(off)
+}
+
 // TeamSet stores v into word w of slot slot of PE q and wakes q if it
 // sleeps. Every team word has a single writer, so a store suffices.
 func (p *PE) TeamSet(q, slot, w int, v uint32) {
@@ -51,10 +60,7 @@ func (p *PE) TeamSet(q, slot, w int, v uint32) {
 // when q is mapped here, else CMA or, on another host, a put through
 // the leaders. A TeamSet to q after it is seen after the data.
 func (p *PE) TeamPut(q, slot, off int, b []byte) {
-	if off < 0 || off+len(b) > job.TeamSlotBytes {
-		panicf("TeamPut: [%d, %d) outside a %d-byte team slot", off, off+len(b), job.TeamSlotBytes)
-	}
-	o := p.teamOff("TeamPut", slot, 0) + uintptr(off)
+	o := p.teamBytesOff("TeamPut", slot, off, len(b))
 	if base := p.peers[q].base; base != nil {
 		copy(mem.ByteSlice(base, o, len(b)), b)
 		return
@@ -65,11 +71,8 @@ func (p *PE) TeamPut(q, slot, off int, b []byte) {
 // TeamPutSet is TeamPut(q, slot, off, b) followed by TeamSet(q, slot,
 // w, v), in one message when q is on another host (b of at most 4 KiB).
 func (p *PE) TeamPutSet(q, slot, off int, b []byte, w int, v uint32) {
-	if x := p.job.x; x != nil && x.remote(q) && p.peers[q].base == nil {
-		if off < 0 || off+len(b) > job.TeamSlotBytes {
-			panicf("TeamPutSet: [%d, %d) outside a %d-byte team slot", off, off+len(b), job.TeamSlotBytes)
-		}
-		o := p.teamOff("TeamPutSet", slot, 0) + uintptr(off)
+	if x := p.job.x; x != nil && x.remote(q) {
+		o := p.teamBytesOff("TeamPutSet", slot, off, len(b))
 		p.xputFlag("team synchronization", q, o, b, p.teamOff("TeamPutSet", slot, w), v)
 		return
 	}
@@ -199,14 +202,12 @@ func (p *PE) CheckAbort(routine string) {
 // TeamBytes returns the n bytes at byte offset off of slot slot of PE
 // q as mapped here, or nil when q's heap is not mapped.
 func (p *PE) TeamBytes(q, slot, off, n int) []byte {
-	if off < 0 || n < 0 || off+n > job.TeamSlotBytes {
-		panicf("TeamBytes: [%d, %d) outside a %d-byte team slot", off, off+n, job.TeamSlotBytes)
-	}
+	o := p.teamBytesOff("TeamBytes", slot, off, n)
 	b := p.peers[q].base
 	if b == nil {
 		return nil
 	}
-	return mem.ByteSlice(b, p.teamOff("TeamBytes", slot, 0)+uintptr(off), n)
+	return mem.ByteSlice(b, o, n)
 }
 
 // Wake wakes PE q if it sleeps in a wait (after a store it may wait for).

@@ -19,7 +19,9 @@ func Contrib(q, i, c int) int64 {
 }
 
 // BackToBack runs calls reductions (SumReduce, and MaxReduce every
-// third call) of 1 to 8 int64s with no synchronization between them, in
+// third call) of 1 to 16 int64s (8 to 128 bytes: on teams that do not
+// map each other, calls up to 64 bytes push and larger ones pull, on
+// the same team words) with no synchronization between them, in
 // runs of 5 calls on one team (a member may start the next call while a
 // partner still reads the last), alternating the world and the world
 // backwards (a slot's words must not confuse two teams), and checks
@@ -27,23 +29,24 @@ func Contrib(q, i, c int) int64 {
 // It returns an error naming the first wrong call. Every PE of the job
 // calls it; callers panic on the error, so that the others stop too.
 func BackToBack(pe *goshmem.PE, calls int) error {
+	const maxLen = 16
 	n := pe.NPEs()
 	w := goshmem.TeamWorld(pe)
 	back, err := w.SplitStrided(n-1, -1, n, nil)
 	if err != nil {
 		return fmt.Errorf("SplitStrided(%d, -1, %d): %v", n-1, n, err)
 	}
-	src, err := goshmem.Malloc[int64](pe, 8)
+	src, err := goshmem.Malloc[int64](pe, maxLen)
 	if err != nil {
 		return err
 	}
-	dst, err := goshmem.Malloc[int64](pe, 8)
+	dst, err := goshmem.Malloc[int64](pe, maxLen)
 	if err != nil {
 		return err
 	}
 	for c := range calls {
 		tm := []*goshmem.Team{w, back}[c/5%2]
-		size := 1 + c%8
+		size := 1 + c%maxLen
 		for i := range size {
 			src[i] = Contrib(pe.MyPE(), i, c)
 		}
