@@ -202,13 +202,13 @@ func TestBroadcastRootRunsAhead(t *testing.T) {
 
 // TestBroadcastEager: a broadcast of 8 bytes is eager, as MPI's is: the root
 // copies the data out and returns without waiting for the readers, so
-// it can root several broadcasts in a row before a slow reader (one
-// that has not got its CPU yet) reads the first. Here the readers start
-// only after the root has finished eight broadcasts of one int64; each must then
-// read every broadcast's own data. (It used to wait at its third for
-// the readers' acknowledgements of its first.)
+// it can root a whole ring of broadcasts in a row before a slow reader
+// (one that has not got its CPU yet) reads the first. Here the readers
+// start only after the root has finished BroadcastRing broadcasts of
+// one int64; each must then read every broadcast's own data. (It used
+// to wait at its third for the readers' acknowledgements of its first.)
 func TestBroadcastEager(t *testing.T) {
-	const rounds = 8
+	const rounds = goshmem.BroadcastRing
 	for _, n := range []int{2, 4} {
 		rootDone := make(chan struct{})
 		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {

@@ -830,8 +830,9 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 // stores e into its own done word (one line of its own slot, which
 // stays in its cache until a root reads it).
 //
-// There are two rings, by size: bcastTiny (36) dropboxes of 16 bytes
-// (up to 8 data bytes, four to a line) and bcastLarge of five lines. Every
+// There are two rings, by size: bcastTiny (148) dropboxes of 16 bytes
+// (up to 8 data bytes, four to a line: 36 in lines 55-63 of the slot,
+// the rest in lines 100-127) and bcastLarge of five lines. Every
 // dropbox of a ring starts at the same offset, so a sequence number is
 // only ever read from a sequence word, never from stale data. Every
 // member knows which dropbox each root's next broadcast uses, since
@@ -859,6 +860,9 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	k := int(t.bpos[root][ring])
 	t.bpos[root][ring] = uint8((k + 1) % boxes)
 	off += uintptr(k) * boxBytes
+	if ring == 0 && k >= bcastTinyLow {
+		off = bcastTinyMore + uintptr(k-bcastTinyLow)*16
+	}
 	if t.me == root {
 		last := &t.blast[first+k]
 		if int32(*last-t.backed) > 0 {

@@ -17,3 +17,8 @@ func HierarchyLevels(t *Team) [][]int {
 // SyncRounds returns how many team barriers (Sync, or a collective's
 // internal synchronization round) this PE has run on t.
 func SyncRounds(t *Team) uint32 { return t.epoch }
+
+// BroadcastRing is the depth of the ring of dropboxes of broadcasts of
+// up to 8 bytes: how many of them a root may run ahead of its slowest
+// reader.
+const BroadcastRing = bcastTiny

@@ -143,15 +143,15 @@ type TeamConfig struct {
 //	lines 44-53 the large broadcast ring: two dropboxes of five lines
 //	            (312 data bytes)
 //	line 54     central barrier: the arrival count (member 0's slot)
-//	lines 55-63 the tiny broadcast ring: 36 dropboxes of 16 bytes (8
-//	            data bytes), four to a line
+//	lines 55-63 the tiny broadcast ring's first 36 dropboxes of 16
+//	            bytes (8 data bytes), four to a line
 //	lines 64-99 push boxes of the pushed recursive-doubling reduction
 //	            (teams that do not map each other): per round, and for
 //	            the fold-in and the hand-back, two one-line boxes (by
 //	            the call's parity) that the partner writes into; its
 //	            flag is word 13 of the round's line (rdFold, rdBack for
 //	            the other two)
-//	lines 100-127 free
+//	lines 100-127 the tiny broadcast ring's other 112 dropboxes
 const (
 	wordsPerLine   = 16
 	maxRounds      = 16
@@ -167,8 +167,10 @@ const (
 	bcastBoxes     = 44 * 64                    // byte offset of the large broadcast ring
 	exchangeBytes  = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
 	exchangeData   = exchangeBytes - 8          // data bytes after the sequence number and header word
-	bcastTiny      = 36                         // 16-byte dropboxes of the tiny broadcast ring (lines 55-63)
-	bcastTinyBoxes = 55 * 64                    // byte offset of the tiny broadcast ring
+	bcastTinyLow   = 36                         // dropboxes of the tiny broadcast ring in lines 55-63
+	bcastTiny      = bcastTinyLow + 28*4        // 16-byte dropboxes of the tiny broadcast ring (lines 55-63, 100-127; < 256: bpos is a uint8)
+	bcastTinyBoxes = 55 * 64                    // byte offset of the tiny broadcast ring's first bcastTinyLow dropboxes
+	bcastTinyMore  = 100 * 64                   // byte offset of the tiny ring's other dropboxes
 	bcastLarge     = 2                          // five-line dropboxes of the large broadcast ring (lines 44-53)
 	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
 	arrivalsWord   = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
@@ -900,3 +902,11 @@ func (t *Team) treeSync(routine string, e uint32) {
 
 // bitLen is the number of bits of x (0 for 0).
 func bitLen(x int) int { return bits.Len(uint(x)) }
+
+// The tiny broadcast ring must end inside the slot, and its dropbox
+// indexes fit bpos's uint8 (compile-time checks: a negative array
+// length does not build).
+var (
+	_ [node.TeamSlotWords*4 - (bcastTinyMore + (bcastTiny-bcastTinyLow)*16)]struct{}
+	_ [255 - bcastTiny]struct{}
+)
