@@ -176,27 +176,44 @@ func TestDropboxBackToBack(t *testing.T) {
 
 // TestBroadcastRootRunsAhead: the same root broadcasts small vectors
 // many times in a row while readers lag; every reader must get each
-// broadcast's own data (a dropbox reused too early shows up here).
+// broadcast's own data (a dropbox reused too early shows up here). Small
+// reductions run in between, with each reduction algorithm: none may
+// write where the broadcasts' dropboxes are (the large ring shares its
+// lines with the push boxes of teams that do not map each other).
 func TestBroadcastRootRunsAhead(t *testing.T) {
-	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, 3, func(pe *goshmem.PE) {
-		w := goshmem.TeamWorld(pe)
-		src, _ := goshmem.Malloc[int64](pe, 15)
-		dst, _ := goshmem.Malloc[int64](pe, 15)
-		for it := 0; it < 2000; it++ {
-			root := it / 25 % 3
-			for i := range src {
-				src[i] = int64(it*1000 + pe.MyPE()*100 + i)
+	for _, alg := range []string{"", "recursive-doubling", "flat"} {
+		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20, ReduceAlgorithm: alg}, 3, func(pe *goshmem.PE) {
+			w := goshmem.TeamWorld(pe)
+			src, _ := goshmem.Malloc[int64](pe, 15)
+			dst, _ := goshmem.Malloc[int64](pe, 15)
+			rsrc, _ := goshmem.Malloc[int64](pe, 8)
+			rdst, _ := goshmem.Malloc[int64](pe, 8)
+			for it := 0; it < 2000; it++ {
+				root := it / 25 % 3
+				for i := range src {
+					src[i] = int64(it*1000 + pe.MyPE()*100 + i)
+				}
+				n := []int{1, 15}[it%2]
+				goshmem.Broadcast(w, dst[:n], src[:n], root)
+				if want := int64(it*1000 + root*100 + n - 1); dst[n-1] != want {
+					t.Errorf("%s: it %d PE %d root %d: got %d want %d", alg, it, pe.MyPE(), root, dst[n-1], want)
+					return
+				}
+				if it%7 == 0 {
+					for i := range rsrc {
+						rsrc[i] = int64(it + pe.MyPE() + i)
+					}
+					goshmem.SumReduce(w, rdst, rsrc)
+					if want := int64(3*it + 3); rdst[0] != want { // PEs 0, 1, 2
+						t.Errorf("%s: it %d PE %d: sum %d want %d", alg, it, pe.MyPE(), rdst[0], want)
+						return
+					}
+				}
 			}
-			n := []int{1, 15}[it%2]
-			goshmem.Broadcast(w, dst[:n], src[:n], root)
-			if want := int64(it*1000 + root*100); dst[0] != want {
-				t.Errorf("it %d PE %d root %d: got %d want %d", it, pe.MyPE(), root, dst[0], want)
-				return
-			}
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -245,11 +262,15 @@ func TestBroadcastEager(t *testing.T) {
 // to back with no sync between them, in runs on one team, against naive
 // values (reducecheck.BackToBack): a push box overwritten before its
 // owner read it shows as a wrong result (it did at once with the boxes'
-// parity removed).
+// parity removed). With CMA the teams do not map each other and the
+// reductions push; the second configuration forces recursive doubling
+// on teams that do (it pulls there: their push boxes' lines hold
+// broadcast dropboxes) and the third adds CMA's pushes to it.
 func TestPushedReductionBackToBack(t *testing.T) {
 	for _, cfg := range []node.Config{
 		{HeapSize: 1 << 20, Transport: "cma"},
 		{HeapSize: 1 << 20, ReduceAlgorithm: "recursive-doubling"},
+		{HeapSize: 1 << 20, Transport: "cma", ReduceAlgorithm: "recursive-doubling"},
 	} {
 		for _, n := range []int{2, 3, 5, 8} {
 			name := fmt.Sprintf("%s%s/n=%d", cfg.Transport, cfg.ReduceAlgorithm, n)

@@ -163,7 +163,9 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T))
 		t.sync(routine)
 		t.sync(routine)
 		return
-	case (t.alg.reduce == "recursive-doubling" || auto && !t.shared) && uintptr(n)*size <= pushBox:
+	case !t.shared && (t.alg.reduce == "recursive-doubling" || auto) && uintptr(n)*size <= pushBox:
+		// (Never on a team that maps each other: there the push boxes'
+		// lines hold broadcast dropboxes.)
 		reducePushed(t, routine, dst, src, fold)
 		return
 	case t.alg.reduce == "recursive-doubling" || auto && !t.shared && uintptr(n)*size <= rdMax:
@@ -832,7 +834,9 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 //
 // There are two rings, by size: bcastTiny (148) dropboxes of 16 bytes
 // (up to 8 data bytes, four to a line: 36 in lines 55-63 of the slot,
-// the rest in lines 100-127) and bcastLarge of five lines. Every
+// the rest in lines 100-127) and bcastLarge (9) of five lines (two in
+// lines 44-53, seven in the lines that teams that do not map each
+// other use for push boxes). Every
 // dropbox of a ring starts at the same offset, so a sequence number is
 // only ever read from a sequence word, never from stale data. Every
 // member knows which dropbox each root's next broadcast uses, since
@@ -860,8 +864,11 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	k := int(t.bpos[root][ring])
 	t.bpos[root][ring] = uint8((k + 1) % boxes)
 	off += uintptr(k) * boxBytes
-	if ring == 0 && k >= bcastTinyLow {
+	switch {
+	case ring == 0 && k >= bcastTinyLow:
 		off = bcastTinyMore + uintptr(k-bcastTinyLow)*16
+	case ring == 1 && k >= bcastLargeLow:
+		off = bcastLargeMore + uintptr(k-bcastLargeLow)*(bcastData+8)
 	}
 	if t.me == root {
 		last := &t.blast[first+k]

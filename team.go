@@ -140,17 +140,20 @@ type TeamConfig struct {
 //	            finished reading (its done word)
 //	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
 //	            FCollect, Collect, Alltoall)
-//	lines 44-53 the large broadcast ring: two dropboxes of five lines
-//	            (312 data bytes)
+//	lines 44-53 the large broadcast ring's first two dropboxes of five
+//	            lines (312 data bytes)
 //	line 54     central barrier: the arrival count (member 0's slot)
 //	lines 55-63 the tiny broadcast ring's first 36 dropboxes of 16
 //	            bytes (8 data bytes), four to a line
-//	lines 64-99 push boxes of the pushed recursive-doubling reduction
-//	            (teams that do not map each other): per round, and for
-//	            the fold-in and the hand-back, two one-line boxes (by
-//	            the call's parity) that the partner writes into; its
-//	            flag is word 13 of the round's line (rdFold, rdBack for
-//	            the other two)
+//	lines 64-99 on teams that do not map each other (other hosts,
+//	            CMA): push boxes of the pushed recursive-doubling
+//	            reduction: per round, and for the fold-in and the
+//	            hand-back, two one-line boxes (by the call's parity)
+//	            that the partner writes into; its flag is word 13 of
+//	            the round's line (rdFold, rdBack for the other two).
+//	            On teams that map each other (which never push): the
+//	            large broadcast ring's other seven dropboxes (lines
+//	            64-98; line 99 is free)
 //	lines 100-127 the tiny broadcast ring's other 112 dropboxes
 const (
 	wordsPerLine   = 16
@@ -171,7 +174,9 @@ const (
 	bcastTiny      = bcastTinyLow + 28*4        // 16-byte dropboxes of the tiny broadcast ring (lines 55-63, 100-127; < 256: bpos is a uint8)
 	bcastTinyBoxes = 55 * 64                    // byte offset of the tiny broadcast ring's first bcastTinyLow dropboxes
 	bcastTinyMore  = 100 * 64                   // byte offset of the tiny ring's other dropboxes
-	bcastLarge     = 2                          // five-line dropboxes of the large broadcast ring (lines 44-53)
+	bcastLargeLow  = 2                          // five-line dropboxes of the large broadcast ring in lines 44-53
+	bcastLarge     = bcastLargeLow + 7          // five-line dropboxes of the large broadcast ring (lines 44-53, and 64-98 of teams that map each other)
+	bcastLargeMore = pushBoxes                  // byte offset of the large ring's other dropboxes (shared teams only: they have no push boxes)
 	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
 	arrivalsWord   = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
 	pushBoxes      = 64 * 64                    // byte offset of the push boxes (lines 64-99)
@@ -903,10 +908,14 @@ func (t *Team) treeSync(routine string, e uint32) {
 // bitLen is the number of bits of x (0 for 0).
 func bitLen(x int) int { return bits.Len(uint(x)) }
 
-// The tiny broadcast ring must end inside the slot, and its dropbox
-// indexes fit bpos's uint8 (compile-time checks: a negative array
-// length does not build).
+// The tiny broadcast ring must end inside the slot, the large one
+// before the tiny ring's second part, and both rings' dropbox indexes
+// fit bpos's uint8 (compile-time checks: a negative array length does
+// not build).
 var (
 	_ [node.TeamSlotWords*4 - (bcastTinyMore + (bcastTiny-bcastTinyLow)*16)]struct{}
 	_ [255 - bcastTiny]struct{}
+	_ [255 - bcastLarge]struct{}
+	// the large ring's dropboxes in lines 64-99 stay clear of the tiny ring's
+	_ [bcastTinyMore - (bcastLargeMore + (bcastLarge-bcastLargeLow)*(bcastData+8))]struct{}
 )
