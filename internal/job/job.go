@@ -58,7 +58,7 @@ const (
 	EnvNUMANodes = "GOSHMEM_NUMA_NODES"
 	FirstFD      = 3                   // descriptor of the control segment under os/exec ExtraFiles
 	magic        = 0x01_6d656d68736f67 // "goshmem\x01" little-endian
-	layoutVer    = 2                   // 2: team slots of 128 lines (push boxes)
+	layoutVer    = 3                   // 2: team slots of 128 lines (push boxes); 3: deeper broadcast rings (the meaning of slot lines 64-127 changed)
 	headerLines  = 4
 	fixedLines   = 5 // identity, doorbell, alloc check, lock, AMO emulation lock
 	maxBarRounds = 32
