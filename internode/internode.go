@@ -248,6 +248,17 @@ type Transport interface {
 	Close() error
 }
 
+// Poller is the capability of receiving from the caller's goroutine: a
+// leader PE that waits for another host calls Poll between checks of
+// its condition, so that a frame for it is read and delivered by the
+// waiter itself, not by a receiving goroutine that must first be woken
+// and scheduled. Poll never blocks; it reports whether it delivered a
+// frame. Frames stay in order per peer, whoever delivers them (the Sink
+// may be called from the Poll caller's goroutine). tcp has it.
+type Poller interface {
+	Poll() bool
+}
+
 // RemoteWriter is the capability of writing into a peer's registered
 // memory without the peer's CPU (RDMA write): verbs will have it, tcp
 // does not. Register returns the key a peer names b with (the core

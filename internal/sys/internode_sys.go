@@ -90,3 +90,26 @@ func SetTCPUserTimeout(rc syscall.RawConn, d time.Duration) error {
 	}
 	return serr
 }
+
+// Recv is one non-blocking read from fd (a socket in non-blocking mode,
+// as the runtime's network poller keeps them) into b, for a reader that
+// polls: n > 0 bytes read; n == 0 with again (nothing there now); n ==
+// 0, !again and err == nil at the end of the stream. It makes a raw
+// system call: it never blocks, so the scheduler need not know.
+func Recv(fd uintptr, b []byte) (n int, again bool, err error) {
+	if len(b) == 0 {
+		return 0, true, nil
+	}
+	for {
+		r, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			return int(r), false, nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, true, nil
+		}
+		return 0, false, e
+	}
+}

@@ -90,6 +90,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -126,14 +127,18 @@ type Transport struct {
 	out   []*peer
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	in    map[net.Conn]int // incoming connections, by sending leader
-	state []uint8          // per peer: peerBye, peerFailed
-	done  bool             // Close finished its goodbyes: report nothing
-	ended bool             // Close or Abort started
+	in    map[net.Conn]int      // incoming connections, by sending leader
+	rxs   atomic.Pointer[[]*rx] // their readers, for Poll
+	state []uint8               // per peer: peerBye, peerFailed
+	done  bool                  // Close finished its goodbyes: report nothing
+	ended bool                  // Close or Abort started
 
 	// writes, if set, is called after each write system call of frames
 	// (tests count them).
 	writes func()
+	// afterAgain, if set, is called by a reader that holds a
+	// connection's busy flag right after a read found nothing (tests).
+	afterAgain func()
 }
 
 const (
@@ -752,7 +757,13 @@ func (t *Transport) serve(conn *net.TCPConn) {
 		return
 	}
 	conn.SetDeadline(time.Time{})
-	err = t.readControl(from, bufio.NewReaderSize(conn, readBuf), t.cfg.Sink)
+	raw, err := conn.SyscallConn()
+	if err == nil {
+		x := newRx(t, from, conn, raw)
+		t.addRx(x)
+		err = x.serve()
+		t.dropRx(x)
+	}
 	t.report(from, fmt.Errorf("internode/tcp: from leader %d: %w", from, err), false)
 }
 
@@ -870,10 +881,17 @@ func (t *Transport) end(op uint8, reason string) {
 	t.ln.Close()
 	t.mu.Lock()
 	t.done = true
+	in = in[:0]
 	for c := range t.in {
-		c.Close()
+		in = append(in, c)
 	}
 	t.mu.Unlock()
+	// Closed without t.mu: a Close waits for the reads in progress on
+	// the connection, and a reader may be delivering, or recording a
+	// goodbye, which takes t.mu.
+	for _, c := range in {
+		c.Close()
+	}
 	for _, p := range t.out {
 		p.mu.Lock()
 		if p.conn != nil {

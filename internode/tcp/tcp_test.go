@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -769,5 +770,119 @@ func TestDialRefused(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a refused dial was not reported")
+	}
+}
+
+// TestPollDelivers: a goroutine that calls Poll in a loop on the
+// receiving leader (a waiting leader PE) reads and delivers frames
+// itself, racing the connection's own reader goroutine: every frame
+// still arrives once, whole and in order, some of them through Poll;
+// and when the sender dies while the poller holds the socket, the loss
+// is still reported (the poller saw the end, the goroutine reports it).
+func TestPollDelivers(t *testing.T) {
+	const per = 3000
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	var polled atomic.Int64
+	stop := make(chan struct{})
+	pollDone := make(chan struct{})
+	go func() {
+		defer close(pollDone)
+		p := internode.Transport(l.ts[1]).(internode.Poller)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if p.Poll() {
+				polled.Add(1)
+			}
+		}
+	}()
+	sizes := []uint32{0, 8, 40, 1000, 70 << 10, 3 << 20}
+	for k := uint32(0); k < per; k++ {
+		h := internode.Header{Op: uint8(k), PE: 1, Seq: k, Len: sizes[k%uint32(len(sizes))]}
+		if k%50 != 0 && h.Len > 1000 {
+			h.Len = 16 // a few large ones
+		}
+		p := make([]byte, h.Len)
+		fill(p, 0, 1, k)
+		if err := l.ts[0].Send(1, &h, p); err != nil {
+			t.Fatal(err)
+		}
+		if k%16 == 0 {
+			l.ts[0].Flush(1)
+		}
+	}
+	l.ts[0].Flush(1)
+	waitFor(t, "every frame", func() bool { return ss[1].count(0) >= per })
+	ss[1].mu.Lock()
+	for k, g := range ss[1].frames[0] {
+		if g.Seq != uint32(k) {
+			t.Errorf("frame %d arrived as number %d", g.Seq, k)
+			break
+		}
+	}
+	if n := len(ss[1].frames[0]); n != per {
+		t.Errorf("%d frames, want %d", n, per)
+	}
+	for _, b := range ss[1].bad {
+		t.Error(b)
+	}
+	ss[1].mu.Unlock()
+	if polled.Load() == 0 {
+		t.Error("Poll never delivered a frame (the connection's goroutine read them all)")
+	}
+	t.Logf("%d Poll calls delivered frames", polled.Load())
+	kill(l.ts[0])
+	select {
+	case f := <-ss[1].failed:
+		if !strings.Contains(f, "leader 0") {
+			t.Errorf("failure %q does not name leader 0", f)
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("the poller's leader did not notice leader 0's death within 2 s")
+	}
+	close(stop)
+	<-pollDone
+}
+
+// TestPollLeavesNothingUnread: a frame that arrives while a poller holds
+// the connection, after its last read found the socket empty, is read
+// before the poller lets go: the connection's goroutine, woken for it,
+// cannot take the connection and leaves word for the poller, which then
+// reads again. Without that hand-off the frame would wait for the next
+// one (here: forever).
+func TestPollLeavesNothingUnread(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	var armed atomic.Bool
+	l.ts[1].afterAgain = func() { // set before any reader runs
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		h := internode.Header{Seq: 1}
+		if err := l.ts[0].Send(1, &h, nil); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(50 * time.Millisecond) // the goroutine wakes, finds the connection taken
+	}
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil { // connect first
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	armed.Store(true)
+	l.ts[1].Poll()
+	if armed.Load() {
+		t.Fatal("Poll did not read the connection")
+	}
+	deadline := time.Now().Add(time.Second)
+	for ss[1].count(0) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := ss[1].count(0); n != 2 {
+		t.Errorf("%d frames delivered, want 2: the frame that came during the poll was left unread", n)
 	}
 }
