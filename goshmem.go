@@ -137,6 +137,7 @@ func LoadConfig() (node.Config, error) {
 		Host:              c.Host,
 		Internode:         c.Internode,
 		InternodeIface:    c.InternodeIface,
+		InternodeNoPoll:   !c.InternodePoll,
 	}, nil
 }
 

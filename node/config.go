@@ -47,6 +47,9 @@ type Config struct {
 	// Internode is SHMEM_INTERNODE, the transport between hosts' leaders
 	// ("" or "tcp"); InternodeIface is SHMEM_INTERNODE_IFACE.
 	Internode, InternodeIface string
+	// InternodeNoPoll is SHMEM_INTERNODE_POLL=0: the leader PE's waits
+	// do not read the transport's connections themselves.
+	InternodeNoPoll bool
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would

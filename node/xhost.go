@@ -107,15 +107,18 @@ func xhostSize(n int) int64 {
 
 // xhost is a process's part of a job that spans hosts.
 type xhost struct {
-	j       *Job
-	cl      *Cluster
-	host    int     // this host
-	hostOf  []int32 // host of every PE
-	local   []int   // this host's PEs, ascending
-	idx     []int32 // per PE: its index among its host's PEs
-	leader  bool    // this process hosts this host's leader PE
-	name    string  // the backend
-	tr      internode.Transport
+	j      *Job
+	cl     *Cluster
+	host   int     // this host
+	hostOf []int32 // host of every PE
+	local  []int   // this host's PEs, ascending
+	idx    []int32 // per PE: its index among its host's PEs
+	leader bool    // this process hosts this host's leader PE
+	name   string  // the backend
+	tr     internode.Transport
+	// poll is tr's Poll on the leader (nil elsewhere, or if tr cannot):
+	// the leader PE's waits read the sockets themselves (see waitSlow).
+	poll    func() bool
 	seg     *shm.Mapping
 	q       *leaderq.Queue
 	boxes   mem.Base // the mailboxes
@@ -278,6 +281,9 @@ func (x *xhost) open(pc *pmi.Client) error {
 			x.cl.Leaders[x.host], x.cl.Hosts[x.host], x.name, err)
 	}
 	x.tr = tr
+	if pl, ok := tr.(internode.Poller); ok && !x.j.cfg.InternodeNoPoll {
+		x.poll = pl.Poll
+	}
 	go x.progress()
 	return nil
 }

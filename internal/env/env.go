@@ -53,6 +53,7 @@ const (
 	VarHost          = "SHMEM_HOST"
 	VarInternode     = "SHMEM_INTERNODE"
 	VarInternodeIf   = "SHMEM_INTERNODE_IFACE"
+	VarInternodePoll = "SHMEM_INTERNODE_POLL"
 )
 
 // Knob types, the values of Knob.Type.
@@ -152,6 +153,9 @@ type Config struct {
 	// InternodeIface is SHMEM_INTERNODE_IFACE: the interface or address
 	// the leaders listen on ("": the default route's interface).
 	InternodeIface string
+	// InternodePoll is SHMEM_INTERNODE_POLL: a waiting leader PE reads
+	// its transport's connections itself.
+	InternodePoll bool
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -294,6 +298,14 @@ func defs() []def {
 				"listens on for the other hosts' leaders. auto: the interface of the " +
 				"default route, else the first one that is up and not loopback.",
 		}, func(c *Config) *string { return &c.InternodeIface }),
+		boolKnob(Knob{
+			Name: VarInternodePoll, Default: "on",
+			Help: "In a job that spans hosts, whether a leader PE that waits (for an answer, a " +
+				"flag, a barrier) reads its connections to the other hosts itself, after its " +
+				"first microsecond or so of waiting, instead of leaving every incoming frame " +
+				"to a goroutine that the network poller must wake. on: yes (lower latency " +
+				"across hosts); off: no (the leader's waits make no read system calls).",
+		}, func(c *Config) *bool { return &c.InternodePoll }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",
 			Help: "For tests and experiments: treat every run of this many consecutive PEs " +

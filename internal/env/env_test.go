@@ -28,6 +28,7 @@ func wantDefaults() Config {
 		Host:              "auto",
 		Internode:         "tcp",
 		InternodeIface:    "auto",
+		InternodePoll:     true,
 	}
 }
 

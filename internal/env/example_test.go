@@ -80,6 +80,7 @@ func ExampleKnobs() {
 	// SHMEM_HOST string auto []
 	// SHMEM_INTERNODE enum tcp [tcp]
 	// SHMEM_INTERNODE_IFACE string auto []
+	// SHMEM_INTERNODE_POLL bool on []
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []
