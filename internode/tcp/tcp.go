@@ -58,11 +58,19 @@
 //
 // # Receiving
 //
-// One reader goroutine per incoming connection reads headers through a
-// 64 KiB buffer (many small frames per system call) and each payload
-// straight into the slice the Sink gives: the part already buffered is
-// copied, the rest the kernel writes directly into the Sink's slice. It
-// allocates nothing per frame.
+// Each incoming connection has a reader (recv.go) that reads headers
+// through a 64 KiB buffer (many small frames per system call) and each
+// payload straight into the slice the Sink gives: the part already
+// buffered is copied, a large rest the kernel writes directly into the
+// Sink's slice. It allocates nothing per frame. Two kinds of goroutine
+// run it: the connection's own, which waits in the runtime's network
+// poller, and any caller of Poll (internode.Poller: a leader PE that
+// waits for another host reads its sockets itself, so that the frame
+// it waits for needs no goroutine to be woken and scheduled first).
+// They share it under a try-lock: whoever holds it reads until the
+// socket is empty; whoever finds it taken leaves word, and the holder
+// reads once more before it lets go, so no frame is left unread while
+// its arrival's wake-up was spent.
 //
 // # Failures
 //
