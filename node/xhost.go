@@ -116,6 +116,9 @@ type xhost struct {
 	leader bool    // this process hosts this host's leader PE
 	name   string  // the backend
 	tr     internode.Transport
+	// trSet is closed once tr is set: the Sink may get frames (and
+	// answer them) before the backend's Open has returned.
+	trSet chan struct{}
 	// poll is tr's Poll on the leader (nil elsewhere, or if tr cannot):
 	// the leader PE's waits read the sockets themselves (see waitSlow).
 	poll    func() bool
@@ -177,7 +180,7 @@ func (e *lockedExchange) Get(r int, k string) ([]byte, error) {
 // its host's xhost segment.
 func newXhost(j *Job, cl *Cluster, rank int, seg *shm.Segment) (*xhost, error) {
 	x := &xhost{j: j, cl: cl, host: cl.HostOf[rank], name: j.cfg.Internode, done: make(chan struct{}),
-		fwdDone: make(chan struct{}), acks: make(chan int, len(cl.Hosts))}
+		fwdDone: make(chan struct{}), acks: make(chan int, len(cl.Hosts)), trSet: make(chan struct{})}
 	if x.name == "" {
 		x.name = backends.Default
 	}
@@ -281,6 +284,7 @@ func (x *xhost) open(pc *pmi.Client) error {
 			x.cl.Leaders[x.host], x.cl.Hosts[x.host], x.name, err)
 	}
 	x.tr = tr
+	close(x.trSet)
 	if pl, ok := tr.(internode.Poller); ok && !x.j.cfg.InternodeNoPoll {
 		x.poll = pl.Poll
 	}
@@ -626,6 +630,7 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		j.fail(uint32(h.Arg0), int(h.PE), 0, int(int64(h.Arg1)))
 		if uint32(h.Arg0) == job.AbortGlobalExit {
 			go func() { // see beforeExit
+				<-x.trSet
 				(*xhost)(x).quiescePMI()
 				x.tr.Reply(from, &internode.Header{Op: xAbortAck}, nil)
 				x.tr.Flush(from)
@@ -647,6 +652,7 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 func (x *xsink) reply(from int, h *internode.Header, v uint64, payload []byte) {
 	r := internode.Header{Op: xReply, PE: uint32(h.Ctx), Seq: h.Seq, Arg0: v}
 	r.Len = uint32(len(payload))
+	<-x.trSet                     // (a request may come as soon as the other leaders have passed Open's fence)
 	x.tr.Reply(from, &r, payload) // an error: Failed has been told
 }
 
