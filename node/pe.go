@@ -391,11 +391,13 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // waitSlow is WaitSlow with the policy pol.
 //
 // On a leader of a job that spans hosts, the wait also reads the
-// transport's sockets itself (internode.Poller), every 64 spins and
-// after every yield and sleep, but not in its first 64 polls: what
-// another host sends, even to this PE, then needs no receiving
-// goroutine to be woken, while a wait that an on-host store ends within
-// about a microsecond never pays for a read system call.
+// transport's sockets itself (internode.Poller) and sends what its
+// host's PEs queued if the progress goroutine is not at it (xhost's
+// pollWait), every 64 spins and after every yield and sleep, but not in
+// its first 64 polls: what another host sends, even to this PE, then
+// needs no receiving goroutine to be woken, nor a host-mate's frame the
+// progress goroutine, while a wait that an on-host store ends within
+// about a microsecond never pays for a system call.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
@@ -413,10 +415,8 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		if abort.Load() != 0 {
 			p.checkAbort(routine)
 		}
-		if p.x != nil && n > 0 {
-			if poll := p.job.x.poll; poll != nil && poll() && cond() {
-				return
-			}
+		if p.x != nil && n > 0 && p.job.x.polls && p.job.x.pollWait() && cond() {
+			return
 		}
 	}
 }

@@ -86,6 +86,7 @@ const (
 	xqMsg     = 4096 - 16 // a slot of 4 KiB
 	xWindow   = 64 << 10  // a PE's reply window: gets move in pieces of this
 	xArena    = 1 << 20   // the progress goroutine's batch buffer
+	xPEArena  = 64 << 10  // the waiting leader PE's batch buffer
 	xMaxFrame = 1 << 30   // the largest payload a leader sends in one frame
 )
 
@@ -119,22 +120,28 @@ type xhost struct {
 	// trSet is closed once tr is set: the Sink may get frames (and
 	// answer them) before the backend's Open has returned.
 	trSet chan struct{}
-	// poll is tr's Poll on the leader (nil elsewhere, or if tr cannot):
-	// the leader PE's waits read the sockets themselves (see waitSlow).
-	poll    func() bool
-	seg     *shm.Mapping
-	q       *leaderq.Queue
-	boxes   mem.Base // the mailboxes
-	stop    atomic.Bool
-	done    chan struct{}
-	closing atomic.Bool // Finalize is closing the transport: losses are no failures
-	fwd     atomic.Bool // this host's failure went to the others (or came from them)
-	heard   atomic.Bool // the failure came from another host
-	fwdOnce sync.Once
-	fwdDone chan struct{} // closed once fwd is settled: sent (or timed out), or heard
-	acks    chan int      // hosts that acknowledged this host's GlobalExit
-	pmiOnce sync.Once
-	exch    *lockedExchange
+	// polls: the leader PE's waits call pollWait (SHMEM_INTERNODE_POLL);
+	// poller is tr's Poll capability, if it has one.
+	polls  bool
+	poller internode.Poller
+	// consume is the leader queue's consumer role: the progress
+	// goroutine's, or the waiting leader PE's (peBuf, peTouched).
+	consume   sync.Mutex
+	peBuf     []byte
+	peTouched []bool
+	seg       *shm.Mapping
+	q         *leaderq.Queue
+	boxes     mem.Base // the mailboxes
+	stop      atomic.Bool
+	done      chan struct{}
+	closing   atomic.Bool // Finalize is closing the transport: losses are no failures
+	fwd       atomic.Bool // this host's failure went to the others (or came from them)
+	heard     atomic.Bool // the failure came from another host
+	fwdOnce   sync.Once
+	fwdDone   chan struct{} // closed once fwd is settled: sent (or timed out), or heard
+	acks      chan int      // hosts that acknowledged this host's GlobalExit
+	pmiOnce   sync.Once
+	exch      *lockedExchange
 }
 
 // xpe is a PE's state for operations on other hosts. Its mutex
@@ -285,8 +292,10 @@ func (x *xhost) open(pc *pmi.Client) error {
 	}
 	x.tr = tr
 	close(x.trSet)
-	if pl, ok := tr.(internode.Poller); ok && !x.j.cfg.InternodeNoPoll {
-		x.poll = pl.Poll
+	if !x.j.cfg.InternodeNoPoll {
+		x.poller, _ = tr.(internode.Poller)
+		x.peBuf, x.peTouched = make([]byte, xPEArena), make([]bool, len(x.cl.Hosts))
+		x.polls = true
 	}
 	go x.progress()
 	return nil
@@ -304,34 +313,59 @@ func (x *xhost) progress() {
 	abort := &x.j.ctl.Header.Abort.State
 	stop := func() bool { return x.stop.Load() || abort.Load() != 0 && !x.fwd.Load() }
 	touched := make([]bool, len(x.cl.Hosts))
-	max := x.q.Max()
 	for {
-		n, ok := x.q.Pop(buf[:max], &pol, stop)
-		if !ok {
+		if !x.q.Wait(&pol, stop) {
 			if x.stop.Load() {
 				return
 			}
 			x.forwardAbort()
 			continue
 		}
-		off := 0
-		for {
-			x.sendQueued(buf[off:off+n], touched)
-			off += n
-			if off+max > len(buf) {
-				break
-			}
-			if n, ok = x.q.TryPop(buf[off : off+max]); !ok {
-				break
-			}
+		x.consume.Lock()
+		x.drain(buf, touched)
+		x.consume.Unlock()
+	}
+}
+
+// drain sends what the leader queue holds, up to buf's size (a batch:
+// the messages found together go out with one write per peer), and
+// flushes every peer it wrote to before buf is reused. The caller holds
+// x.consume: the progress goroutine, or the leader PE in a wait
+// (pollWait).
+func (x *xhost) drain(buf []byte, touched []bool) {
+	max := x.q.Max()
+	for off := 0; off+max <= len(buf); {
+		n, ok := x.q.TryPop(buf[off : off+max])
+		if !ok {
+			break
 		}
-		for h, t := range touched {
-			if t {
-				x.tr.Flush(h) // an error: Failed has been told
-				touched[h] = false
-			}
+		x.sendQueued(buf[off:off+n], touched)
+		off += n
+	}
+	for h, t := range touched {
+		if t {
+			x.tr.Flush(h) // an error: Failed has been told
+			touched[h] = false
 		}
 	}
+}
+
+// pollWait is what a waiting leader PE does for its host's traffic
+// between the checks of its condition: it reads its connections
+// (internode.Poller), and it sends what its host's PEs queued if the
+// progress goroutine is not at it (asleep, or not yet woken), so that
+// neither direction waits for a goroutine to be woken. It reports
+// whether it delivered or sent anything.
+func (x *xhost) pollWait() bool {
+	got := x.poller != nil && x.poller.Poll()
+	if x.q.Ready() && x.consume.TryLock() {
+		if x.q.Ready() {
+			x.drain(x.peBuf, x.peTouched)
+			got = true
+		}
+		x.consume.Unlock()
+	}
+	return got
 }
 
 // sendQueued sends one message of the leader queue.

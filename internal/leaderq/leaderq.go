@@ -201,5 +201,35 @@ func (q *Queue) Pop(buf []byte, p *wait.Policy, stop func() bool) (int, bool) {
 	}
 }
 
+// Ready reports whether a message waits at the head. Only the
+// consumer's process may call it; with several goroutines taking turns
+// as the consumer (under a lock of their own), any of them may.
+func (q *Queue) Ready() bool {
+	head := q.hdr.Head.Load()
+	return q.slot(head).Seq.Load() == head+1
+}
+
+// Wait waits until a message is there (spinning, yielding, then
+// sleeping on the queue's doorbell under policy p) or stop reports true
+// (checked between attempts and after every wake-up), without taking
+// it: it reports true when a message was there. For a consumer role
+// that several goroutines of the consumer's process share (under a
+// lock of their own): the one that waits need not hold the lock.
+func (q *Queue) Wait(p *wait.Policy, stop func() bool) bool {
+	b := wait.Start(p)
+	ready := func() bool { return q.Ready() || stop() }
+	for {
+		if q.Ready() {
+			return true
+		}
+		if stop() {
+			return false
+		}
+		if b.Pause() == wait.Sleeping {
+			b.Sleep(q.bell, ready)
+		}
+	}
+}
+
 // Wake wakes a sleeping consumer (after stop turned true).
 func (q *Queue) Wake() { wait.WakeAll(q.bell) }

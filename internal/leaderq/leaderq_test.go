@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -255,5 +256,53 @@ func BenchmarkPushPop(b *testing.B) {
 	for range b.N {
 		q.TryPush(m)
 		q.TryPop(buf)
+	}
+}
+
+// TestWaitAndReady: Wait returns true once a message is there (an
+// asleep waiter is woken by the push, as Pop's is) and takes nothing,
+// false when stop turns true; Ready tells without taking.
+func TestWaitAndReady(t *testing.T) {
+	q, _ := newQueue(t, 4, 16)
+	if q.Ready() {
+		t.Fatal("Ready on an empty queue")
+	}
+	p := wait.Policy{Spin: 1, Yield: 1, MinSleep: 5 * time.Second, MaxSleep: 5 * time.Second}
+	got := make(chan bool)
+	go func() { got <- q.Wait(&p, func() bool { return false }) }()
+	time.Sleep(50 * time.Millisecond) // the waiter is asleep by now
+	q.TryPush([]byte("x"))
+	select {
+	case ok := <-got:
+		if !ok {
+			t.Error("Wait reported no message after a push")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the push did not wake the waiter")
+	}
+	for range 2 { // Wait and Ready took nothing
+		if !q.Ready() {
+			t.Fatal("Ready is false with a message queued")
+		}
+		if !q.Wait(&p, func() bool { return false }) {
+			t.Fatal("Wait false with a message queued")
+		}
+	}
+	buf := make([]byte, q.Max())
+	if n, ok := q.TryPop(buf); !ok || string(buf[:n]) != "x" {
+		t.Fatalf("TryPop = %q, %v after Wait and Ready, want the message", buf[:n], ok)
+	}
+	var stop atomic.Bool
+	go func() { got <- q.Wait(&p, stop.Load) }()
+	time.Sleep(20 * time.Millisecond)
+	stop.Store(true)
+	q.Wake()
+	select {
+	case ok := <-got:
+		if ok {
+			t.Error("Wait reported a message on an empty queue")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("stop and Wake did not end the wait")
 	}
 }
