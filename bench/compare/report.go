@@ -169,7 +169,7 @@ func writeReport(w io.Writer, r *report) error {
 
 	if len(r.LimitOrder) > 0 {
 		p("## Machine limits\n\n")
-		p("From bench/limits: memcpy (every size) and atomic once before the rounds; the hand-off, and memcpy again from 64 KiB (the sizes of the bandwidth targets), in every round, so that those targets pair goshmem's figures with the limit of the same round.\n\n")
+		p("From bench/limits: memcpy (every size) and atomic once before the rounds; the hand-off, and memcpy again at every size, in every round, so that the bandwidth targets pair goshmem's figures with the limit of the same round.\n\n")
 		for _, name := range r.LimitOrder {
 			t := r.Limits[name]
 			if t == nil {
