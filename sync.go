@@ -274,6 +274,10 @@ func putSignal[T any](c *Ctx, routine string, dst, src []T, sig *uint64, signal 
 	// changes no memory.
 	if _, off, ok := c.Target(mem.PtrAddr(sig), 8, pe); !ok || off&7 != 0 || uint(op) > uint(SignalAdd) {
 		checkSignal(c, routine, sig, op, pe)
+		// On another host the data and the signal go in one message.
+		if c.PutSignalAcross(routine, mem.Addr(dst), mem.Bytes(src), len(dst), len(src), mem.PtrAddr(sig), signal, op == SignalAdd, pe) {
+			return
+		}
 	}
 	put(c, routine, dst, src, pe)
 	if op == SignalSet {

@@ -60,6 +60,37 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 	p.cma(routine, put, off, local, pe)
 }
 
+// PutSignalAcross serves PutSignal (ndst and nsrc elements, src as
+// bytes) when PE pe is on another host: the data and then the signal
+// (v set, or added when add, into the 8-byte word at symmetric address
+// sig) go in one frame, the signal with the last piece of a large put,
+// and the target host's leader applies them in that order. It reports
+// false, and does nothing, when pe is not on another host: the caller
+// then puts and posts the signal itself. The caller has checked sig and
+// the operation.
+//
+//go:noinline
+func (c *Ctx) PutSignalAcross(routine string, dst uintptr, src []byte, ndst, nsrc int, sig uintptr, v uint64, add bool, pe int) bool {
+	if c == nil || c.pe.job.x == nil {
+		return false
+	}
+	c.live(routine)
+	p := c.pe
+	w := c.worldPE(routine, pe)
+	if !p.job.x.remote(w) {
+		return false
+	}
+	if ndst != nsrc {
+		badLen(routine, ndst, nsrc)
+	}
+	var off uintptr
+	if len(src) > 0 {
+		off = p.symOffset(routine, "dest", dst, uintptr(len(src)))
+	}
+	p.xputSignal(routine, w, off, src, p.symOffset(routine, "sig", sig, 8), v, add)
+	return true
+}
+
 // CheckRMA panics unless an RMA on c that reaches the n bytes at
 // symmetric address sym on PE pe is valid: a live context, a PE of the
 // context, [sym, sym+n) inside the heap (and, under SHMEM_DEBUG, inside

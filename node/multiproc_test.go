@@ -130,6 +130,29 @@ func scenarioRMA(pe *goshmem.PE) {
 	if buf[3] != int64(left*10000+3) {
 		fail(pe, "data not there with the signal: %d", buf[3])
 	}
+	// PutSignal rounds with both operations, one payload larger than a
+	// leader-queue message (several frames across hosts, the signal
+	// with the last): the data must be there when the signal shows.
+	big, _ := goshmem.Calloc[int64](pe, 3000)
+	bsig, _ := goshmem.Calloc[uint64](pe, 2)
+	bsrc := make([]int64, 3000)
+	for r := int64(1); r <= 4; r++ {
+		for i := range bsrc {
+			bsrc[i] = int64(me)*1_000_000 + r*10_000 + int64(i)
+		}
+		n := []int{1, 3000, 7, 600}[r-1]
+		if r%2 == 1 {
+			goshmem.PutSignal(c, big[:n], bsrc[:n], &bsig[0], uint64(r), goshmem.SignalSet, right)
+			goshmem.SignalWaitUntil(pe, &bsig[0], goshmem.CmpEQ, uint64(r))
+		} else {
+			goshmem.PutSignal(c, big[:n], bsrc[:n], &bsig[1], 5, goshmem.SignalAdd, right)
+			goshmem.SignalWaitUntil(pe, &bsig[1], goshmem.CmpEQ, uint64(5*r/2))
+		}
+		if want := int64(left)*1_000_000 + r*10_000 + int64(n-1); big[n-1] != want || big[0] != want-int64(n-1) {
+			fail(pe, "PutSignal round %d (%d elements): data not there with the signal: [0] %d, [%d] %d, want %d", r, n, big[0], n-1, big[n-1], want)
+		}
+		pe.BarrierAll() // the left neighbour's next round overwrites big
+	}
 	mapfault := os.Getenv(scenarioVar) == "rma-mapfault"
 	for q := 0; q < n; q++ {
 		hq, across := pe.HostOf(q)

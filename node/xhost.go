@@ -80,6 +80,15 @@ const (
 // flag saying it is there in one frame.
 const xPutFlag uint8 = 1
 
+// xPutSigSet and xPutSigAdd, in an xPut's Flags: once the payload is
+// in the heap, set or add Arg0 to the 8-byte signal word at offset
+// Arg1 of the same PE's segment with a CPU atomic of the target host,
+// then ring the PE: PutSignal in one frame (the last of a split put).
+const (
+	xPutSigSet uint8 = 2
+	xPutSigAdd uint8 = 4
+)
+
 // Sizes of the xhost segment.
 const (
 	xqSlots   = 256
@@ -601,12 +610,27 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		if !ok {
 			return
 		}
-		if h.Flags&xPutFlag != 0 {
+		switch h.Flags {
+		case 0:
+		case xPutFlag:
 			if _, ok := x.target(h.PE, h.Arg1, 4); !ok || h.Arg1%4 != 0 {
 				x.bad(from, h)
 				return
 			}
 			atomic.StoreUint32(mem.At[uint32](b, uintptr(h.Arg1)), uint32(h.Arg0))
+		case xPutSigSet, xPutSigAdd:
+			if _, ok := x.target(h.PE, h.Arg1, 8); !ok || h.Arg1%8 != 0 {
+				x.bad(from, h)
+				return
+			}
+			if w := mem.At[uint64](b, uintptr(h.Arg1)); h.Flags == xPutSigAdd {
+				atomic.AddUint64(w, h.Arg0)
+			} else {
+				atomic.StoreUint64(w, h.Arg0)
+			}
+		default:
+			x.bad(from, h)
+			return
 		}
 		wait.Ring(j.bell(int(h.PE)))
 	case xGet:
@@ -805,6 +829,30 @@ func (p *PE) xputFlag(routine string, pe int, off uintptr, data []byte, flag uin
 		panicf("%s: %d bytes with a flag do not fit one frame (%d)", routine, len(data), p.xmax())
 	}
 	h := internode.Header{Op: xPut, Flags: xPutFlag, PE: uint32(pe), Off: uint64(off), Arg0: uint64(v), Arg1: uint64(flag)}
+	p.xsend(routine, &h, data)
+	p.xdirty(pe)
+}
+
+// xputSignal writes data at offset off of PE pe's heap segment, then
+// sets or adds v to the signal word at offset sig of it: the signal
+// travels with the last piece of the data (xPutSigSet, xPutSigAdd), so
+// a PutSignal that fits one frame costs one message, not a put and a
+// posted AMO.
+func (p *PE) xputSignal(routine string, pe int, off uintptr, data []byte, sig uintptr, v uint64, add bool) {
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	max := p.xmax()
+	for len(data) > max {
+		h := internode.Header{Op: xPut, PE: uint32(pe), Off: uint64(off)}
+		p.xsend(routine, &h, data[:max])
+		data, off = data[max:], off+uintptr(max)
+	}
+	f := xPutSigSet
+	if add {
+		f = xPutSigAdd
+	}
+	h := internode.Header{Op: xPut, Flags: f, PE: uint32(pe), Off: uint64(off), Arg0: v, Arg1: uint64(sig)}
 	p.xsend(routine, &h, data)
 	p.xdirty(pe)
 }

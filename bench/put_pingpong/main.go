@@ -1,7 +1,7 @@
 // Command put_pingpong is the OSU-style put ping-pong test: the
 // one-way latency of a put answered by a put.
 //
-//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f] [-peer N]
+//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f] [-peer N] [-signal]
 //
 // For each message size (bytes of a []uint8, default 1 to 4 MiB,
 // doubling), PE 0 and PE 1 exchange warm-up plus timed round trips. In
@@ -18,6 +18,12 @@
 // -peer N makes PE N, not PE 1, PE 0's partner (PE 1 then only waits
 // in BarrierAll): across hosts, with PE N a leader or not, it measures
 // what a non-leader PE's cross-host put costs (bench/compare -hosts).
+//
+// -signal sends each message with goshmem.PutSignal (data, then k set
+// into the flag word) and waits with SignalWaitUntil, instead of Put,
+// Fence and P: across hosts PutSignal is one frame. (The peer, Open MPI
+// 4.1's OSHMEM, has no shmem_put_signal, so bench/compare does not use
+// it.)
 //
 // Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
 // a hundredth above 1 MiB (at least 1). Output (PE 0, stdout):
@@ -41,10 +47,13 @@ import (
 )
 
 func main() {
-	peer := 1
+	peer, signal := 1, false
 	x := osu.Extra{
-		Usage:    "[-peer N]",
-		Register: func(fs *flag.FlagSet) { fs.IntVar(&peer, "peer", peer, "PE 0's partner `PE`") },
+		Usage: "[-peer N] [-signal]",
+		Register: func(fs *flag.FlagSet) {
+			fs.IntVar(&peer, "peer", peer, "PE 0's partner `PE`")
+			fs.BoolVar(&signal, "signal", signal, "send with PutSignal (one call) instead of Put, Fence, P")
+		},
 		Check: func(osu.Config) error {
 			if peer < 1 {
 				return fmt.Errorf("-peer %d: PE 0's partner is a PE from 1 up", peer)
@@ -62,6 +71,7 @@ func main() {
 		}
 		src, dst := b.Buffers(b.MaxSize)
 		flag := osu.Calloc[int64](b, 1)
+		sig := osu.Calloc[uint64](b, 1)
 		b.Out.Columns(osu.Size, osu.LatencyUs)
 		var k int64 // round trips so far, the same count on PE 0 and its partner
 		b.Sweep(b.Me == 0 || b.Me == peer, func(size, iters, warm int) float64 {
@@ -75,6 +85,16 @@ func main() {
 					t0 = osu.Now()
 				}
 				k++
+				if signal {
+					if b.Me == 0 {
+						goshmem.PutSignal(b.Ctx, d, s, &sig[0], uint64(k), goshmem.SignalSet, other)
+						goshmem.SignalWaitUntil(b.PE, &sig[0], goshmem.CmpEQ, uint64(k))
+					} else {
+						goshmem.SignalWaitUntil(b.PE, &sig[0], goshmem.CmpEQ, uint64(k))
+						goshmem.PutSignal(b.Ctx, d, s, &sig[0], uint64(k), goshmem.SignalSet, other)
+					}
+					continue
+				}
 				if b.Me == 0 {
 					goshmem.Put(b.Ctx, d, s, other)
 					b.Ctx.Fence()
