@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain turns the test binary into the second process of handoff and
@@ -342,5 +344,45 @@ func TestMedian(t *testing.T) {
 		if got := median(tc.in); got != tc.want {
 			t.Errorf("median(%v) = %v; want %v", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestReadFullPolling: the polling read of the TCP limit gathers a
+// message that arrives in pieces, whole and in order, and reports the
+// peer's close before the message is complete.
+func TestReadFullPolling(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		for i := range 4 {
+			c.Write([]byte{byte(4 * i), byte(4*i + 1), byte(4*i + 2), byte(4*i + 3)})
+			time.Sleep(5 * time.Millisecond)
+		}
+		c.Write([]byte{99})
+		c.Close()
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	b := make([]byte, 16)
+	if err := readFull(c, b, true); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range b {
+		if v != byte(i) {
+			t.Fatalf("byte %d = %d, want %d (%v)", i, v, i, b)
+		}
+	}
+	if err := readFull(c, b[:2], true); err == nil {
+		t.Error("readFull of 2 bytes when 1 came before the close: no error")
 	}
 }
