@@ -177,30 +177,6 @@ func (q *Queue) TryPop(buf []byte) (int, bool) {
 	return n, true
 }
 
-// Pop waits until a message is there (spinning, yielding, then sleeping
-// on the queue's doorbell under policy p) or stop reports true (checked
-// between attempts and after every wake-up), and copies it into buf.
-func (q *Queue) Pop(buf []byte, p *wait.Policy, stop func() bool) (int, bool) {
-	if n, ok := q.TryPop(buf); ok {
-		return n, true
-	}
-	b := wait.Start(p)
-	ready := func() bool {
-		return q.slot(q.hdr.Head.Load()).Seq.Load() == q.hdr.Head.Load()+1 || stop()
-	}
-	for {
-		if n, ok := q.TryPop(buf); ok {
-			return n, true
-		}
-		if stop() {
-			return 0, false
-		}
-		if b.Pause() == wait.Sleeping {
-			b.Sleep(q.bell, ready)
-		}
-	}
-}
-
 // Ready reports whether a message waits at the head. Only the
 // consumer's process may call it; with several goroutines taking turns
 // as the consumer (under a lock of their own), any of them may.

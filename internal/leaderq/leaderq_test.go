@@ -165,7 +165,7 @@ func TestProducersGoroutines(t *testing.T) {
 	buf := make([]byte, q.Max())
 	p := wait.Policy{Spin: 100, Yield: 10, MaxSleep: time.Second}
 	for range producers * each {
-		n, ok := q.Pop(buf, &p, func() bool { return false })
+		n, ok := pop(q, buf, &p, func() bool { return false })
 		if !ok {
 			t.Fatal("Pop gave up")
 		}
@@ -182,7 +182,7 @@ func TestSleepingConsumerWoken(t *testing.T) {
 	got := make(chan time.Time)
 	go func() {
 		buf := make([]byte, q.Max())
-		q.Pop(buf, &p, func() bool { return false })
+		pop(q, buf, &p, func() bool { return false })
 		got <- time.Now()
 	}()
 	time.Sleep(50 * time.Millisecond) // the consumer is asleep by now
@@ -233,7 +233,7 @@ func TestProducerProcesses(t *testing.T) {
 	p := wait.Policy{Spin: 1000, Yield: 100, MaxSleep: time.Second}
 	deadline := time.Now().Add(30 * time.Second)
 	for range producers * each {
-		n, ok := q.Pop(buf, &p, func() bool { return time.Now().After(deadline) })
+		n, ok := pop(q, buf, &p, func() bool { return time.Now().After(deadline) })
 		if !ok {
 			t.Fatalf("timed out with %v received", c.next)
 		}
@@ -305,4 +305,15 @@ func TestWaitAndReady(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("stop and Wake did not end the wait")
 	}
+}
+
+// pop is the consumer's loop the leader's progress goroutine runs:
+// wait for a message (Wait), then take it (TryPop).
+func pop(q *Queue, buf []byte, p *wait.Policy, stop func() bool) (int, bool) {
+	for q.Wait(p, stop) {
+		if n, ok := q.TryPop(buf); ok {
+			return n, true
+		}
+	}
+	return 0, false
 }
