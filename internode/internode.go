@@ -254,7 +254,11 @@ type Transport interface {
 // waiter itself, not by a receiving goroutine that must first be woken
 // and scheduled. Poll never blocks; it reports whether it delivered a
 // frame. Frames stay in order per peer, whoever delivers them (the Sink
-// may be called from the Poll caller's goroutine). tcp has it.
+// may be called from the Poll caller's goroutine). While Poll is being
+// called, the transport may stop waking a receiving goroutine of its
+// own for incoming frames (the poller reads them); it must resume
+// within a bounded time after the last Poll, so that frames never wait
+// for a poller that has gone (tcp: at most 0.5 ms). tcp has it.
 type Poller interface {
 	Poll() bool
 }

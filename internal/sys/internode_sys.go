@@ -1,6 +1,8 @@
 package sys
 
 import (
+	"fmt"
+	"os"
 	"syscall"
 	"time"
 	"unsafe"
@@ -112,4 +114,157 @@ func Recv(fd uintptr, b []byte) (n int, again bool, err error) {
 		}
 		return 0, false, e
 	}
+}
+
+// DupConn returns a new descriptor (close-on-exec) for rc's socket. The
+// caller owns it; closing rc afterwards takes rc's descriptor out of the
+// runtime's network poller, and the socket lives on in the new one
+// (internode/tcp reads its incoming connections that way, outside the
+// poller: see Epoll).
+func DupConn(rc syscall.RawConn) (int, error) {
+	nfd, err := -1, error(nil)
+	cerr := rc.Control(func(fd uintptr) {
+		nfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if cerr != nil {
+		return -1, cerr
+	}
+	if err != nil {
+		return -1, fmt.Errorf("dup of a socket: %w", err)
+	}
+	return nfd, nil
+}
+
+// Epoll is an epoll instance that its owner arms and disarms itself,
+// unlike the runtime's poller, which watches every descriptor it has
+// for good: internode/tcp keeps its incoming sockets in one (level
+// triggered, so a poller that asks finds every socket with bytes
+// waiting) and that one in a second, one-shot, which its receiving
+// goroutine waits on in the runtime's poller (File). Disarming the
+// second stops the wake-ups of that goroutine while a PE polls the
+// sockets itself.
+type Epoll struct {
+	fd int
+}
+
+// NewEpoll creates an epoll instance (close-on-exec, non-blocking, so
+// that File can hand it to the runtime's poller).
+func NewEpoll() (*Epoll, error) {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("epoll: setting non-blocking mode: %w", err)
+	}
+	return &Epoll{fd: fd}, nil
+}
+
+// Readable is the interest of Add and Arm: bytes to read, or the end of
+// the peer's side or of the connection.
+const readable = unix.EPOLLIN | unix.EPOLLRDHUP
+
+// Add watches fd for reading, level-triggered, or with oneShot armed
+// once; key comes back from Ready.
+func (e *Epoll) Add(fd int, key int32, oneShot bool) error {
+	ev := unix.EpollEvent{Events: readable, Fd: key}
+	if oneShot {
+		ev.Events |= unix.EPOLLONESHOT
+	}
+	if err := unix.EpollCtl(e.fd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl ADD: %w", err)
+	}
+	return nil
+}
+
+// AddEpoll watches the epoll instance inner, one-shot (see Arm).
+func (e *Epoll) AddEpoll(inner *Epoll, key int32) error { return e.Add(inner.fd, key, true) }
+
+// Arm arms (on) or disarms a one-shot descriptor added with key. Arming
+// a descriptor that is readable reports it at once.
+func (e *Epoll) Arm(fd int, key int32, on bool) error {
+	ev := unix.EpollEvent{Events: unix.EPOLLONESHOT, Fd: key}
+	if on {
+		ev.Events |= readable
+	}
+	if err := unix.EpollCtl(e.fd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl MOD: %w", err)
+	}
+	return nil
+}
+
+// ArmEpoll is Arm for an inner epoll instance.
+func (e *Epoll) ArmEpoll(inner *Epoll, key int32, on bool) error { return e.Arm(inner.fd, key, on) }
+
+// Del stops watching fd.
+func (e *Epoll) Del(fd int) error {
+	if err := unix.EpollCtl(e.fd, unix.EPOLL_CTL_DEL, fd, nil); err != nil {
+		return fmt.Errorf("epoll_ctl DEL: %w", err)
+	}
+	return nil
+}
+
+// EpollEvent is a ready descriptor reported by Ready (its key is in
+// Fd).
+type EpollEvent = unix.EpollEvent
+
+// Ready fills evs with the descriptors ready now, without waiting, and
+// returns how many. It makes a raw system call (it never blocks) and
+// may be called from several goroutines at once, each with its own evs.
+func (e *Epoll) Ready(evs []EpollEvent) int {
+	if len(evs) == 0 {
+		return 0
+	}
+	for {
+		r, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(e.fd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), 0, 0, 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return 0 // EBADF after Close; the owner knows
+		}
+		return int(r)
+	}
+}
+
+// File hands the instance to the runtime's poller: the file is
+// readable when a descriptor in the instance is ready. The file owns
+// the descriptor from then on (close the file, not the Epoll).
+func (e *Epoll) File(name string) *os.File { return os.NewFile(uintptr(e.fd), name) }
+
+// Close closes an instance that was not handed over with File.
+func (e *Epoll) Close() error { return unix.Close(e.fd) }
+
+// ShutdownSocket ends both directions of the socket fd (the peer reads
+// the end; a reader of fd reads it too).
+func ShutdownSocket(fd int) error { return unix.Shutdown(fd, unix.SHUT_RDWR) }
+
+// WriteSocket writes bufs to the non-blocking socket fd, waiting for
+// room until deadline: for the few bytes of a goodbye on a socket that
+// is not in the runtime's poller.
+func WriteSocket(fd int, bufs [][]byte, deadline time.Time) error {
+	for _, b := range bufs {
+		for len(b) > 0 {
+			n, err := unix.Write(fd, b)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				left := time.Until(deadline)
+				if left <= 0 {
+					return fmt.Errorf("write: %w", os.ErrDeadlineExceeded)
+				}
+				pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+				if _, err := unix.Poll(pfd, int(left/time.Millisecond)+1); err != nil && err != unix.EINTR {
+					return fmt.Errorf("poll: %w", err)
+				}
+				continue
+			case err != nil:
+				return fmt.Errorf("write: %w", err)
+			}
+			b = b[n:]
+		}
+	}
+	return nil
 }

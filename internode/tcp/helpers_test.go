@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -176,10 +177,15 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // closes, no goodbye is written. (The test's Cleanup then closes t.)
 func kill(t *Transport) {
 	t.mu.Lock()
-	for c := range t.in {
-		c.Close()
-	}
+	in := t.inbound(nil)
 	t.mu.Unlock()
+	for _, c := range in {
+		if c.x != nil {
+			c.x.shut(errors.New("killed"))
+		} else {
+			c.conn.Close()
+		}
+	}
 	t.ln.Close()
 	for _, p := range t.out {
 		p.mu.Lock()

@@ -3,7 +3,9 @@ package tcp
 import (
 	"errors"
 	"fmt"
-	"net"
+	"os"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -12,39 +14,247 @@ import (
 	"github.com/goshmem/goshmem/internode"
 )
 
-// rx reads the frames of one incoming connection. Two kinds of reader
-// share it: the connection's goroutine, which waits in the network
-// poller (RawConn.Read) and reads when the socket becomes readable, and
-// any goroutine that calls Transport.Poll (a leader PE that waits for
-// another host: it reads the socket itself instead of waiting for the
-// goroutine to be woken and scheduled). Whoever reads does so under
-// busy, a try-lock, and reads until the socket has nothing more (a
-// non-blocking read says EAGAIN), parsing frames and handing them to
-// the Sink as they complete; frames are thus delivered one at a time
-// and in order, whoever reads them.
+// pollGrace is how long the receiving goroutine keeps out of the way
+// after a Poll: while a PE polls at least once per pollGrace, frames
+// wake no goroutine (the PE reads them); once the polls stop, the
+// goroutine takes over again within two pollGraces, and a frame that
+// came in the meantime is read then.
+const pollGrace = 250 * time.Microsecond
+
+// rxSet is the receiving side of a Transport. The sockets of the
+// incoming connections are not in the runtime's network poller: each
+// is in ready, a level-triggered epoll instance, which is itself in
+// wake, a one-shot instance that the receiving goroutine (run) waits
+// on in the runtime's poller. Two kinds of reader share the sockets:
+//
+//   - the receiving goroutine, woken when wake is armed and a socket
+//     has bytes;
+//   - any caller of Transport.Poll (a leader PE that waits for another
+//     host), which asks ready which sockets have bytes and reads them
+//     itself.
+//
+// A socket in the runtime's poller wakes a thread of the runtime for
+// every frame that arrives, even while a PE reads the frame itself: on
+// a host whose CPUs all run PEs that thread preempts one of them, for
+// several microseconds per frame. So Poll disarms wake (once; it then
+// stays disarmed while the polls go on), and the receiving goroutine,
+// instead of waiting for the sockets, looks every pollGrace whether
+// Poll was called since its last look; when it was not, it arms wake
+// again (arming reports a socket that is readable already). Between
+// two waits of a PE nothing is lost: a frame that arrives then is read
+// by the PE's next Poll, or by the goroutine at most two pollGraces
+// later.
+type rxSet struct {
+	t      *Transport
+	ready  *sys.Epoll // the sockets, level-triggered
+	wake   *sys.Epoll // ready, one-shot
+	file   *os.File   // wake, in the runtime's poller
+	rc     syscall.RawConn
+	byFrom []atomic.Pointer[rx] // key (sending leader) to reader
+	polls  atomic.Uint64        // Poll calls
+	wakes  atomic.Uint64        // wake-ups of run by a readable socket
+	armed  atomic.Bool          // wake is armed
+	armMu  sync.Mutex           // orders arming, disarming and the deadline
+	stop   atomic.Bool
+	// polling counts the Poll calls under way (close waits for them
+	// before it closes ready).
+	polling atomic.Int32
+	waitFn  func(uintptr) bool
+	evs     [64]sys.EpollEvent // run's
+}
+
+func newRxSet(t *Transport) (*rxSet, error) {
+	ready, err := sys.NewEpoll()
+	if err != nil {
+		return nil, fmt.Errorf("internode/tcp: %w", err)
+	}
+	wake, err := sys.NewEpoll()
+	if err != nil {
+		ready.Close()
+		return nil, fmt.Errorf("internode/tcp: %w", err)
+	}
+	if err := wake.AddEpoll(ready, 0); err != nil {
+		ready.Close()
+		wake.Close()
+		return nil, fmt.Errorf("internode/tcp: %w", err)
+	}
+	s := &rxSet{t: t, ready: ready, wake: wake, byFrom: make([]atomic.Pointer[rx], t.cfg.Leaders)}
+	s.armed.Store(true)
+	s.file = wake.File("internode-tcp-receive")
+	s.rc, err = s.file.SyscallConn()
+	if err != nil {
+		s.file.Close()
+		ready.Close()
+		return nil, fmt.Errorf("internode/tcp: %w", err)
+	}
+	s.waitFn = func(uintptr) bool {
+		var ev [1]sys.EpollEvent
+		return s.wake.Ready(ev[:]) > 0 || s.stop.Load()
+	}
+	return s, nil
+}
+
+// run is the receiving goroutine. It waits for wake (armed: for a
+// socket with bytes) or, while Poll is being called, for the next look
+// at the poll count, and reads what the sockets hold when wake fires.
+func (s *rxSet) run() {
+	defer s.t.wg.Done()
+	seen := s.polls.Load()
+	for {
+		err := s.rc.Read(s.waitFn)
+		if s.stop.Load() {
+			return
+		}
+		fired := err == nil
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return // the file is closed: the transport is ending
+		}
+		if fired { // wake is disarmed now (one-shot)
+			s.wakes.Add(1)
+			s.drainReady()
+		}
+		s.armMu.Lock()
+		p := s.polls.Load()
+		switch {
+		case p == seen && (fired || !s.armed.Load()):
+			// Nobody polled since the last look: wait for the sockets.
+			s.wake.ArmEpoll(s.ready, 0, true)
+			s.armed.Store(true)
+			s.file.SetReadDeadline(time.Time{})
+		case p != seen:
+			// A PE polls (and has disarmed wake, or will): look again
+			// later.
+			s.armed.Store(false)
+			s.file.SetReadDeadline(time.Now().Add(pollGrace))
+		}
+		seen = p
+		s.armMu.Unlock()
+	}
+}
+
+// drainReady reads every socket that has bytes, to the end of what it
+// holds.
+func (s *rxSet) drainReady() {
+	for {
+		n := s.ready.Ready(s.evs[:])
+		for _, ev := range s.evs[:n] {
+			if x := s.byFrom[ev.Fd].Load(); x != nil {
+				x.drainLoop(true)
+			}
+		}
+		if n < len(s.evs) {
+			return
+		}
+	}
+}
+
+// disarm stops the wake-ups of the receiving goroutine (the caller
+// polls) and has it look at the poll count after pollGrace.
+//
+//go:noinline
+func (s *rxSet) disarm() {
+	s.armMu.Lock()
+	if s.armed.Load() {
+		s.wake.ArmEpoll(s.ready, 0, false)
+		s.armed.Store(false)
+		s.file.SetReadDeadline(time.Now().Add(pollGrace))
+	}
+	s.armMu.Unlock()
+}
+
+// stopRun makes the receiving goroutine return.
+func (s *rxSet) stopRun() {
+	s.stop.Store(true)
+	s.file.SetReadDeadline(time.Unix(1, 0))
+}
+
+// close closes both epoll instances (the sockets are their readers')
+// once the receiving goroutine has returned and no Poll is under way.
+// A later Poll does nothing.
+func (s *rxSet) close() {
+	s.stop.Store(true)
+	for s.polling.Load() != 0 {
+		runtime.Gosched()
+	}
+	s.file.Close()
+	s.ready.Close()
+}
+
+// Poll reads what has arrived on every incoming connection and hands
+// its frames to the Sink, from the calling goroutine, without waiting
+// (internode.Poller). It reports whether it delivered a frame. A
+// connection that another reader is reading at that moment is left to
+// it. While Poll is called at least every pollGrace, no goroutine of
+// the transport is woken for incoming frames.
+func (t *Transport) Poll() bool {
+	s := t.rx
+	s.polling.Add(1)
+	if s.stop.Load() {
+		s.polling.Add(-1)
+		return false
+	}
+	s.polls.Add(1)
+	if s.armed.Load() {
+		s.disarm()
+	}
+	var evs [16]sys.EpollEvent
+	n := s.ready.Ready(evs[:])
+	got := false
+	for _, ev := range evs[:n] {
+		if x := s.byFrom[ev.Fd].Load(); x != nil {
+			f := x.frames.Load()
+			x.drainLoop(false)
+			got = got || x.frames.Load() != f
+		}
+	}
+	s.polling.Add(-1)
+	return got
+}
+
+// add starts reading x's socket; drop stops it.
+func (s *rxSet) add(x *rx) error {
+	s.byFrom[x.from].Store(x)
+	if err := s.ready.Add(x.fd, int32(x.from), false); err != nil {
+		s.byFrom[x.from].CompareAndSwap(x, nil)
+		return err
+	}
+	return nil
+}
+
+func (s *rxSet) drop(x *rx) {
+	s.ready.Del(x.fd)
+	s.byFrom[x.from].CompareAndSwap(x, nil)
+}
+
+// rx reads the frames of one incoming connection, whose socket (fd)
+// this reader owns. Whoever reads (the receiving goroutine, or a PE in
+// Poll) does so under busy, a try-lock, parsing frames and handing them
+// to the Sink as they complete; frames are thus delivered one at a
+// time and in order, whoever reads them.
 //
 // A reader that finds busy taken does not wait: it sets pending, and
 // the holder, after it releases busy, takes it again if pending is set
-// (drainLoop). So bytes whose arrival the poller announced to a reader
-// that lost the race are read by the winner: the winner's last read
-// happens after its release, and the release after the loser's failed
-// attempt (sequentially consistent atomics), so the loser's bytes,
-// which arrived before the loser's attempt, are in the socket by then.
+// (drainLoop), so the bytes whose arrival sent the loser are read. The
+// holder reads until the socket is empty (the goroutine), or until a
+// read returns less than it asked for (a PE: one read per frame that
+// arrives alone, not two); bytes that come later are announced again,
+// the sockets' instance being level-triggered.
 //
-// The state below busy is the holder's. When a reader other than the
-// goroutine sees the connection end, it wakes the goroutine (a read
-// deadline in the past), which reports the end: the goroutine is the
-// only one that returns it.
+// The state below busy is the holder's. The end of the connection is
+// recorded by the holder (end), which closes done; the connection's
+// goroutine (Transport.serve) then takes busy for good, closes the
+// socket and reports the end.
 type rx struct {
 	t       *Transport
 	from    int
 	sink    internode.Sink
-	conn    *net.TCPConn
-	raw     syscall.RawConn
+	fd      int
 	busy    atomic.Uint32
 	pending atomic.Uint32
 	ended   atomic.Bool
+	closed  atomic.Bool   // fd is closed (busy is held for good)
 	frames  atomic.Uint64 // frames delivered (Poll reports progress)
+	done    chan struct{} // closed by end
 
 	buf    []byte // read buffer: buf[r:w] is read and not yet parsed
 	r, w   int
@@ -55,56 +265,27 @@ type rx struct {
 	abort  bool // body is an abort's reason
 	bye    bool // the peer said goodbye
 	err    error
-	kickFn func(uintptr) bool
-	pollFn func(uintptr)
 }
 
-func newRx(t *Transport, from int, conn *net.TCPConn, raw syscall.RawConn) *rx {
-	x := &rx{t: t, from: from, sink: t.cfg.Sink, conn: conn, raw: raw, buf: make([]byte, readBuf)}
-	x.kickFn = func(fd uintptr) bool {
-		x.drainLoop(fd)
-		return x.ended.Load()
-	}
-	x.pollFn = func(fd uintptr) { x.drainLoop(fd) }
-	return x
+func newRx(t *Transport, from int, fd int) *rx {
+	return &rx{t: t, from: from, sink: t.cfg.Sink, fd: fd, buf: make([]byte, readBuf), done: make(chan struct{})}
 }
 
-// serve is the connection goroutine's loop: it returns the reason the
-// connection ended.
-func (x *rx) serve() error {
-	for {
-		err := x.raw.Read(x.kickFn)
-		if x.ended.Load() {
-			return x.err
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// poll reads what has arrived, from any goroutine but the connection's.
-func (x *rx) poll() {
-	if x.ended.Load() {
-		return
-	}
-	x.raw.Control(x.pollFn) // an error: the connection is closed, and its goroutine says so
-}
-
-// drainLoop reads until the socket is empty, or leaves it to the reader
-// that holds busy.
-func (x *rx) drainLoop(fd uintptr) {
+// drainLoop reads what the socket holds, or leaves it to the reader
+// that holds busy; all: until the socket is empty.
+func (x *rx) drainLoop(all bool) {
 	x.pending.Store(1)
 	for x.pending.Load() != 0 && !x.ended.Load() && x.busy.CompareAndSwap(0, 1) {
 		x.pending.Store(0)
-		x.drain(fd)
+		x.drain(all)
 		x.busy.Store(0)
 	}
 }
 
-// drain reads and delivers until a read would block or the connection
-// ends. The caller holds busy.
-func (x *rx) drain(fd uintptr) {
+// drain reads and delivers until a read would block, or (!all) returns
+// less than it asked for, or the connection ends. The caller holds
+// busy.
+func (x *rx) drain(all bool) {
 	for !x.ended.Load() {
 		x.parse()
 		if x.ended.Load() {
@@ -123,7 +304,7 @@ func (x *rx) drain(fd uintptr) {
 			}
 			dst = x.buf[x.w:]
 		}
-		n, again, err := sys.Recv(fd, dst)
+		n, again, err := sys.Recv(uintptr(x.fd), dst)
 		switch {
 		case again:
 			if h := x.t.afterAgain; h != nil {
@@ -146,6 +327,10 @@ func (x *rx) drain(fd uintptr) {
 			x.got += n
 		} else {
 			x.w += n
+		}
+		if !all && n < len(dst) {
+			x.parse()
+			return
 		}
 	}
 }
@@ -206,55 +391,57 @@ func (x *rx) parse() {
 	}
 }
 
-// end records why the connection ended and makes its goroutine return
-// (it may be waiting in the poller, its last wake-up spent by another
-// reader): a read deadline in the past ends that wait.
+// end records why the connection ended (the caller holds busy) and
+// tells the connection's goroutine.
 func (x *rx) end(err error) {
+	if x.ended.Load() {
+		return
+	}
 	x.err = err
 	x.ended.Store(true)
-	x.conn.SetReadDeadline(time.Unix(1, 0))
+	close(x.done)
 }
 
-// Poll reads what has arrived on every incoming connection and hands
-// its frames to the Sink, from the calling goroutine, without waiting
-// (internode.Poller). It reports whether it delivered a frame. A
-// connection that another reader is reading at that moment is left to
-// it.
-func (t *Transport) Poll() bool {
-	p := t.rxs.Load()
-	if p == nil {
-		return false
-	}
-	got := false
-	for _, x := range *p {
-		n := x.frames.Load()
-		x.poll()
-		got = got || x.frames.Load() != n
-	}
-	return got
-}
-
-// addRx and dropRx keep the list Poll reads (copied on change: Poll
-// takes no lock).
-func (t *Transport) addRx(x *rx) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var l []*rx
-	if p := t.rxs.Load(); p != nil {
-		l = append(l, *p...)
-	}
-	l = append(l, x)
-	t.rxs.Store(&l)
-}
-
-func (t *Transport) dropRx(x *rx) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var l []*rx
-	for _, y := range *t.rxs.Load() {
-		if y != x {
-			l = append(l, y)
+// lock takes busy, waiting for the reader that holds it; false: the
+// socket is closed.
+func (x *rx) lock() bool {
+	for !x.busy.CompareAndSwap(0, 1) {
+		if x.closed.Load() {
+			return false
 		}
+		runtime.Gosched()
 	}
-	t.rxs.Store(&l)
+	return true
+}
+
+// writeControl writes a control frame back on the connection (Close's
+// goodbye, Abort's reason), waiting for room until deadline.
+func (x *rx) writeControl(bufs [][]byte, deadline time.Time) {
+	if !x.lock() {
+		return
+	}
+	if !x.ended.Load() {
+		sys.WriteSocket(x.fd, bufs, deadline)
+	}
+	x.busy.Store(0)
+}
+
+// shut ends the connection from this side (Close, Abort).
+func (x *rx) shut(err error) {
+	if !x.lock() {
+		return
+	}
+	if !x.ended.Load() {
+		sys.ShutdownSocket(x.fd)
+		x.end(err)
+	}
+	x.busy.Store(0)
+}
+
+// closeFD takes busy for good and closes the socket: no reader touches
+// fd after that (its number may be reused).
+func (x *rx) closeFD() {
+	x.lock()
+	x.closed.Store(true)
+	sys.Close(x.fd)
 }

@@ -23,7 +23,8 @@
 // memory; busy, its buffers autotune up to 4-6 MiB (tens of GiB if all
 // streamed at once, which the traffic of one leader cannot do). Each
 // connection costs one goroutine on the sending side (its writer), one
-// watching its back channel, and one reading on the receiving side:
+// watching its back channel, and one waiting for its end on the
+// receiving side (a single goroutine reads them all):
 // ~60,000 goroutines, ~0.5 GiB of stacks, at 10,000 hosts. Verbs with
 // one queue pair per peer and no kernel buffers takes over at scale.
 //
@@ -63,21 +64,34 @@
 // payload straight into the slice the Sink gives: the part already
 // buffered is copied, a large rest the kernel writes directly into the
 // Sink's slice. It allocates nothing per frame. Two kinds of goroutine
-// run it: the connection's own, which waits in the runtime's network
-// poller, and any caller of Poll (internode.Poller: a leader PE that
-// waits for another host reads its sockets itself, so that the frame
-// it waits for needs no goroutine to be woken and scheduled first).
-// They share it under a try-lock: whoever holds it reads until the
-// socket is empty; whoever finds it taken leaves word, and the holder
-// reads once more before it lets go, so no frame is left unread while
-// its arrival's wake-up was spent.
+// run it: the transport's receiving goroutine, and any caller of Poll
+// (internode.Poller: a leader PE that waits for another host reads its
+// sockets itself, so that the frame it waits for needs no goroutine to
+// be woken and scheduled first). They share a reader under a try-lock;
+// whoever finds it taken leaves word, and the holder reads once more
+// before it lets go.
+//
+// The incoming sockets are not in the runtime's network poller, which
+// would wake one of its threads for every frame even while a PE reads
+// it (on a host whose CPUs all run PEs, that thread preempts one for
+// several microseconds per frame: measured, an 8-byte PutSignal
+// ping-pong between two hosts took 14-16 us one way with it and 8-10
+// without). They are in an epoll instance of the transport's own, which
+// Poll asks, without waiting, which sockets have bytes; the receiving
+// goroutine waits, through the runtime's poller, on a one-shot second
+// instance that holds the first. Poll disarms that one, and the
+// goroutine then only looks every pollGrace (250 us) whether Poll is
+// still being called; when it was not, it arms it again, and a frame
+// that came in the meantime is read at once. While a leader polls, an
+// incoming frame so costs one epoll_pwait and one read, and wakes
+// nobody; after its last poll, a frame waits at most 2 x pollGrace.
 //
 // # Failures
 //
 // A broken connection, an abort or a host that stops answering is
 // reported once per peer to Sink.Failed: at once for a closed or reset
-// connection (every connection has a goroutine reading it, so even a
-// peer this leader only sends to is noticed), within about 5 s for a
+// connection (every connection is read, by the receiving goroutine when
+// no PE polls, so even a peer this leader only sends to is noticed), within about 5 s for a
 // host that vanished while idle (TCP keepalive after 1 s, then every
 // second, 3 probes), within 10 s when data is in flight or the peer
 // has not read for that long (TCP_USER_TIMEOUT: a leader must keep
@@ -85,7 +99,7 @@
 // makes its end clean: no report.
 //
 // An idle transport uses no CPU: its goroutines block in the runtime's
-// poller or on condition variables.
+// poller, on channels or on condition variables.
 package tcp
 
 import (
@@ -98,7 +112,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -135,8 +148,8 @@ type Transport struct {
 	out   []*peer
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	in    map[net.Conn]int      // incoming connections, by sending leader
-	rxs   atomic.Pointer[[]*rx] // their readers, for Poll
+	in    map[net.Conn]*inbound // incoming connections
+	rx    *rxSet                // their readers
 	state []uint8               // per peer: peerBye, peerFailed
 	done  bool                  // Close finished its goodbyes: report nothing
 	ended bool                  // Close or Abort started
@@ -176,6 +189,13 @@ type peer struct {
 	wbufs           net.Buffers // what the writer's WriteTo consumes
 	wv              *sys.Writev
 	waiters         int // goroutines in Flush or waiting for queue space
+}
+
+// inbound is an incoming connection: from the leader from, read by x
+// once the hello is answered (conn is closed then: x owns the socket).
+type inbound struct {
+	from int
+	x    *rx
 }
 
 type frame struct {
@@ -220,16 +240,21 @@ func listen(cfg internode.Config) (*Transport, error) {
 		cfg:   cfg,
 		ln:    ln,
 		mine:  hello{version: version, job: jh.Sum64(), from: uint32(cfg.Index), leaders: uint32(cfg.Leaders), host: host},
-		in:    map[net.Conn]int{},
+		in:    map[net.Conn]*inbound{},
 		state: make([]uint8, cfg.Leaders),
 		out:   make([]*peer, cfg.Leaders),
+	}
+	if t.rx, err = newRxSet(t); err != nil {
+		ln.Close()
+		return nil, err
 	}
 	for i := range t.out {
 		p := &peer{t: t, index: i}
 		p.cond.L = &p.mu
 		t.out[i] = p
 	}
-	t.wg.Add(1)
+	t.wg.Add(2)
+	go t.rx.run()
 	go t.accept()
 	return t, nil
 }
@@ -741,12 +766,12 @@ func (t *Transport) serve(conn *net.TCPConn) {
 			return
 		}
 		for _, i := range t.in {
-			if i == from {
+			if i.from == from {
 				mine.status = statusDuplicate
 			}
 		}
 		if mine.status == statusOK {
-			t.in[conn] = from
+			t.in[conn] = &inbound{from: from}
 		}
 	}
 	t.mu.Unlock()
@@ -764,15 +789,43 @@ func (t *Transport) serve(conn *net.TCPConn) {
 		t.report(from, fmt.Errorf("internode/tcp: from leader %d: answering its hello: %w", from, err), false)
 		return
 	}
-	conn.SetDeadline(time.Time{})
-	raw, err := conn.SyscallConn()
-	if err == nil {
-		x := newRx(t, from, conn, raw)
-		t.addRx(x)
-		err = x.serve()
-		t.dropRx(x)
+	if err = t.receive(conn, from); err != nil {
+		t.report(from, fmt.Errorf("internode/tcp: from leader %d: %w", from, err), false)
 	}
-	t.report(from, fmt.Errorf("internode/tcp: from leader %d: %w", from, err), false)
+}
+
+// receive reads conn's frames until the connection ends, and returns
+// why it ended. The socket leaves the runtime's poller (see rxSet): a
+// duplicate of its descriptor goes to a reader, and conn is closed.
+func (t *Transport) receive(conn *net.TCPConn, from int) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	fd, err := sys.DupConn(raw)
+	if err != nil {
+		return err
+	}
+	x := newRx(t, from, fd)
+	t.mu.Lock()
+	ended := t.ended
+	if !ended {
+		t.in[conn].x = x
+	}
+	t.mu.Unlock()
+	conn.Close()
+	if ended {
+		sys.Close(fd)
+		return errors.New("the transport is closed")
+	}
+	if err := t.rx.add(x); err != nil {
+		x.closeFD()
+		return err
+	}
+	<-x.done
+	t.rx.drop(x)
+	x.closeFD()
+	return x.err
 }
 
 // readControl reads frames from leader from until the connection ends,
@@ -849,10 +902,7 @@ func (t *Transport) end(op uint8, reason string) {
 		return
 	}
 	t.ended = true
-	in := make([]net.Conn, 0, len(t.in))
-	for c := range t.in {
-		in = append(in, c)
-	}
+	in := t.inbound(nil)
 	t.mu.Unlock()
 	if len(reason) > reasonMax {
 		reason = reason[:reasonMax]
@@ -867,9 +917,13 @@ func (t *Transport) end(op uint8, reason string) {
 	// Back channels first: they carry nothing else, so the goodbye or
 	// abort arrives at once.
 	for _, c := range in {
-		c.SetWriteDeadline(deadline)
+		if c.x != nil {
+			c.x.writeControl([][]byte{f.hdr[:], f.payload}, deadline)
+			continue
+		}
+		c.conn.SetWriteDeadline(deadline)
 		bufs := net.Buffers{f.hdr[:], f.payload}
-		bufs.WriteTo(c)
+		bufs.WriteTo(c.conn)
 	}
 	for _, p := range t.out {
 		p.mu.Lock()
@@ -889,17 +943,19 @@ func (t *Transport) end(op uint8, reason string) {
 	t.ln.Close()
 	t.mu.Lock()
 	t.done = true
-	in = in[:0]
-	for c := range t.in {
-		in = append(in, c)
-	}
+	in = t.inbound(in[:0])
 	t.mu.Unlock()
-	// Closed without t.mu: a Close waits for the reads in progress on
-	// the connection, and a reader may be delivering, or recording a
+	// Closed without t.mu: closing waits for the read in progress on
+	// the connection, and its reader may be delivering, or recording a
 	// goodbye, which takes t.mu.
 	for _, c := range in {
-		c.Close()
+		if c.x != nil {
+			c.x.shut(errors.New("the transport is closed"))
+		} else {
+			c.conn.Close()
+		}
 	}
+	t.rx.stopRun()
 	for _, p := range t.out {
 		p.mu.Lock()
 		if p.conn != nil {
@@ -912,4 +968,19 @@ func (t *Transport) end(op uint8, reason string) {
 		p.mu.Unlock()
 	}
 	t.wg.Wait()
+	t.rx.close()
+}
+
+// conn is an incoming connection as end sees it.
+type inConn struct {
+	conn net.Conn
+	x    *rx // nil: not yet handed to a reader
+}
+
+// inbound appends the incoming connections to l (t.mu held).
+func (t *Transport) inbound(l []inConn) []inConn {
+	for c, i := range t.in {
+		l = append(l, inConn{c, i.x})
+	}
+	return l
 }

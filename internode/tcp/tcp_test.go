@@ -848,16 +848,16 @@ func TestPollDelivers(t *testing.T) {
 	<-pollDone
 }
 
-// TestPollLeavesNothingUnread: a frame that arrives while a poller holds
-// the connection, after its last read found the socket empty, is read
-// before the poller lets go: the connection's goroutine, woken for it,
-// cannot take the connection and leaves word for the poller, which then
-// reads again. Without that hand-off the frame would wait for the next
-// one (here: forever).
+// TestPollLeavesNothingUnread: a frame that arrives while the receiving
+// goroutine holds the connection, after its last read found the socket
+// empty, and that a poller finds taken, is read: the poller leaves word
+// and the goroutine reads again before it lets go (or, at the latest,
+// when it looks again after the polls stop). The poll here runs inside
+// the goroutine's hold, after the frame was written.
 func TestPollLeavesNothingUnread(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
-	var armed atomic.Bool
+	var armed, polled atomic.Bool
 	l.ts[1].afterAgain = func() { // set before any reader runs
 		if !armed.CompareAndSwap(true, false) {
 			return
@@ -866,23 +866,94 @@ func TestPollLeavesNothingUnread(t *testing.T) {
 		if err := l.ts[0].Send(1, &h, nil); err != nil {
 			t.Error(err)
 		}
-		time.Sleep(50 * time.Millisecond) // the goroutine wakes, finds the connection taken
+		time.Sleep(20 * time.Millisecond) // the frame is in the socket
+		polled.Store(!l.ts[1].Poll())     // the connection is taken: nothing delivered
 	}
+	armed.Store(true)
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil { // the goroutine reads it, then the hook runs
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return ss[1].count(0) >= 1 })
+	deadline := time.Now().Add(time.Second)
+	for ss[1].count(0) < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !polled.Load() {
+		t.Error("the hook did not run, or its Poll delivered a frame from a connection the goroutine held")
+	}
+	if n := ss[1].count(0); n != 2 {
+		t.Errorf("%d frames delivered, want 2: the frame that came during the hold was left unread", n)
+	}
+}
+
+// TestPollQuietsTheReceiver: while a leader polls, the frames it reads
+// wake no goroutine of the transport (each such wake-up costs a thread
+// switch on a CPU a PE needs); the receiving goroutine may fire once,
+// for a frame that came before the first Poll disarmed it.
+func TestPollQuietsTheReceiver(t *testing.T) {
+	const frames = 200
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	wakes := &l.ts[1].rx.wakes
 	h := internode.Header{Seq: 0}
 	if err := l.ts[0].Send(1, &h, nil); err != nil { // connect first
 		t.Fatal(err)
 	}
 	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
-	armed.Store(true)
-	l.ts[1].Poll()
-	if armed.Load() {
-		t.Fatal("Poll did not read the connection")
+	before := wakes.Load()
+	if before == 0 {
+		t.Fatal("the receiving goroutine did not deliver the first frame (no Poll yet)")
 	}
-	deadline := time.Now().Add(time.Second)
-	for ss[1].count(0) < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				l.ts[1].Poll()
+			}
+		}
+	}()
+	for k := 1; k <= frames; k++ {
+		h := internode.Header{Seq: uint32(k)}
+		if err := l.ts[0].Send(1, &h, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "a frame", func() bool { return ss[1].count(0) == k+1 })
 	}
-	if n := ss[1].count(0); n != 2 {
-		t.Errorf("%d frames delivered, want 2: the frame that came during the poll was left unread", n)
+	close(stop)
+	<-done
+	if n := wakes.Load() - before; n > 1 {
+		t.Errorf("the receiving goroutine was woken %d times for %d frames read by a polling leader, want at most 1", n, frames)
+	}
+}
+
+// TestFramesAfterPollsStop: once the leader stops polling, the
+// receiving goroutine takes over within a few pollGraces: a frame that
+// comes then is delivered without another Poll.
+func TestFramesAfterPollsStop(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	for k := 0; k < 5; k++ {
+		end := time.Now().Add(5 * pollGrace)
+		for time.Now().Before(end) {
+			l.ts[1].Poll() // the receiver is disarmed now
+		}
+		if k%2 == 1 {
+			time.Sleep(pollGrace / 2) // then sent while the goroutine still keeps away
+		}
+		h := internode.Header{Seq: uint32(k)}
+		if err := l.ts[0].Send(1, &h, nil); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		waitFor(t, "a frame sent after the polls stopped", func() bool { return ss[1].count(0) == k+1 })
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("frame %d took %v to deliver after the polls stopped, want about %v at most", k, d, 2*pollGrace)
+		}
 	}
 }
