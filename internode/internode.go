@@ -258,9 +258,12 @@ type Transport interface {
 // called, the transport may stop waking a receiving goroutine of its
 // own for incoming frames (the poller reads them); it must resume
 // within a bounded time after the last Poll, so that frames never wait
-// for a poller that has gone (tcp: at most 0.5 ms). tcp has it.
+// for a poller that has gone (tcp: at most 0.5 ms); and at once after
+// PollIdle, which a poller calls when it stops polling for a while (a
+// waiter that goes to sleep). tcp has it.
 type Poller interface {
 	Poll() bool
+	PollIdle()
 }
 
 // RemoteWriter is the capability of writing into a peer's registered

@@ -401,6 +401,7 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
+	polled := false
 	for n := 0; !cond(); n++ {
 		switch b.Pause() {
 		case wait.Spinning:
@@ -408,6 +409,12 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 				continue
 			}
 		case wait.Sleeping:
+			if polled {
+				// Asleep, this PE reads no socket: the transport's
+				// own receiver takes over at once.
+				p.job.x.pollIdle()
+				polled = false
+			}
 			if b.Sleep(p.door, cond) {
 				return
 			}
@@ -415,8 +422,11 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		if abort.Load() != 0 {
 			p.checkAbort(routine)
 		}
-		if p.x != nil && n > 0 && p.job.x.polls && p.job.x.pollWait() && cond() {
-			return
+		if p.x != nil && n > 0 && p.job.x.polls {
+			polled = true
+			if p.job.x.pollWait() && cond() {
+				return
+			}
 		}
 	}
 }

@@ -377,6 +377,14 @@ func (x *xhost) pollWait() bool {
 	return got
 }
 
+// pollIdle tells the transport that the leader PE stops polling (it
+// goes to sleep in its wait).
+func (x *xhost) pollIdle() {
+	if x.poller != nil {
+		x.poller.PollIdle()
+	}
+}
+
 // sendQueued sends one message of the leader queue.
 func (x *xhost) sendQueued(msg []byte, touched []bool) {
 	var h internode.Header

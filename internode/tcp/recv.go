@@ -52,6 +52,7 @@ type rxSet struct {
 	rc     syscall.RawConn
 	byFrom []atomic.Pointer[rx] // key (sending leader) to reader
 	polls  atomic.Uint64        // Poll calls
+	idle   atomic.Uint64        // polls at the last PollIdle
 	wakes  atomic.Uint64        // wake-ups of run by a readable socket
 	armed  atomic.Bool          // wake is armed
 	armMu  sync.Mutex           // orders arming, disarming and the deadline
@@ -115,6 +116,9 @@ func (s *rxSet) run() {
 		}
 		s.armMu.Lock()
 		p := s.polls.Load()
+		if p == s.idle.Load() {
+			seen = p // the poller said it stopped (PollIdle)
+		}
 		switch {
 		case p == seen && (fired || !s.armed.Load()):
 			// Nobody polled since the last look: wait for the sockets.
@@ -154,7 +158,7 @@ func (s *rxSet) drainReady() {
 //go:noinline
 func (s *rxSet) disarm() {
 	s.armMu.Lock()
-	if s.armed.Load() {
+	if s.armed.Load() && !s.stop.Load() {
 		s.wake.ArmEpoll(s.ready, 0, false)
 		s.armed.Store(false)
 		s.file.SetReadDeadline(time.Now().Add(pollGrace))
@@ -168,6 +172,22 @@ func (s *rxSet) stopRun() {
 	s.file.SetReadDeadline(time.Unix(1, 0))
 }
 
+// PollIdle tells the transport that the caller stops polling for a
+// while (a leader PE that goes to sleep in its wait): the receiving
+// goroutine takes over at once, instead of within two pollGraces
+// (internode.Poller).
+func (t *Transport) PollIdle() {
+	s := t.rx
+	s.armMu.Lock()
+	s.idle.Store(s.polls.Load())
+	if !s.armed.Load() && !s.stop.Load() {
+		s.wake.ArmEpoll(s.ready, 0, true)
+		s.armed.Store(true)
+		s.file.SetReadDeadline(time.Time{})
+	}
+	s.armMu.Unlock()
+}
+
 // close closes both epoll instances (the sockets are their readers')
 // once the receiving goroutine has returned and no Poll is under way.
 // A later Poll does nothing.
@@ -176,8 +196,10 @@ func (s *rxSet) close() {
 	for s.polling.Load() != 0 {
 		runtime.Gosched()
 	}
+	s.armMu.Lock() // a PollIdle may be arming
 	s.file.Close()
 	s.ready.Close()
+	s.armMu.Unlock()
 }
 
 // Poll reads what has arrived on every incoming connection and hands
@@ -283,8 +305,8 @@ func (x *rx) drainLoop(all bool) {
 }
 
 // drain reads and delivers until a read would block, or (!all) returns
-// less than it asked for, or the connection ends. The caller holds
-// busy.
+// less than it asked for and ends a frame, or the connection ends. The
+// caller holds busy.
 func (x *rx) drain(all bool) {
 	for !x.ended.Load() {
 		x.parse()
@@ -329,8 +351,15 @@ func (x *rx) drain(all bool) {
 			x.w += n
 		}
 		if !all && n < len(dst) {
+			// The socket held less than asked: it is probably empty.
+			// Stop if that ends a frame (one read per small frame, not
+			// a second that finds nothing); a frame in the middle
+			// reads on, so that a stream does not wait for the next
+			// poll.
 			x.parse()
-			return
+			if !x.inBody && x.r == x.w {
+				return
+			}
 		}
 	}
 }

@@ -957,3 +957,31 @@ func TestFramesAfterPollsStop(t *testing.T) {
 		}
 	}
 }
+
+// TestPollIdle: a poller that goes to sleep says so, and the receiving
+// goroutine waits for the sockets again at once (not a pollGrace
+// later): a frame that comes next is read by it.
+func TestPollIdle(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	s := l.ts[1].rx
+	for k := 0; k < 20; k++ {
+		l.ts[1].Poll()
+		if s.armed.Load() {
+			t.Fatal("Poll left the receiving goroutine armed")
+		}
+		l.ts[1].PollIdle()
+		if !s.armed.Load() {
+			t.Fatal("PollIdle did not arm the receiving goroutine")
+		}
+		w := s.wakes.Load()
+		h := internode.Header{Seq: uint32(k)}
+		if err := l.ts[0].Send(1, &h, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "a frame sent after PollIdle", func() bool { return ss[1].count(0) == k+1 })
+		if s.wakes.Load() == w {
+			t.Fatal("the frame after PollIdle was not read by the woken receiving goroutine")
+		}
+	}
+}
