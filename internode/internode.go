@@ -266,6 +266,22 @@ type Poller interface {
 	PollIdle()
 }
 
+// Deferrer is the capability of holding small frames back so that they
+// leave with the next one: a put and the flag that a Fence orders
+// after it go out in one write, as one message on the wire. Defer
+// queues h and a copy of payload for peer to, or refuses (false: send
+// it with Send); a deferred frame is written with the next frame sent
+// to that peer, by Kick or Flush, and in any case within a bounded
+// time (tcp: Defer refuses unless a PE polls, and the receiving
+// goroutine writes what is held every pollGrace). The core calls Kick
+// before it waits, so no wait depends on a frame held back. Deferred
+// reports cheaply whether anything is held. tcp has it.
+type Deferrer interface {
+	Defer(to int, h *Header, payload []byte) bool
+	Deferred() bool
+	Kick()
+}
+
 // RemoteWriter is the capability of writing into a peer's registered
 // memory without the peer's CPU (RDMA write): verbs will have it, tcp
 // does not. Register returns the key a peer names b with (the core

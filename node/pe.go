@@ -399,6 +399,9 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // progress goroutine, while a wait that an on-host store ends within
 // about a microsecond never pays for a system call.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
+	if p.x != nil {
+		p.job.x.kick() // no wait may depend on a frame held back
+	}
 	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
 	polled := false

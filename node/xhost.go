@@ -133,6 +133,10 @@ type xhost struct {
 	// poller is tr's Poll capability, if it has one.
 	polls  bool
 	poller internode.Poller
+	// deferrer is tr's Defer capability (with polls only: what it
+	// holds back is written at the latest when the transport's
+	// receiver next looks, which it does while a PE polls).
+	deferrer internode.Deferrer
 	// consume is the leader queue's consumer role: the progress
 	// goroutine's, or the waiting leader PE's (peBuf, peTouched).
 	consume   sync.Mutex
@@ -303,6 +307,7 @@ func (x *xhost) open(pc *pmi.Client) error {
 	close(x.trSet)
 	if !x.j.cfg.InternodeNoPoll {
 		x.poller, _ = tr.(internode.Poller)
+		x.deferrer, _ = tr.(internode.Deferrer)
 		x.peBuf, x.peTouched = make([]byte, xPEArena), make([]bool, len(x.cl.Hosts))
 		x.polls = true
 	}
@@ -375,6 +380,14 @@ func (x *xhost) pollWait() bool {
 		x.consume.Unlock()
 	}
 	return got
+}
+
+// kick writes the frames the transport holds back (Deferrer), before a
+// wait.
+func (x *xhost) kick() {
+	if x.deferrer != nil && x.deferrer.Deferred() {
+		x.deferrer.Kick()
+	}
 }
 
 // pollIdle tells the transport that the leader PE stops polling (it
@@ -752,6 +765,12 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	h.Len = uint32(len(payload))
 	host := int(x.hostOf[h.PE])
 	if x.leader {
+		// A put is held back (its payload copied) to leave with the
+		// next frame: the flag after a Fence, or what the next wait's
+		// Kick sends.
+		if h.Op == xPut && x.deferrer != nil && x.deferrer.Defer(host, mem.NoEscape(h), mem.NoEscapeBytes(payload)) {
+			return
+		}
 		// The header and payload are not kept past the Flush: hidden
 		// from escape analysis, they stay on the callers' stacks (the
 		// on-host fast paths that share the slow path allocate nothing).

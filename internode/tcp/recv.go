@@ -110,6 +110,7 @@ func (s *rxSet) run() {
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return // the file is closed: the transport is ending
 		}
+		s.t.Kick() // frames held back (Defer) wait at most one look
 		if fired { // wake is disarmed now (one-shot)
 			s.wakes.Add(1)
 			s.drainReady()
@@ -133,6 +134,9 @@ func (s *rxSet) run() {
 		}
 		seen = p
 		s.armMu.Unlock()
+		if s.armed.Load() {
+			s.t.Kick() // Defer refuses from now on: write what it holds
+		}
 	}
 }
 
@@ -186,6 +190,7 @@ func (t *Transport) PollIdle() {
 		s.file.SetReadDeadline(time.Time{})
 	}
 	s.armMu.Unlock()
+	t.Kick() // Defer refuses from now on
 }
 
 // close closes both epoll instances (the sockets are their readers')

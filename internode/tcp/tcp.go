@@ -112,6 +112,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -154,6 +155,12 @@ type Transport struct {
 	done  bool                  // Close finished its goodbyes: report nothing
 	ended bool                  // Close or Abort started
 
+	// Deferred frames (Defer): the peers that hold some, and whether
+	// any does (read without dmu by Deferred).
+	dmu         sync.Mutex
+	dlist       []int
+	anyDeferred atomic.Bool
+
 	// writes, if set, is called after each write system call of frames
 	// (tests count them).
 	writes func()
@@ -189,6 +196,11 @@ type peer struct {
 	wbufs           net.Buffers // what the writer's WriteTo consumes
 	wv              *sys.Writev
 	waiters         int // goroutines in Flush or waiting for queue space
+	// arena holds the payloads of deferred frames until they are
+	// written (arenaN bytes used; reset when the queue empties).
+	arena  []byte
+	arenaN int
+	inList bool // in t.dlist (t.dmu held)
 }
 
 // inbound is an incoming connection: from the leader from, read by x
@@ -368,6 +380,81 @@ func (t *Transport) send(to int, h *internode.Header, payload []byte, wait bool)
 	return nil
 }
 
+// deferMax is the largest payload Defer holds back, deferArena the
+// payload bytes it holds per peer.
+const (
+	deferMax   = 1 << 10
+	deferArena = 16 << 10
+)
+
+// Defer queues a frame with a small payload (copied) for leader to
+// without writing it: it leaves with the next frame sent to to, or at
+// Kick or Flush, or when the receiving goroutine next looks (within
+// pollGrace). It refuses when no PE polls (the receiving goroutine
+// then does not look periodically), when the payload is large or the
+// peer's arena full, or when the connection is not up
+// (internode.Deferrer).
+func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
+	if len(payload) > deferMax || t.rx.armed.Load() {
+		return false
+	}
+	if uint(to) >= uint(len(t.out)) || to == t.cfg.Index || int(h.Len) != len(payload) || h.Len == ctlLen {
+		badSend(to, len(t.out), t.cfg.Index, h, payload)
+	}
+	p := t.out[to]
+	p.mu.Lock()
+	if p.conn == nil || p.err != nil || p.arenaN+len(payload) > deferArena ||
+		p.bytes > 0 && p.bytes+internode.HeaderSize+len(payload) > t.cfg.QueueBytes {
+		p.mu.Unlock()
+		return false
+	}
+	if p.arena == nil {
+		p.arena = make([]byte, deferArena)
+	}
+	b := p.arena[p.arenaN : p.arenaN+len(payload) : p.arenaN+len(payload)]
+	copy(b, payload)
+	p.arenaN += len(payload)
+	p.push(h, b)
+	p.mu.Unlock()
+	t.dmu.Lock()
+	if !p.inList {
+		p.inList = true
+		t.dlist = append(t.dlist, to)
+	}
+	t.anyDeferred.Store(true)
+	t.dmu.Unlock()
+	if t.rx.armed.Load() {
+		// The receiving goroutine stopped looking (and wrote what was
+		// held before it did, or sees this frame): write it now.
+		t.Kick()
+	}
+	return true
+}
+
+// Deferred reports whether Defer holds frames back.
+func (t *Transport) Deferred() bool { return t.anyDeferred.Load() }
+
+// Kick writes every frame Defer holds back.
+func (t *Transport) Kick() {
+	if !t.anyDeferred.Load() {
+		return
+	}
+	t.dmu.Lock()
+	t.anyDeferred.Store(false)
+	for _, i := range t.dlist {
+		p := t.out[i]
+		p.inList = false
+		p.mu.Lock()
+		if len(p.queue) > 0 && p.err == nil {
+			p.kick() // releases p.mu
+		} else {
+			p.mu.Unlock()
+		}
+	}
+	t.dlist = t.dlist[:0]
+	t.dmu.Unlock()
+}
+
 // SendBatch queues frames for leader to, in order, and writes them with
 // one system call if the connection is idle.
 func (t *Transport) SendBatch(to int, frames []internode.Frame) error {
@@ -515,6 +602,9 @@ func (p *peer) completed(batch []frame) {
 	p.written += uint64(len(batch))
 	clear(batch)
 	p.spare = batch[:0]
+	if len(p.queue) == 0 {
+		p.arenaN = 0 // every deferred payload is written
+	}
 	// Wake only Flush and Send waiting for space, never the idle
 	// writer: an inline write leaves the writer nothing to do, and
 	// readying it costs a thread wake-up (a futex call here, and a
@@ -535,6 +625,13 @@ func (t *Transport) Flush(to int) error {
 	p := t.out[to]
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if len(p.queue) > 0 { // deferred frames: write them now
+		if p.conn != nil && !p.writing && len(p.rest) == 0 && p.err == nil {
+			p.writeInline()
+		} else {
+			p.cond.Broadcast()
+		}
+	}
 	target := p.queued
 	for p.written < target && p.err == nil {
 		p.waiters++

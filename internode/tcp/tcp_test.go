@@ -985,3 +985,161 @@ func TestPollIdle(t *testing.T) {
 		}
 	}
 }
+
+// deferFrame defers frame k (payload of n reference bytes) from leader 0
+// to leader 1 right after a Poll of leader 0 (Defer only holds frames
+// back while its leader polls), and reports whether Defer took it.
+func deferFrame(t *testing.T, l *leaders, k uint32, n int) bool {
+	t.Helper()
+	h := internode.Header{Op: 3, PE: 1, Seq: k, Len: uint32(n)}
+	p := make([]byte, n)
+	fill(p, 0, 1, k)
+	l.ts[0].Poll()
+	ok := l.ts[0].Defer(1, &h, p)
+	clear(p) // Defer copied it
+	return ok
+}
+
+// TestDeferLeavesWithNextFrame: a frame held back goes out in the same
+// write as the next frame sent to that leader (a put and its flag in
+// one message).
+func TestDeferLeavesWithNextFrame(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	writes := countWrites(l.ts[0])
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil { // connect
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	one := false
+	for k := uint32(1); k < 80 && !one; k += 2 {
+		w := writes.Load()
+		if !deferFrame(t, l, k, 64) {
+			t.Fatal("Defer refused a 64-byte frame right after a Poll")
+		}
+		h := internode.Header{Seq: k + 1}
+		if err := l.ts[0].Send(1, &h, nil); err != nil {
+			t.Fatal(err)
+		}
+		// The receiving goroutine may have written the held frame
+		// between the two (it does every pollGrace): then 2 writes.
+		one = writes.Load()-w == 1
+		waitFor(t, "both frames", func() bool { return ss[1].count(0) == int(k)+2 })
+	}
+	if !one {
+		t.Error("a deferred frame and the next one never left in one write")
+	}
+	checkFrames(t, ss[1])
+}
+
+// TestDeferBounded: a frame held back and followed by nothing arrives
+// anyway, within about pollGrace; Kick and Flush write it at once.
+func TestDeferBounded(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	for k := uint32(1); k <= 9; k++ {
+		if !deferFrame(t, l, k, int(k)*100) {
+			t.Fatal("Defer refused a small frame right after a Poll")
+		}
+		switch k % 3 {
+		case 1: // nothing: the receiving goroutine writes it
+		case 2:
+			l.ts[0].Kick()
+		case 0:
+			if err := l.ts[0].Flush(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		waitFor(t, "a deferred frame", func() bool { return ss[1].count(0) == int(k)+1 })
+		if d := time.Since(start); d > 100*time.Millisecond {
+			t.Errorf("deferred frame %d took %v, want about %v at most", k, d, pollGrace)
+		}
+	}
+	if l.ts[0].Deferred() {
+		t.Error("Deferred reports frames held back after all were delivered")
+	}
+	checkFrames(t, ss[1])
+}
+
+// TestDeferRefuses: without a poller (the receiving goroutine waits for
+// the sockets and looks at nothing periodically) and for large
+// payloads, Defer refuses, and the caller sends.
+func TestDeferRefuses(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	if deferFrame(t, l, 1, deferMax+1) {
+		t.Error("Defer took a payload of deferMax+1 bytes")
+	}
+	l.ts[0].Poll()
+	waitFor(t, "the receiving goroutine to take over", func() bool { return l.ts[0].rx.armed.Load() })
+	h = internode.Header{Op: 3, PE: 1, Seq: 1, Len: 8}
+	if l.ts[0].Defer(1, &h, make([]byte, 8)) {
+		t.Error("Defer held a frame back with no poller")
+	}
+}
+
+// TestDeferOrder: frames held back and frames sent stay in order, with
+// their payloads, under a leader that polls all the time.
+func TestDeferOrder(t *testing.T) {
+	const n = 3000
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	r := rand.New(rand.NewPCG(1, 2))
+	deferred := 0
+	for k := uint32(1); k < n; k++ {
+		size := r.IntN(1500)
+		if r.IntN(2) == 0 && deferFrame(t, l, k, size) {
+			deferred++
+			continue
+		}
+		h := internode.Header{Op: 3, PE: 1, Seq: k, Len: uint32(size)}
+		p := make([]byte, size)
+		fill(p, 0, 1, k)
+		if err := l.ts[0].Send(1, &h, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.ts[0].Flush(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every frame", func() bool { return ss[1].count(0) == n })
+	if deferred == 0 {
+		t.Error("Defer took no frame")
+	}
+	t.Logf("%d of %d frames deferred", deferred, n)
+	checkFrames(t, ss[1])
+}
+
+// checkFrames fails t if s got leader 0's frames out of order or with
+// a wrong payload.
+func checkFrames(t *testing.T, s *sink) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, g := range s.frames[0] {
+		if g.Seq != uint32(k) {
+			t.Errorf("frame %d arrived as number %d", g.Seq, k)
+			break
+		}
+	}
+	for _, b := range s.bad {
+		t.Error(b)
+	}
+}
