@@ -100,7 +100,7 @@ func newRxSet(t *Transport) (*rxSet, error) {
 // at the poll count, and reads what the sockets hold when wake fires.
 func (s *rxSet) run() {
 	defer s.t.wg.Done()
-	seen := s.polls.Load()
+	seen, seenAt := s.polls.Load(), time.Now()
 	for {
 		err := s.rc.Read(s.waitFn)
 		if s.stop.Load() {
@@ -116,23 +116,35 @@ func (s *rxSet) run() {
 			s.drainReady()
 		}
 		s.armMu.Lock()
+		now := time.Now()
 		p := s.polls.Load()
-		if p == s.idle.Load() {
-			seen = p // the poller said it stopped (PollIdle)
+		quiet := false
+		switch {
+		case p == s.idle.Load():
+			quiet = true // the poller said it stopped (PollIdle)
+		case p != seen:
+			seen, seenAt = p, now // a PE polls
+		default:
+			// Quiet only after a whole pollGrace without a Poll: a
+			// poller between two polls (sending, say) is no reason to
+			// take over.
+			quiet = now.Sub(seenAt) >= pollGrace
 		}
 		switch {
-		case p == seen && (fired || !s.armed.Load()):
-			// Nobody polled since the last look: wait for the sockets.
+		case quiet && (fired || !s.armed.Load()):
+			// Nobody polls: wait for the sockets.
 			s.wake.ArmEpoll(s.ready, 0, true)
 			s.armed.Store(true)
 			s.file.SetReadDeadline(time.Time{})
-		case p != seen:
-			// A PE polls (and has disarmed wake, or will): look again
-			// later.
+		case !quiet:
+			// A PE polls: look again a pollGrace after its last poll
+			// seen.
+			if s.armed.Load() && !fired {
+				s.wake.ArmEpoll(s.ready, 0, false)
+			}
 			s.armed.Store(false)
-			s.file.SetReadDeadline(time.Now().Add(pollGrace))
+			s.file.SetReadDeadline(seenAt.Add(pollGrace))
 		}
-		seen = p
 		s.armMu.Unlock()
 		if s.armed.Load() {
 			s.t.Kick() // Defer refuses from now on: write what it holds
