@@ -32,10 +32,10 @@ func NewWritev() *Writev {
 	return w
 }
 
-// Try writes bufs (the first IOVMax of them) with one writev on rc's
-// descriptor and returns the bytes written: 0, nil when the socket's
-// buffer is full. It never waits for the socket.
-func (w *Writev) Try(rc syscall.RawConn, bufs [][]byte) (int, error) {
+// Try writes bufs (the first IOVMax of them) with one non-blocking
+// writev on the socket fd and returns the bytes written: 0, nil when
+// the socket's buffer is full. It never waits for the socket.
+func (w *Writev) Try(fd int, bufs [][]byte) (int, error) {
 	w.iov = w.iov[:0]
 	for _, b := range bufs {
 		if len(w.iov) == IOVMax {
@@ -52,19 +52,31 @@ func (w *Writev) Try(rc syscall.RawConn, bufs [][]byte) (int, error) {
 		return 0, nil
 	}
 	w.n, w.err = 0, nil
-	err := rc.Write(w.fn)
+	w.do(uintptr(fd))
 	clear(w.iov) // keep no references to the caller's buffers
-	if err != nil {
-		return 0, err
-	}
 	return w.n, w.err
 }
 
-// do is one writev; it returns true (done) whatever happened, so that
-// RawConn.Write does not wait for the socket to become writable.
+// WaitWritable waits until the socket fd can take more bytes, it fails,
+// or d has passed (it then returns nil: the caller checks its own
+// deadline and state). It blocks the calling thread in poll(2).
+func WaitWritable(fd int, d time.Duration) error {
+	ms := int(d / time.Millisecond)
+	if ms <= 0 {
+		ms = 1
+	}
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
+		return fmt.Errorf("poll: %w", err)
+	}
+	return nil
+}
+
+// do is one writev (a raw system call: a non-blocking socket never
+// blocks it).
 func (w *Writev) do(fd uintptr) bool {
 	for {
-		n, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(len(w.iov)))
+		n, _, e := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(len(w.iov)))
 		switch e {
 		case 0:
 			w.n = int(n)

@@ -24,7 +24,7 @@ import (
 //	    30   58 host    the sender's host name (for messages)
 const (
 	magic     = 0x6d687367 // "gshm"
-	version   = 2
+	version   = 3
 	helloSize = 88
 	hostMax   = helloSize - 30
 )
@@ -34,6 +34,7 @@ const (
 	statusOK        = 0
 	statusDiffers   = 1 // the fields differ (the dialer sees how)
 	statusDuplicate = 2 // a second connection from the same leader
+	statusUseMine   = 3 // both dial each other: the acceptor keeps its own
 )
 
 type hello struct {

@@ -176,23 +176,19 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 // kill ends t's connections as a crashed process would: every socket
 // closes, no goodbye is written. (The test's Cleanup then closes t.)
 func kill(t *Transport) {
-	t.mu.Lock()
-	in := t.inbound(nil)
-	t.mu.Unlock()
-	for _, c := range in {
-		if c.x != nil {
-			c.x.shut(errors.New("killed"))
-		} else {
-			c.conn.Close()
-		}
-	}
 	t.ln.Close()
+	t.mu.Lock()
+	for c := range t.hs {
+		c.Close()
+	}
+	t.mu.Unlock()
 	for _, p := range t.out {
 		p.mu.Lock()
-		if p.conn != nil {
-			p.conn.Close()
-		}
+		x := p.x
 		p.mu.Unlock()
+		if x != nil {
+			x.shut(errors.New("killed"))
+		}
 	}
 }
 

@@ -460,17 +460,6 @@ func (x *rx) lock() bool {
 	return true
 }
 
-// writeControl writes a control frame back on the connection (Close's
-// goodbye, Abort's reason), waiting for room until deadline.
-func (x *rx) writeControl(bufs [][]byte, deadline time.Time) {
-	if !x.lock() {
-		return
-	}
-	if !x.ended.Load() {
-		sys.WriteSocket(x.fd, bufs, deadline)
-	}
-	x.busy.Store(0)
-}
 
 // shut ends the connection from this side (Close, Abort).
 func (x *rx) shut(err error) {

@@ -5,28 +5,36 @@
 //
 // Each leader listens on one port and puts its address in the job's
 // Exchange (key "internode-tcp"). A leader dials a peer the first time
-// it sends to it (getting the address then), and uses that connection
-// only for what it sends; what the peer sends comes on the connection
-// the peer dialed. Why:
-//   - two one-way connections per pair need no tie-break between two
-//     leaders that dial each other at once (one would have to drop its
-//     connection, and frames already written on it), and each
-//     direction's order is simply its connection's byte order;
-//   - lazy dialing opens only the connections the job's traffic needs,
-//     and fetches only those peers' addresses from the Exchange (a PMI
-//     get costs 0.1-0.2 ms: 1-2 s for all of 10,000 hosts).
+// it sends to it (getting the address then), unless the peer has
+// connected first; each pair of leaders then uses that one connection
+// in both directions. Why one, not one per direction: a frame that
+// arrives alone on a connection is acknowledged by a TCP segment of its
+// own, while on a connection that carries the answer back the
+// acknowledgment rides on the answer. On loopback, where the receiver's
+// half of the stack runs in the sender's system call, a bare
+// acknowledgment costs about as much as a frame: a polling ping-pong
+// of 96 bytes between two processes took 8.6 us one way over two
+// one-way connections and 6.1-6.6 us over one (3 runs); goshmem's
+// 8-byte put ping-pong between two hosts went from 8.6-10.5 to 6.7-8.8
+// us (3 adjacent pairs). When two leaders dial each other at once,
+// the lower index's connection stays: the other's acceptor refuses
+// the higher index's dial (status "use mine", before any frame is
+// written on it), and the higher index waits for the lower's
+// connection, which its own acceptor takes. Lazy dialing opens only the
+// connections the job's traffic needs, and fetches only those peers'
+// addresses from the Exchange (a PMI get costs 0.1-0.2 ms: 1-2 s for
+// all of 10,000 hosts).
 //
 // Scale: a leader that talks to every other host of a 10,000-host job
-// holds 2 x 9,999 = 19,998 sockets (plus its listener and a handful of
-// others): raise the descriptor limit (ulimit -n, often 1,024 by
-// default) above 20,000. Idle, a socket costs a few KiB of kernel
-// memory; busy, its buffers autotune up to 4-6 MiB (tens of GiB if all
-// streamed at once, which the traffic of one leader cannot do). Each
-// connection costs one goroutine on the sending side (its writer), one
-// watching its back channel, and one waiting for its end on the
-// receiving side (a single goroutine reads them all):
-// ~60,000 goroutines, ~0.5 GiB of stacks, at 10,000 hosts. Verbs with
-// one queue pair per peer and no kernel buffers takes over at scale.
+// holds 9,999 sockets (plus its listener and a handful of others):
+// raise the descriptor limit (ulimit -n, often 1,024 by default) above
+// 10,000. Idle, a socket costs a few KiB of kernel memory; busy, its
+// buffers autotune up to 4-6 MiB (tens of GiB if all streamed at once,
+// which the traffic of one leader cannot do). Each connection costs a
+// writer goroutine and one that waits for its end (a single goroutine
+// reads them all): ~20,000 goroutines, ~0.2 GiB of stacks, at 10,000
+// hosts. Verbs with one queue pair per peer and no kernel buffers takes
+// over at scale.
 //
 // # Wire format
 //
@@ -34,14 +42,13 @@
 // version, a hash of the job id, the sender's leader index, the index
 // it takes the receiver for, the number of leaders and its host name.
 // The acceptor always answers with its own hello and a status, then
-// closes the connection if anything differs; the dialer's error says
-// which leader, which host and what differs. Then the dialer writes
+// closes the connection if it refuses it (anything differs, a second
+// connection from one leader, or "use mine"); the dialer's error says
+// which leader, which host and what differs. Then both sides write
 // frames: a 40-byte internode.Header and Header.Len payload bytes. A
 // header with Len 0xFFFFFFFF is a control frame of this backend: Op 1
 // is goodbye (Close: the end is clean), Op 2 is abort, with Arg0 bytes
-// of reason after it. The acceptor writes only control frames, back on
-// the same connection, so that a leader that closes or aborts tells
-// both the peers it sends to and those that send to it.
+// of reason after it.
 //
 // # Sending
 //
@@ -50,12 +57,12 @@
 // writev (a ping-pong costs no hand-off); what the kernel does not take
 // at once, and every frame queued while a write is in flight, is left
 // to the connection's writer goroutine, which writes all of it with
-// writev (net.Buffers): the frames queued during a write go out in one
-// system call. A payload is written from the caller's slice, never
-// copied. Send never waits on the network, so a Sink may answer from
-// Deliver; it waits only while more than Config.QueueBytes (headers and
-// payloads) are queued unwritten for the peer (Reply never does). Flush
-// waits until what was queued has been written.
+// writev, waiting for room in poll(2): the frames queued during a write
+// go out in one system call. A payload is written from the caller's
+// slice, never copied. Send never waits on the network, so a Sink may
+// answer from Deliver; it waits only while more than Config.QueueBytes
+// (headers and payloads) are queued unwritten for the peer (Reply never
+// does). Flush waits until what was queued has been written.
 //
 // # Receiving
 //
@@ -103,7 +110,6 @@
 package tcp
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -113,7 +119,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/sys"
@@ -149,11 +154,11 @@ type Transport struct {
 	out   []*peer
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	in    map[net.Conn]*inbound // incoming connections
-	rx    *rxSet                // their readers
-	state []uint8               // per peer: peerBye, peerFailed
-	done  bool                  // Close finished its goodbyes: report nothing
-	ended bool                  // Close or Abort started
+	hs    map[net.Conn]bool // accepted connections still in the hello
+	rx    *rxSet            // the connections' readers
+	state []uint8           // per peer: peerBye, peerFailed
+	done  bool              // Close finished its goodbyes: report nothing
+	ended bool              // Close or Abort started
 
 	// Deferred frames (Defer): the peers that hold some, and whether
 	// any does (read without dmu by Deferred).
@@ -174,7 +179,9 @@ const (
 	peerFailed = 2 // reported to the Sink
 )
 
-// peer is the outgoing side towards one leader.
+// peer is this leader's side of its connection with one other leader:
+// one TCP connection per pair of leaders, used in both directions (see
+// Connections), read by an rx and written by whoever sends.
 type peer struct {
 	t     *Transport
 	index int
@@ -186,28 +193,28 @@ type peer struct {
 	// queued and written count frames.
 	queued, written uint64
 	err             error
-	started         bool
+	started         bool // run is started (it dials, then writes)
 	writing         bool // a goroutine owns the connection's write side
-	conn            *net.TCPConn
-	rc              syscall.RawConn
-	cur             []frame     // the batch rest belongs to
-	rest            net.Buffers // what an inline write left to the writer
-	bufs            net.Buffers // storage for the batch's buffers
-	wbufs           net.Buffers // what the writer's WriteTo consumes
-	wv              *sys.Writev
-	waiters         int // goroutines in Flush or waiting for queue space
+	// The connection: up once fd (this leader's descriptor of the
+	// socket, not in the runtime's poller) is set, by run's dial or by
+	// an accepted connection; pending while an accepted one is being
+	// answered; dialing while run dials; closed once its reader ended
+	// and fd was closed.
+	up, pending, dialing, closed bool
+	fd                           int
+	x                            *rx
+	dead                         atomic.Bool  // err is set (read by a writer without mu)
+	deadline                     atomic.Int64 // writes give up then (unix ns; 0: never): Close and Abort
+	cur                          []frame      // the batch rest belongs to
+	rest                         net.Buffers  // what an inline write left to the writer
+	bufs                         net.Buffers  // storage for the batch's buffers
+	wv                           *sys.Writev
+	waiters                      int // goroutines in Flush or waiting for queue space
 	// arena holds the payloads of deferred frames until they are
 	// written (arenaN bytes used; reset when the queue empties).
 	arena  []byte
 	arenaN int
 	inList bool // in t.dlist (t.dmu held)
-}
-
-// inbound is an incoming connection: from the leader from, read by x
-// once the hello is answered (conn is closed then: x owns the socket).
-type inbound struct {
-	from int
-	x    *rx
 }
 
 type frame struct {
@@ -252,7 +259,7 @@ func listen(cfg internode.Config) (*Transport, error) {
 		cfg:   cfg,
 		ln:    ln,
 		mine:  hello{version: version, job: jh.Sum64(), from: uint32(cfg.Index), leaders: uint32(cfg.Leaders), host: host},
-		in:    map[net.Conn]*inbound{},
+		hs:    map[net.Conn]bool{},
 		state: make([]uint8, cfg.Leaders),
 		out:   make([]*peer, cfg.Leaders),
 	}
@@ -261,7 +268,7 @@ func listen(cfg internode.Config) (*Transport, error) {
 		return nil, err
 	}
 	for i := range t.out {
-		p := &peer{t: t, index: i}
+		p := &peer{t: t, index: i, fd: -1}
 		p.cond.L = &p.mu
 		t.out[i] = p
 	}
@@ -403,7 +410,7 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 	}
 	p := t.out[to]
 	p.mu.Lock()
-	if p.conn == nil || p.err != nil || p.arenaN+len(payload) > deferArena ||
+	if !p.up || p.err != nil || p.arenaN+len(payload) > deferArena ||
 		p.bytes > 0 && p.bytes+internode.HeaderSize+len(payload) > t.cfg.QueueBytes {
 		p.mu.Unlock()
 		return false
@@ -506,12 +513,18 @@ func (p *peer) lockForQueue(size int, wait bool) error {
 		p.mu.Unlock()
 		return err
 	}
+	p.ensureRun()
+	return nil
+}
+
+// ensureRun starts the goroutine that dials (unless the connection is
+// up or coming) and writes what inline writes leave (p.mu held).
+func (p *peer) ensureRun() {
 	if !p.started {
 		p.started = true
 		p.t.wg.Add(1)
 		go p.run()
 	}
-	return nil
 }
 
 // push appends a frame to the queue (p.mu held).
@@ -525,7 +538,7 @@ func (p *peer) push(h *internode.Header, payload []byte) {
 // kick writes the queue at once if the connection is idle, else leaves
 // it to the writer; it releases p.mu.
 func (p *peer) kick() {
-	if p.conn == nil || p.writing || len(p.rest) > 0 {
+	if !p.up || p.closed || p.writing || len(p.rest) > 0 {
 		p.cond.Broadcast() // the writer dials, or takes it after the write in flight
 	} else {
 		p.writeInline()
@@ -541,7 +554,7 @@ func (p *peer) writeInline() {
 	batch := p.takeQueue()
 	p.mu.Unlock()
 	bufs := p.buffers(batch)
-	n, err := p.wv.Try(p.rc, bufs)
+	n, err := p.wv.Try(p.fd, bufs)
 	if p.t.writes != nil {
 		p.t.writes()
 	}
@@ -556,7 +569,7 @@ func (p *peer) writeInline() {
 	default:
 		p.cur, p.rest = batch, rest
 	}
-	if len(p.queue) > 0 || len(p.rest) > 0 || err != nil {
+	if len(p.queue) > 0 || len(p.rest) > 0 || err != nil || p.waiters > 0 {
 		p.cond.Broadcast()
 	}
 }
@@ -626,7 +639,7 @@ func (t *Transport) Flush(to int) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.queue) > 0 { // deferred frames: write them now
-		if p.conn != nil && !p.writing && len(p.rest) == 0 && p.err == nil {
+		if p.up && !p.closed && !p.writing && len(p.rest) == 0 && p.err == nil {
 			p.writeInline()
 		} else {
 			p.cond.Broadcast()
@@ -644,31 +657,13 @@ func (t *Transport) Flush(to int) error {
 	return p.err
 }
 
-// run dials the peer and writes what inline writes leave until the
-// connection fails or the transport closes.
+// run dials the peer, unless the connection is up or coming, and
+// writes what inline writes leave until the connection fails or the
+// transport closes.
 func (p *peer) run() {
 	defer p.t.wg.Done()
-	conn, err := p.dial()
 	p.mu.Lock()
-	if err == nil {
-		p.rc, err = conn.SyscallConn()
-	}
-	if err != nil {
-		if conn != nil {
-			conn.Close()
-		}
-		p.failLocked(err)
-		p.mu.Unlock()
-		return
-	}
-	p.conn, p.wv = conn, sys.NewWritev()
-	p.t.mu.Lock()
-	if p.t.ended { // Close began while this dial was under way
-		conn.SetWriteDeadline(time.Now().Add(closeWait))
-	}
-	p.t.mu.Unlock()
-	p.t.wg.Add(1)
-	go p.watch(conn)
+	p.connect()
 	for p.err == nil {
 		for p.err == nil && (p.writing || len(p.rest) == 0 && len(p.queue) == 0) {
 			p.cond.Wait()
@@ -686,11 +681,7 @@ func (p *peer) run() {
 		if len(bufs) == 0 {
 			bufs = p.buffers(batch)
 		}
-		p.wbufs = bufs
-		_, err := p.wbufs.WriteTo(conn) // (WriteTo consumes p.wbufs, not p.bufs)
-		if p.t.writes != nil {
-			p.t.writes()
-		}
+		err := p.writeAll(bufs)
 		p.mu.Lock()
 		p.writing = false
 		if err != nil {
@@ -698,8 +689,143 @@ func (p *peer) run() {
 			break
 		}
 		p.completed(batch)
+		if p.waiters > 0 {
+			p.cond.Broadcast()
+		}
 	}
+	p.cond.Broadcast()
 	p.mu.Unlock()
+}
+
+// connect makes the connection up (p.mu held, and held again on
+// return): it dials, unless an accepted connection is up or being
+// answered; when the peer refuses the dial for its own (both dialed at
+// once: the lower index's connection is kept) it waits for that one.
+func (p *peer) connect() {
+	if !p.up && !p.pending && p.err == nil {
+		p.dialing = true
+		p.mu.Unlock()
+		conn, status, err := p.dial()
+		fd := -1
+		if err == nil {
+			fd, err = detach(conn)
+		}
+		p.mu.Lock()
+		p.dialing = false
+		switch {
+		case err == nil && !p.up && !p.pending && p.err == nil:
+			p.install(fd)
+		case err == nil:
+			sys.Close(fd) // (an accepted connection won meanwhile)
+		case (status == statusUseMine || status == statusDuplicate) && (p.up || p.pending):
+			// Ours lost to the peer's, which is up or being answered.
+		case status == statusUseMine:
+			// The peer, dialing too, keeps its own connection: wait
+			// for it.
+			p.waitUp(err.Error())
+		default:
+			p.failLocked(err)
+		}
+	}
+	for !p.up && p.err == nil {
+		p.cond.Wait() // an accepted connection being answered
+	}
+}
+
+// waitUp waits up to dialWait for the peer's connection (p.mu held).
+func (p *peer) waitUp(why string) {
+	tm := time.AfterFunc(dialWait, func() {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	})
+	defer tm.Stop()
+	deadline := time.Now().Add(dialWait)
+	for !p.up && p.err == nil && time.Now().Before(deadline) {
+		p.cond.Wait()
+	}
+	if !p.up && !p.pending && p.err == nil {
+		p.failLocked(fmt.Errorf("%s, and its own connection did not come within %v", why, dialWait))
+	}
+}
+
+// install makes fd the connection (p.mu held): its reader starts, and a
+// goroutine waits for its end.
+func (p *peer) install(fd int) {
+	t := p.t
+	p.fd, p.up, p.pending = fd, true, false
+	p.wv = sys.NewWritev()
+	x := newRx(t, p.index, fd)
+	p.x = x
+	if err := t.rx.add(x); err != nil {
+		p.failLocked(err)
+	}
+	t.wg.Add(1)
+	go p.serveConn(x)
+	p.ensureRun()
+	p.cond.Broadcast()
+	t.mu.Lock()
+	ended := t.ended
+	t.mu.Unlock()
+	if ended && t.done { // Close ran past this peer while it connected
+		go x.shut(errors.New("the transport is closed"))
+	}
+}
+
+// serveConn waits for the end of the connection read by x, records it
+// as the peer's failure (reported unless the transport is closing or
+// the peer said goodbye), waits for the write in progress, and closes
+// the socket.
+func (p *peer) serveConn(x *rx) {
+	defer p.t.wg.Done()
+	<-x.done
+	p.t.rx.drop(x)
+	p.mu.Lock()
+	p.failLocked(x.err)
+	for p.writing {
+		p.waiters++
+		p.cond.Wait()
+		p.waiters--
+	}
+	p.closed = true
+	p.mu.Unlock()
+	x.closeFD()
+}
+
+// writeAll writes bufs on the connection, waiting for room, until all
+// of it is written, the connection fails, or the write deadline
+// (Close, Abort) passes. The caller owns the write side.
+func (p *peer) writeAll(bufs net.Buffers) error {
+	for {
+		n, err := p.wv.Try(p.fd, bufs)
+		if p.t.writes != nil {
+			p.t.writes()
+		}
+		if err != nil {
+			return err
+		}
+		bufs = consume(bufs, n)
+		if len(bufs) == 0 {
+			return nil
+		}
+		if n > 0 {
+			continue
+		}
+		if p.dead.Load() {
+			return errors.New("the connection is closed")
+		}
+		wait := 100 * time.Millisecond
+		if d := p.deadline.Load(); d != 0 {
+			left := time.Until(time.Unix(0, d))
+			if left <= 0 {
+				return fmt.Errorf("write: %w", os.ErrDeadlineExceeded)
+			}
+			wait = min(wait, left)
+		}
+		if err := sys.WaitWritable(p.fd, wait); err != nil {
+			return err
+		}
+	}
 }
 
 // failLocked records err as the peer's failure (p.mu held) and reports
@@ -709,6 +835,7 @@ func (p *peer) failLocked(err error) {
 		return
 	}
 	p.err = fmt.Errorf("internode/tcp: to leader %d: %w", p.index, err)
+	p.dead.Store(true)
 	p.cond.Broadcast()
 	// Report without p.mu (the Sink may call back into the transport),
 	// and not once Close has begun (its Wait must not race an Add).
@@ -744,23 +871,26 @@ func (t *Transport) goodbye(peer int) {
 	t.mu.Unlock()
 }
 
-func (p *peer) dial() (*net.TCPConn, error) {
+// dial connects to the peer and exchanges hellos. It returns the
+// connection, or the peer's refusal (status) and an error that says
+// what went wrong.
+func (p *peer) dial() (*net.TCPConn, uint8, error) {
 	t := p.t
 	t.exMu.Lock()
 	a, err := t.cfg.Exchange.Get(t.cfg.Rank(p.index), exchangeKey)
 	t.exMu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("getting its address from the exchange (rank %d): %w", t.cfg.Rank(p.index), err)
+		return nil, 0, fmt.Errorf("getting its address from the exchange (rank %d): %w", t.cfg.Rank(p.index), err)
 	}
 	addr := string(a)
 	c, err := net.DialTimeout("tcp", addr, dialWait)
 	if err != nil {
-		return nil, fmt.Errorf("dialing %s: %w (is a firewall in the way? SHMEM_INTERNODE_IFACE picks the interface each leader listens on)", addr, err)
+		return nil, 0, fmt.Errorf("dialing %s: %w (is a firewall in the way? SHMEM_INTERNODE_IFACE picks the interface each leader listens on)", addr, err)
 	}
 	conn := c.(*net.TCPConn)
 	if err := setup(conn); err != nil {
 		conn.Close()
-		return nil, err
+		return nil, 0, err
 	}
 	conn.SetDeadline(time.Now().Add(dialWait))
 	var b [helloSize]byte
@@ -769,18 +899,22 @@ func (p *peer) dial() (*net.TCPConn, error) {
 	mine.encode(b[:])
 	if _, err := conn.Write(b[:]); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%s: sending the hello: %w", addr, err)
+		return nil, 0, fmt.Errorf("%s: sending the hello: %w", addr, err)
 	}
 	if _, err := io.ReadFull(conn, b[:]); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("%s did not answer the hello: %w", addr, err)
+		return nil, 0, fmt.Errorf("%s did not answer the hello: %w", addr, err)
 	}
 	their, err := decodeHello(b[:])
+	status := uint8(0)
 	if err == nil {
+		status = their.status
 		if d := differs(mine, their, uint32(p.index)); d != "" {
 			err = fmt.Errorf("leader at %s (host %s) %s", addr, their.host, d)
 		} else if their.status == statusDuplicate {
 			err = fmt.Errorf("leader at %s (host %s) refused: it already has a connection from leader %d (two leaders have the same index?)", addr, their.host, mine.from)
+		} else if their.status == statusUseMine {
+			err = fmt.Errorf("leader at %s (host %s) refused: it is dialing this leader too, and keeps its own connection", addr, their.host)
 		} else if their.status != statusOK {
 			err = fmt.Errorf("leader at %s (host %s) refused the connection (status %d)", addr, their.host, their.status)
 		}
@@ -789,10 +923,21 @@ func (p *peer) dial() (*net.TCPConn, error) {
 	}
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, status, err
 	}
 	conn.SetDeadline(time.Time{})
-	return conn, nil
+	return conn, 0, nil
+}
+
+// detach takes conn's socket out of the runtime's poller: it returns a
+// descriptor of its own for it and closes conn.
+func detach(conn *net.TCPConn) (int, error) {
+	defer conn.Close()
+	rc, err := conn.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	return sys.DupConn(rc)
 }
 
 // setup sets a connection's options: no Nagle delay, keepalive probes
@@ -811,16 +956,6 @@ func setup(c *net.TCPConn) error {
 	return sys.SetTCPUserTimeout(rc, userTimout)
 }
 
-// watch reads the back channel of an outgoing connection: the peer's
-// goodbye or abort, or the connection's end.
-func (p *peer) watch(conn *net.TCPConn) {
-	defer p.t.wg.Done()
-	err := p.t.readControl(p.index, bufio.NewReaderSize(conn, 256), nil)
-	p.mu.Lock()
-	p.failLocked(err)
-	p.mu.Unlock()
-}
-
 // accept serves incoming connections until the listener closes.
 func (t *Transport) accept() {
 	defer t.wg.Done()
@@ -834,146 +969,82 @@ func (t *Transport) accept() {
 	}
 }
 
-// serve answers a connection's hello and delivers its frames.
+// serve answers a connection's hello and, if it accepts it, makes it
+// the connection with the dialing leader.
 func (t *Transport) serve(conn *net.TCPConn) {
 	defer t.wg.Done()
-	defer conn.Close()
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		conn.Close()
+		return
+	}
+	t.hs[conn] = true
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.hs, conn)
+		t.mu.Unlock()
+	}()
 	if setup(conn) != nil {
+		conn.Close()
 		return
 	}
 	conn.SetDeadline(time.Now().Add(dialWait))
 	var b [helloSize]byte
 	if _, err := io.ReadFull(conn, b[:]); err != nil {
+		conn.Close()
 		return
 	}
 	their, err := decodeHello(b[:])
 	if err != nil {
+		conn.Close()
 		return // not one of ours: nothing to answer or report
 	}
 	mine := t.mine
 	mine.to = their.from
-	if differs(mine, their, their.from) != "" || their.from >= uint32(len(t.out)) {
+	if differs(mine, their, their.from) != "" || their.from >= uint32(len(t.out)) || int(their.from) == t.cfg.Index {
 		mine.status = statusDiffers
 	}
 	from := int(their.from)
-	t.mu.Lock()
+	var p *peer
 	if mine.status == statusOK {
-		if t.ended {
-			t.mu.Unlock()
-			return
+		p = t.out[from]
+		p.mu.Lock()
+		switch {
+		case p.up || p.pending:
+			mine.status = statusDuplicate
+		case p.dialing && t.cfg.Index < from:
+			mine.status = statusUseMine // both dial: the lower index's connection stays
+		case p.err != nil:
+			mine.status = statusDuplicate // (this peer failed here already)
+		default:
+			p.pending = true
 		}
-		for _, i := range t.in {
-			if i.from == from {
-				mine.status = statusDuplicate
-			}
-		}
-		if mine.status == statusOK {
-			t.in[conn] = &inbound{from: from}
-		}
+		p.mu.Unlock()
 	}
-	t.mu.Unlock()
 	mine.encode(b[:])
 	_, err = conn.Write(b[:])
 	if mine.status != statusOK {
+		conn.Close()
 		return
 	}
-	defer func() {
-		t.mu.Lock()
-		delete(t.in, conn)
-		t.mu.Unlock()
-	}()
+	fd := -1
+	if err == nil {
+		conn.SetDeadline(time.Time{})
+		fd, err = detach(conn)
+	} else {
+		conn.Close()
+	}
+	p.mu.Lock()
 	if err != nil {
-		t.report(from, fmt.Errorf("internode/tcp: from leader %d: answering its hello: %w", from, err), false)
-		return
+		p.pending = false
+		p.failLocked(fmt.Errorf("answering its hello: %w", err))
+		p.cond.Broadcast()
+	} else {
+		p.install(fd)
 	}
-	if err = t.receive(conn, from); err != nil {
-		t.report(from, fmt.Errorf("internode/tcp: from leader %d: %w", from, err), false)
-	}
-}
-
-// receive reads conn's frames until the connection ends, and returns
-// why it ended. The socket leaves the runtime's poller (see rxSet): a
-// duplicate of its descriptor goes to a reader, and conn is closed.
-func (t *Transport) receive(conn *net.TCPConn, from int) error {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return err
-	}
-	fd, err := sys.DupConn(raw)
-	if err != nil {
-		return err
-	}
-	x := newRx(t, from, fd)
-	t.mu.Lock()
-	ended := t.ended
-	if !ended {
-		t.in[conn].x = x
-	}
-	t.mu.Unlock()
-	conn.Close()
-	if ended {
-		sys.Close(fd)
-		return errors.New("the transport is closed")
-	}
-	if err := t.rx.add(x); err != nil {
-		x.closeFD()
-		return err
-	}
-	<-x.done
-	t.rx.drop(x)
-	x.closeFD()
-	return x.err
-}
-
-// readControl reads frames from leader from until the connection ends,
-// handing them to sink (nil: only control frames may come). It
-// returns why it stopped; a goodbye is recorded before the end, so that
-// report stays quiet, and an abort is reported here.
-func (t *Transport) readControl(from int, r *bufio.Reader, sink internode.Sink) error {
-	var hb [internode.HeaderSize]byte
-	h := new(internode.Header)
-	bye := false
-	for {
-		if _, err := io.ReadFull(r, hb[:]); err != nil {
-			switch {
-			case bye:
-				return errors.New("the leader closed its transport (a clean end)")
-			case err == io.EOF:
-				return errors.New("the connection closed without a goodbye (the leader's process ended?)")
-			}
-			return err
-		}
-		h.Decode(hb[:])
-		if h.Len == ctlLen {
-			switch h.Op {
-			case ctlBye:
-				t.goodbye(from)
-				bye = true
-				continue
-			case ctlAbort:
-				n := min(h.Arg0, reasonMax)
-				reason := make([]byte, n)
-				io.ReadFull(r, reason)
-				t.report(from, fmt.Errorf("internode/tcp: leader %d aborted the job: %s", from, reason), true)
-				return errors.New("aborted")
-			}
-			return fmt.Errorf("unknown control frame %d", h.Op)
-		}
-		if sink == nil {
-			return errors.New("a data frame on the back channel")
-		}
-		var buf []byte
-		if h.Len > 0 {
-			buf = sink.Buffer(from, h)
-			if len(buf) != int(h.Len) {
-				return fmt.Errorf("the Sink gave a %d-byte buffer for a %d-byte payload", len(buf), h.Len)
-			}
-			if _, err := io.ReadFull(r, buf); err != nil {
-				return err
-			}
-		}
-		sink.Deliver(from, h, buf)
-	}
+	p.mu.Unlock()
 }
 
 // Close writes what is queued (for at most 2 s per connection), says
@@ -999,85 +1070,53 @@ func (t *Transport) end(op uint8, reason string) {
 		return
 	}
 	t.ended = true
-	in := t.inbound(nil)
 	t.mu.Unlock()
 	if len(reason) > reasonMax {
 		reason = reason[:reasonMax]
 	}
-	var f frame
+	var payload []byte
 	h := internode.Header{Op: op, Len: ctlLen, Arg0: uint64(len(reason))}
-	h.Encode(f.hdr[:])
 	if len(reason) > 0 {
-		f.payload = []byte(reason)
+		payload = []byte(reason)
 	}
 	deadline := time.Now().Add(closeWait)
-	// Back channels first: they carry nothing else, so the goodbye or
-	// abort arrives at once.
-	for _, c := range in {
-		if c.x != nil {
-			c.x.writeControl([][]byte{f.hdr[:], f.payload}, deadline)
-			continue
-		}
-		c.conn.SetWriteDeadline(deadline)
-		bufs := net.Buffers{f.hdr[:], f.payload}
-		bufs.WriteTo(c.conn)
-	}
 	for _, p := range t.out {
 		p.mu.Lock()
 		ok := p.started && p.err == nil
 		if ok {
-			p.push(&h, f.payload)
-			p.cond.Broadcast()
-			if p.conn != nil {
-				p.conn.SetWriteDeadline(deadline)
-			}
-		}
-		p.mu.Unlock()
-		if ok {
+			p.deadline.Store(deadline.UnixNano())
+			p.push(&h, payload)
+			p.kick() // releases p.mu
 			t.Flush(p.index)
+		} else {
+			p.mu.Unlock()
 		}
 	}
 	t.ln.Close()
 	t.mu.Lock()
 	t.done = true
-	in = t.inbound(in[:0])
-	t.mu.Unlock()
-	// Closed without t.mu: closing waits for the read in progress on
-	// the connection, and its reader may be delivering, or recording a
-	// goodbye, which takes t.mu.
-	for _, c := range in {
-		if c.x != nil {
-			c.x.shut(errors.New("the transport is closed"))
-		} else {
-			c.conn.Close()
-		}
+	hs := make([]net.Conn, 0, len(t.hs))
+	for c := range t.hs {
+		hs = append(hs, c)
 	}
-	t.rx.stopRun()
+	t.mu.Unlock()
+	for _, c := range hs {
+		c.Close()
+	}
 	for _, p := range t.out {
 		p.mu.Lock()
-		if p.conn != nil {
-			p.conn.Close()
-		}
+		x := p.x
 		if p.err == nil {
 			p.err = fmt.Errorf("internode/tcp: to leader %d: the transport is closed", p.index)
+			p.dead.Store(true)
 		}
 		p.cond.Broadcast()
 		p.mu.Unlock()
+		if x != nil {
+			x.shut(errors.New("the transport is closed"))
+		}
 	}
+	t.rx.stopRun()
 	t.wg.Wait()
 	t.rx.close()
-}
-
-// conn is an incoming connection as end sees it.
-type inConn struct {
-	conn net.Conn
-	x    *rx // nil: not yet handed to a reader
-}
-
-// inbound appends the incoming connections to l (t.mu held).
-func (t *Transport) inbound(l []inConn) []inConn {
-	for c, i := range t.in {
-		l = append(l, inConn{c, i.x})
-	}
-	return l
 }
