@@ -460,7 +460,6 @@ func (x *rx) lock() bool {
 	return true
 }
 
-
 // shut ends the connection from this side (Close, Abort).
 func (x *rx) shut(err error) {
 	if !x.lock() {
