@@ -921,11 +921,11 @@ func TestPollQuietsTheReceiver(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
 	wakes := &l.ts[1].rx.wakes
-	h := internode.Header{Seq: 0}
-	if err := l.ts[0].Send(1, &h, nil); err != nil { // connect first
-		t.Fatal(err)
-	}
-	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	// A loaded machine (-race, parallel packages) may leave the polling
+	// goroutine below unscheduled for longer than pollGrace, and the
+	// receiving goroutine then rightly takes over: give it 50 ms.
+	l.ts[1].rx.graceN.Store(int64(50 * time.Millisecond))
+	connect(t, l, ss[1])
 	before := wakes.Load()
 	if before == 0 {
 		t.Fatal("the receiving goroutine did not deliver the first frame (no Poll yet)")
@@ -1032,11 +1032,7 @@ func TestDeferLeavesWithNextFrame(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
 	writes := countWrites(l.ts[0])
-	h := internode.Header{Seq: 0}
-	if err := l.ts[0].Send(1, &h, nil); err != nil { // connect
-		t.Fatal(err)
-	}
-	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	connect(t, l, ss[1])
 	one := false
 	for k := uint32(1); k < 80 && !one; k += 2 {
 		w := writes.Load()
@@ -1063,11 +1059,7 @@ func TestDeferLeavesWithNextFrame(t *testing.T) {
 func TestDeferBounded(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
-	h := internode.Header{Seq: 0}
-	if err := l.ts[0].Send(1, &h, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	connect(t, l, ss[1])
 	for k := uint32(1); k <= 9; k++ {
 		if !deferFrame(t, l, k, int(k)*100) {
 			t.Fatal("Defer refused a small frame right after a Poll")
@@ -1100,17 +1092,13 @@ func TestDeferBounded(t *testing.T) {
 func TestDeferRefuses(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
-	h := internode.Header{Seq: 0}
-	if err := l.ts[0].Send(1, &h, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	connect(t, l, ss[1])
 	if deferFrame(t, l, 1, deferMax+1) {
 		t.Error("Defer took a payload of deferMax+1 bytes")
 	}
 	l.ts[0].Poll()
 	waitFor(t, "the receiving goroutine to take over", func() bool { return l.ts[0].rx.armed.Load() })
-	h = internode.Header{Op: 3, PE: 1, Seq: 1, Len: 8}
+	h := internode.Header{Op: 3, PE: 1, Seq: 1, Len: 8}
 	if l.ts[0].Defer(1, &h, make([]byte, 8)) {
 		t.Error("Defer held a frame back with no poller")
 	}
@@ -1122,11 +1110,7 @@ func TestDeferOrder(t *testing.T) {
 	const n = 3000
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
-	h := internode.Header{Seq: 0}
-	if err := l.ts[0].Send(1, &h, nil); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the first frame", func() bool { return ss[1].count(0) == 1 })
+	connect(t, l, ss[1])
 	r := rand.New(rand.NewPCG(1, 2))
 	deferred := 0
 	for k := uint32(1); k < n; k++ {
@@ -1259,4 +1243,15 @@ func peerName(t *testing.T, fd int) string {
 	}
 	a := sa.(*unix.SockaddrInet4)
 	return fmt.Sprint(a.Addr, a.Port)
+}
+
+// connect sends frame 0 from leader 0 to leader 1 and waits for it: the
+// connection is up then.
+func connect(t *testing.T, l *leaders, s1 *sink) {
+	t.Helper()
+	h := internode.Header{Seq: 0}
+	if err := l.ts[0].Send(1, &h, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first frame", func() bool { return s1.count(0) == 1 })
 }
