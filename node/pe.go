@@ -399,7 +399,8 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // progress goroutine, while a wait that an on-host store ends within
 // about a microsecond never pays for a system call.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
-	if p.x != nil {
+	if p.x != nil && p.x.held.Load() {
+		p.x.held.Store(false)
 		p.job.x.kick() // no wait may depend on a frame held back
 	}
 	b := wait.Start(pol)

@@ -169,6 +169,9 @@ type xpe struct {
 	msg    []byte // a leader queue message being built
 	dirty  []bool // hosts written since the last Quiet
 	ndirty int
+	// held: the transport holds a frame of this PE back (Deferrer);
+	// the PE's next wait writes it.
+	held atomic.Bool
 }
 
 // lockedExchange makes the PMI client safe for the transport's
@@ -383,9 +386,11 @@ func (x *xhost) pollWait() bool {
 }
 
 // kick writes the frames the transport holds back (Deferrer), before a
-// wait.
+// wait of a PE that had some held.
+//
+//go:noinline
 func (x *xhost) kick() {
-	if x.deferrer != nil && x.deferrer.Deferred() {
+	if x.deferrer != nil {
 		x.deferrer.Kick()
 	}
 }
@@ -769,6 +774,7 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 		// next frame: the flag after a Fence, or what the next wait's
 		// Kick sends.
 		if h.Op == xPut && x.deferrer != nil && x.deferrer.Defer(host, mem.NoEscape(h), mem.NoEscapeBytes(payload)) {
+			xp.held.Store(true)
 			return
 		}
 		// The header and payload are not kept past the Flush: hidden
