@@ -138,6 +138,7 @@ func LoadConfig() (node.Config, error) {
 		Internode:         c.Internode,
 		InternodeIface:    c.InternodeIface,
 		InternodeNoPoll:   !c.InternodePoll,
+		InternodeNoHold:   !c.InternodeHold,
 	}, nil
 }
 

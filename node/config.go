@@ -50,6 +50,9 @@ type Config struct {
 	// InternodeNoPoll is SHMEM_INTERNODE_POLL=0: the leader PE's waits
 	// do not read the transport's connections themselves.
 	InternodeNoPoll bool
+	// InternodeNoHold is SHMEM_INTERNODE_HOLD=0: no put is held back to
+	// leave with what follows it.
+	InternodeNoHold bool
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would

@@ -310,7 +310,9 @@ func (x *xhost) open(pc *pmi.Client) error {
 	close(x.trSet)
 	if !x.j.cfg.InternodeNoPoll {
 		x.poller, _ = tr.(internode.Poller)
-		x.deferrer, _ = tr.(internode.Deferrer)
+		if !x.j.cfg.InternodeNoHold {
+			x.deferrer, _ = tr.(internode.Deferrer)
+		}
 		x.peBuf, x.peTouched = make([]byte, xPEArena), make([]bool, len(x.cl.Hosts))
 		x.polls = true
 	}
@@ -770,10 +772,12 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	h.Len = uint32(len(payload))
 	host := int(x.hostOf[h.PE])
 	if x.leader {
-		// A put is held back (its payload copied) to leave with the
-		// next frame: the flag after a Fence, or what the next wait's
-		// Kick sends.
-		if h.Op == xPut && x.deferrer != nil && x.deferrer.Defer(host, mem.NoEscape(h), mem.NoEscapeBytes(payload)) {
+		// A plain put is held back (its payload copied) to leave with
+		// the next frame: the flag after a Fence, or what the next
+		// wait's Kick sends. A put that carries a flag or a signal is
+		// what a peer waits for: it goes at once (a PE must not leave a
+		// collective with its partial held).
+		if h.Op == xPut && h.Flags == 0 && x.deferrer != nil && x.deferrer.Defer(host, mem.NoEscape(h), mem.NoEscapeBytes(payload)) {
 			xp.held.Store(true)
 			return
 		}

@@ -43,6 +43,39 @@ func init() {
 		}
 		fmt.Printf("PE %d ok reduce\n", pe.MyPE())
 	}
+	// xhost-held: PE 0 (h0's leader) puts a value and a flag with two
+	// plain puts (held back by the transport, SHMEM_INTERNODE_HOLD)
+	// after a wait (so that its transport is in its polling mode), then
+	// computes for 300 ms without calling goshmem: the last PE (another
+	// host) must see both within 50 ms, whatever holds them back.
+	scenarios["xhost-held"] = func(pe *goshmem.PE) {
+		data, _ := goshmem.Calloc[int64](pe, 4)
+		flag, _ := goshmem.Calloc[int64](pe, 1)
+		last := pe.NPEs() - 1
+		for round := int64(1); round <= 5; round++ {
+			pe.BarrierAll()
+			switch pe.MyPE() {
+			case 0:
+				src := []int64{round, 2 * round, 3 * round, 4 * round}
+				goshmem.Put(pe.Ctx(), data, src, last)
+				pe.Ctx().Fence()
+				goshmem.Put(pe.Ctx(), flag, []int64{round}, last) // a plain put, not P
+				for end := time.Now().Add(300 * time.Millisecond); time.Now().Before(end); {
+				} // compute: no goshmem call
+			case last:
+				start := time.Now()
+				goshmem.WaitUntil(pe, &flag[0], goshmem.CmpEQ, round)
+				if d := time.Since(start); d > 50*time.Millisecond {
+					fail(pe, "round %d: a put held back by PE 0 arrived after %v while PE 0 computed", round, d)
+				}
+				if data[3] != 4*round {
+					fail(pe, "round %d: data %v, want the put's", round, data)
+				}
+			}
+		}
+		pe.BarrierAll()
+		fmt.Printf("PE %d ok held\n", pe.MyPE())
+	}
 	scenarios["xhost-teams"] = func(pe *goshmem.PE) {
 		host, leaders := pe.HostPEs()
 		h := goshmem.TeamHost(pe)
@@ -105,6 +138,9 @@ func TestAcrossHosts(t *testing.T) {
 		{"rma", []int{2, 2}, "ok xpmem", nil},
 		{"rma", []int{3, 1, 2}, "ok xpmem", nil},
 		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_POLL", "off"}},
+		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_HOLD", "off"}},
+		{"xhost-held", []int{1, 1}, "ok held", nil},
+		{"xhost-held", []int{2, 2}, "ok held", nil},
 		{"xhost-teams", []int{2, 2}, "ok xpmem", nil},
 		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", nil},
 		{"xhost-barriers", []int{4, 4}, "ok barriers", nil},

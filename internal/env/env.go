@@ -54,6 +54,7 @@ const (
 	VarInternode     = "SHMEM_INTERNODE"
 	VarInternodeIf   = "SHMEM_INTERNODE_IFACE"
 	VarInternodePoll = "SHMEM_INTERNODE_POLL"
+	VarInternodeHold = "SHMEM_INTERNODE_HOLD"
 )
 
 // Knob types, the values of Knob.Type.
@@ -156,6 +157,9 @@ type Config struct {
 	// InternodePoll is SHMEM_INTERNODE_POLL: a waiting leader PE reads
 	// its transport's connections itself.
 	InternodePoll bool
+	// InternodeHold is SHMEM_INTERNODE_HOLD: a leader's process holds a
+	// small put to another host back to send it with what follows.
+	InternodeHold bool
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -306,6 +310,15 @@ func defs() []def {
 				"to a goroutine that the network poller must wake. on: yes (lower latency " +
 				"across hosts); off: no (the leader's waits make no read system calls).",
 		}, func(c *Config) *bool { return &c.InternodePoll }),
+		boolKnob(Knob{
+			Name: VarInternodeHold, Default: "on",
+			Help: "In a job that spans hosts, whether a put of up to 1 KiB from a leader's " +
+				"process to another host is held back to leave in one write with what " +
+				"follows it (the flag after a Fence: one message instead of two). It leaves " +
+				"at the PE's next wait, Quiet, get or flag, or within about a millisecond " +
+				"if the PE computes instead; only while SHMEM_INTERNODE_POLL is on. off: " +
+				"every put leaves at once.",
+		}, func(c *Config) *bool { return &c.InternodeHold }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",
 			Help: "For tests and experiments: treat every run of this many consecutive PEs " +

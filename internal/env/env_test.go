@@ -29,6 +29,7 @@ func wantDefaults() Config {
 		Internode:         "tcp",
 		InternodeIface:    "auto",
 		InternodePoll:     true,
+		InternodeHold:     true,
 	}
 }
 

@@ -81,6 +81,7 @@ func ExampleKnobs() {
 	// SHMEM_INTERNODE enum tcp [tcp]
 	// SHMEM_INTERNODE_IFACE string auto []
 	// SHMEM_INTERNODE_POLL bool on []
+	// SHMEM_INTERNODE_HOLD bool on []
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []
