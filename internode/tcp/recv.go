@@ -36,14 +36,17 @@ const pollGrace = 250 * time.Microsecond
 // A socket in the runtime's poller wakes a thread of the runtime for
 // every frame that arrives, even while a PE reads the frame itself: on
 // a host whose CPUs all run PEs that thread preempts one of them, for
-// several microseconds per frame. So Poll disarms wake (once; it then
-// stays disarmed while the polls go on), and the receiving goroutine,
-// instead of waiting for the sockets, looks every pollGrace whether
-// Poll was called since its last look; when it was not, it arms wake
-// again (arming reports a socket that is readable already). Between
-// two waits of a PE nothing is lost: a frame that arrives then is read
-// by the PE's next Poll, or by the goroutine at most two pollGraces
-// later.
+// several microseconds per frame. So once frames come to a polling PE
+// (a Poll delivered one, or the goroutine was woken for one while a PE
+// polls), wake is disarmed, and the receiving goroutine, instead of
+// waiting for the sockets, looks every pollGrace whether the polls got
+// frames since its last look; when they did not (the PE stopped, or
+// its polls find nothing), it arms wake again (arming reports a socket
+// that is readable already). Polls that find nothing never disarm: a
+// leader whose waits are for its own host leaves the goroutine asleep
+// (no looks). Between two waits of a PE nothing is lost: a frame that
+// arrives then is read by the PE's next Poll, or by the goroutine at
+// most two pollGraces later.
 type rxSet struct {
 	t      *Transport
 	ready  *sys.Epoll // the sockets, level-triggered
@@ -52,12 +55,15 @@ type rxSet struct {
 	rc     syscall.RawConn
 	byFrom []atomic.Pointer[rx] // key (sending leader) to reader
 	polls  atomic.Uint64        // Poll calls
-	graceN atomic.Int64         // pollGrace, unless a test set another (ns)
-	idle   atomic.Uint64        // polls at the last PollIdle
-	wakes  atomic.Uint64        // wake-ups of run by a readable socket
-	armed  atomic.Bool          // wake is armed
-	armMu  sync.Mutex           // orders arming, disarming and the deadline
-	stop   atomic.Bool
+	// gotPolls counts the Poll calls that delivered a frame.
+	gotPolls atomic.Uint64
+	graceN   atomic.Int64  // pollGrace, unless a test set another (ns)
+	idle     atomic.Uint64 // polls at the last PollIdle
+	wakes    atomic.Uint64 // wake-ups of run by a readable socket
+	looks    atomic.Uint64 // wake-ups of run, for a socket or a look
+	armed    atomic.Bool   // wake is armed
+	armMu    sync.Mutex    // orders arming, disarming and the deadline
+	stop     atomic.Bool
 	// polling counts the Poll calls under way (close waits for them
 	// before it closes ready).
 	polling atomic.Int32
@@ -102,7 +108,7 @@ func newRxSet(t *Transport) (*rxSet, error) {
 // at the poll count, and reads what the sockets hold when wake fires.
 func (s *rxSet) run() {
 	defer s.t.wg.Done()
-	seen, seenAt := s.polls.Load(), time.Now()
+	seenPolls, seenGot, seenAt := s.polls.Load(), s.gotPolls.Load(), time.Now()
 	for {
 		err := s.rc.Read(s.waitFn)
 		if s.stop.Load() {
@@ -112,6 +118,7 @@ func (s *rxSet) run() {
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return // the file is closed: the transport is ending
 		}
+		s.looks.Add(1)
 		s.t.Kick() // frames held back (Defer) wait at most one look
 		if fired { // wake is disarmed now (one-shot)
 			s.wakes.Add(1)
@@ -119,19 +126,24 @@ func (s *rxSet) run() {
 		}
 		s.armMu.Lock()
 		now := time.Now()
-		p := s.polls.Load()
+		p, g := s.polls.Load(), s.gotPolls.Load()
 		quiet := false
 		switch {
 		case p == s.idle.Load():
 			quiet = true // the poller said it stopped (PollIdle)
-		case p != seen:
-			seen, seenAt = p, now // a PE polls
+		case g != seenGot || fired && p != seenPolls:
+			// Polls deliver frames, or a frame came while a PE polls:
+			// leave the frames to the polls.
+			seenAt = now
 		default:
-			// Quiet only after a whole pollGrace without a Poll: a
-			// poller between two polls (sending, say) is no reason to
-			// take over.
+			// Quiet after a whole pollGrace without a frame for the
+			// polls: a poller between two polls (sending, say) is no
+			// reason to take over, and a poller that finds nothing (a
+			// leader whose waits are for its own host) no reason to
+			// stay away.
 			quiet = now.Sub(seenAt) >= s.grace()
 		}
+		seenPolls, seenGot = p, g
 		switch {
 		case quiet && (fired || !s.armed.Load()):
 			// Nobody polls: wait for the sockets.
@@ -139,8 +151,8 @@ func (s *rxSet) run() {
 			s.armed.Store(true)
 			s.file.SetReadDeadline(time.Time{})
 		case !quiet:
-			// A PE polls: look again a pollGrace after its last poll
-			// seen.
+			// A PE polls: look again a pollGrace after the last frame
+			// the polls got.
 			if s.armed.Load() && !fired {
 				s.wake.ArmEpoll(s.ready, 0, false)
 			}
@@ -229,8 +241,8 @@ func (s *rxSet) close() {
 // its frames to the Sink, from the calling goroutine, without waiting
 // (internode.Poller). It reports whether it delivered a frame. A
 // connection that another reader is reading at that moment is left to
-// it. While Poll is called at least every pollGrace, no goroutine of
-// the transport is woken for incoming frames.
+// it. While Poll is called at least every pollGrace and gets the
+// frames that come, no goroutine of the transport is woken for them.
 func (t *Transport) Poll() bool {
 	s := t.rx
 	s.polling.Add(1)
@@ -239,9 +251,6 @@ func (t *Transport) Poll() bool {
 		return false
 	}
 	s.polls.Add(1)
-	if s.armed.Load() {
-		s.disarm()
-	}
 	var evs [16]sys.EpollEvent
 	n := s.ready.Ready(evs[:])
 	got := false
@@ -250,6 +259,12 @@ func (t *Transport) Poll() bool {
 			f := x.frames.Load()
 			x.drainLoop(false)
 			got = got || x.frames.Load() != f
+		}
+	}
+	if got {
+		s.gotPolls.Add(1)
+		if s.armed.Load() {
+			s.disarm() // frames come to a polling PE: leave them to it
 		}
 	}
 	s.polling.Add(-1)

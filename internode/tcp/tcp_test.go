@@ -990,21 +990,21 @@ func TestPollIdle(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
 	s := l.ts[1].rx
+	s.graceN.Store(int64(time.Second)) // no look of its own in the test
+	sent := 0
 	for k := 0; k < 20; k++ {
-		l.ts[1].Poll()
-		if s.armed.Load() {
-			t.Fatal("Poll left the receiving goroutine armed")
-		}
+		sent += pollMode(t, l, 1, 0)
 		l.ts[1].PollIdle()
 		if !s.armed.Load() {
 			t.Fatal("PollIdle did not arm the receiving goroutine")
 		}
 		w := s.wakes.Load()
-		h := internode.Header{Seq: uint32(k)}
+		h := internode.Header{Seq: uint32(sent)}
 		if err := l.ts[0].Send(1, &h, nil); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "a frame sent after PollIdle", func() bool { return ss[1].count(0) == k+1 })
+		sent++
+		waitFor(t, "a frame sent after PollIdle", func() bool { return ss[1].count(0) == sent })
 		if s.wakes.Load() == w {
 			t.Fatal("the frame after PollIdle was not read by the woken receiving goroutine")
 		}
@@ -1019,7 +1019,7 @@ func deferFrame(t *testing.T, l *leaders, k uint32, n int) bool {
 	h := internode.Header{Op: 3, PE: 1, Seq: k, Len: uint32(n)}
 	p := make([]byte, n)
 	fill(p, 0, 1, k)
-	l.ts[0].Poll()
+	pollMode(t, l, 0, 1)
 	ok := l.ts[0].Defer(1, &h, p)
 	clear(p) // Defer copied it
 	return ok
@@ -1032,6 +1032,7 @@ func TestDeferLeavesWithNextFrame(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
 	writes := countWrites(l.ts[0])
+	l.ts[0].rx.graceN.Store(int64(time.Second)) // Defer must not be refused in the test
 	connect(t, l, ss[1])
 	one := false
 	for k := uint32(1); k < 80 && !one; k += 2 {
@@ -1059,6 +1060,7 @@ func TestDeferLeavesWithNextFrame(t *testing.T) {
 func TestDeferBounded(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
+	l.ts[0].rx.graceN.Store(int64(20 * time.Millisecond)) // (a loaded machine: see pollMode)
 	connect(t, l, ss[1])
 	for k := uint32(1); k <= 9; k++ {
 		if !deferFrame(t, l, k, int(k)*100) {
@@ -1254,4 +1256,52 @@ func connect(t *testing.T, l *leaders, s1 *sink) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the first frame", func() bool { return s1.count(0) == 1 })
+}
+
+// pollMode brings leader i into the state of a leader whose polls get
+// the frames that come (its receiving goroutine disarmed, and looking
+// only every pollGrace): leader j sends it frames (recorded by i's
+// sink) while i polls, until a poll
+// has delivered one. It returns how many frames it sent. The tests
+// that use it give their transports a long pollGrace, so that the
+// receiving goroutine does not take over again before they are done.
+func pollMode(t *testing.T, l *leaders, i, j int) int {
+	t.Helper()
+	s := l.ts[i].rx
+	sent := 0
+	for deadline := time.Now().Add(10 * time.Second); s.armed.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader %d's polls never got a frame from leader %d", i, j)
+		}
+		h := internode.Header{Op: 7} // (no payload, not checked for order)
+		if err := l.ts[j].Send(i, &h, nil); err != nil {
+			t.Fatal(err)
+		}
+		sent++
+		for end := time.Now().Add(10 * time.Millisecond); time.Now().Before(end) && !l.ts[i].Poll(); {
+		}
+	}
+	return sent
+}
+
+// TestIdlePollsLeaveReceiverAlone: a leader whose waits poll but find
+// nothing (its waits are for its own host) does not take the reading
+// from its receiving goroutine, which then wakes for nothing: no
+// periodic looks while nothing comes.
+func TestIdlePollsLeaveReceiverAlone(t *testing.T) {
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	connect(t, l, ss[1])
+	s := l.ts[1].rx
+	time.Sleep(5 * pollGrace) // the receiving goroutine settles (armed)
+	looks := s.looks.Load()
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+		l.ts[1].Poll()
+	}
+	if !s.armed.Load() {
+		t.Error("polls that found nothing disarmed the receiving goroutine")
+	}
+	if n := s.looks.Load() - looks; n != 0 {
+		t.Errorf("the receiving goroutine woke %d times while the polls found nothing", n)
+	}
 }
