@@ -1229,17 +1229,18 @@ func TestSimultaneousDial(t *testing.T) {
 	}
 }
 
+// sockName and peerName are the two ends of socket fd, as "addr port".
 func sockName(t *testing.T, fd int) string {
 	sa, err := unix.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := sa.(*unix.SockaddrInet4)
-	return fmt.Sprint(a.Addr, a.Port)
+	return inet4(t, sa, err)
 }
 
 func peerName(t *testing.T, fd int) string {
 	sa, err := unix.Getpeername(fd)
+	return inet4(t, sa, err)
+}
+
+func inet4(t *testing.T, sa unix.Sockaddr, err error) string {
 	if err != nil {
 		t.Fatal(err)
 	}
