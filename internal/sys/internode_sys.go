@@ -22,14 +22,11 @@ type Writev struct {
 	iov []unix.Iovec
 	n   int
 	err error
-	fn  func(uintptr) bool
 }
 
 // NewWritev returns a Writev.
 func NewWritev() *Writev {
-	w := &Writev{iov: make([]unix.Iovec, 0, 64)}
-	w.fn = w.do
-	return w
+	return &Writev{iov: make([]unix.Iovec, 0, 64)}
 }
 
 // Try writes bufs (the first IOVMax of them) with one non-blocking
@@ -74,7 +71,7 @@ func WaitWritable(fd int, d time.Duration) error {
 
 // do is one writev (a raw system call: a non-blocking socket never
 // blocks it).
-func (w *Writev) do(fd uintptr) bool {
+func (w *Writev) do(fd uintptr) {
 	for {
 		n, _, e := unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.iov[0])), uintptr(len(w.iov)))
 		switch e {
@@ -86,7 +83,7 @@ func (w *Writev) do(fd uintptr) bool {
 		default:
 			w.err = e
 		}
-		return true
+		return
 	}
 }
 
@@ -193,21 +190,19 @@ func (e *Epoll) Add(fd int, key int32, oneShot bool) error {
 // AddEpoll watches the epoll instance inner, one-shot (see Arm).
 func (e *Epoll) AddEpoll(inner *Epoll, key int32) error { return e.Add(inner.fd, key, true) }
 
-// Arm arms (on) or disarms a one-shot descriptor added with key. Arming
-// a descriptor that is readable reports it at once.
-func (e *Epoll) Arm(fd int, key int32, on bool) error {
+// ArmEpoll arms (on) or disarms the one-shot inner instance added with
+// key. Arming an instance that has a ready descriptor reports it at
+// once.
+func (e *Epoll) ArmEpoll(inner *Epoll, key int32, on bool) error {
 	ev := unix.EpollEvent{Events: unix.EPOLLONESHOT, Fd: key}
 	if on {
 		ev.Events |= readable
 	}
-	if err := unix.EpollCtl(e.fd, unix.EPOLL_CTL_MOD, fd, &ev); err != nil {
+	if err := unix.EpollCtl(e.fd, unix.EPOLL_CTL_MOD, inner.fd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl MOD: %w", err)
 	}
 	return nil
 }
-
-// ArmEpoll is Arm for an inner epoll instance.
-func (e *Epoll) ArmEpoll(inner *Epoll, key int32, on bool) error { return e.Arm(inner.fd, key, on) }
 
 // Del stops watching fd.
 func (e *Epoll) Del(fd int) error {
@@ -251,32 +246,3 @@ func (e *Epoll) Close() error { return unix.Close(e.fd) }
 // ShutdownSocket ends both directions of the socket fd (the peer reads
 // the end; a reader of fd reads it too).
 func ShutdownSocket(fd int) error { return unix.Shutdown(fd, unix.SHUT_RDWR) }
-
-// WriteSocket writes bufs to the non-blocking socket fd, waiting for
-// room until deadline: for the few bytes of a goodbye on a socket that
-// is not in the runtime's poller.
-func WriteSocket(fd int, bufs [][]byte, deadline time.Time) error {
-	for _, b := range bufs {
-		for len(b) > 0 {
-			n, err := unix.Write(fd, b)
-			switch {
-			case err == unix.EINTR:
-				continue
-			case err == unix.EAGAIN:
-				left := time.Until(deadline)
-				if left <= 0 {
-					return fmt.Errorf("write: %w", os.ErrDeadlineExceeded)
-				}
-				pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
-				if _, err := unix.Poll(pfd, int(left/time.Millisecond)+1); err != nil && err != unix.EINTR {
-					return fmt.Errorf("poll: %w", err)
-				}
-				continue
-			case err != nil:
-				return fmt.Errorf("write: %w", err)
-			}
-			b = b[n:]
-		}
-	}
-	return nil
-}
