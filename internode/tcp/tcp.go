@@ -765,9 +765,9 @@ func (p *peer) install(fd int) {
 	p.ensureRun()
 	p.cond.Broadcast()
 	t.mu.Lock()
-	ended := t.ended
+	done := t.done
 	t.mu.Unlock()
-	if ended && t.done { // Close ran past this peer while it connected
+	if done { // Close ran past this peer while it connected
 		go x.shut(errors.New("the transport is closed"))
 	}
 }
