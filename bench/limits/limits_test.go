@@ -386,3 +386,43 @@ func TestReadFullPolling(t *testing.T) {
 		t.Error("readFull of 2 bytes when 1 came before the close: no error")
 	}
 }
+
+// TestTCPRows: the TCP limit against a local echo side gives, for the
+// smallest size, the exchange, and for every size the latency (the
+// better of blocking and polling), both kinds, and the bandwidth, all
+// positive.
+func TestTCPRows(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.(*net.TCPConn).SetNoDelay(true)
+		serveEcho(c)
+		c.Close()
+	}()
+	tb, err := runTCP([]string{"-connect", ln.Addr().String(), "-min", "8", "-max", "16", "-i", "200", "-r", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range tb.rows {
+		got[r.label] = r.value
+	}
+	for _, k := range []string{"8 exchange", "8 latency", "8 latency blocking", "8 latency polling", "8 bandwidth", "16 latency", "16 bandwidth"} {
+		if got[k] <= 0 {
+			t.Errorf("row %q = %v, want a positive figure (rows %v)", k, got[k], got)
+		}
+	}
+	if _, ok := got["16 exchange"]; ok {
+		t.Error("an exchange row for a size other than the smallest")
+	}
+	if got["8 latency"] != min(got["8 latency blocking"], got["8 latency polling"]) {
+		t.Errorf("latency %v is not the better of blocking %v and polling %v", got["8 latency"], got["8 latency blocking"], got["8 latency polling"])
+	}
+}
