@@ -86,12 +86,15 @@
 // without). They are in an epoll instance of the transport's own, which
 // Poll asks, without waiting, which sockets have bytes; the receiving
 // goroutine waits, through the runtime's poller, on a one-shot second
-// instance that holds the first. Poll disarms that one, and the
-// goroutine then only looks every pollGrace (250 us) whether Poll is
-// still being called; when it was not, it arms it again, and a frame
-// that came in the meantime is read at once. While a leader polls, an
-// incoming frame so costs one epoll_pwait and one read, and wakes
-// nobody; after its last poll, a frame waits at most 2 x pollGrace.
+// instance that holds the first. Once the polls get the frames that
+// come, Poll disarms that one, and the goroutine then only looks every
+// pollGrace (250 us; about a millisecond with the runtime's timers)
+// whether the polls still get frames; when they did not, it arms it
+// again, and a frame that came in the meantime is read at once (polls
+// that find nothing leave it armed). While a leader polls, an incoming
+// frame so costs one epoll_pwait and one read, and wakes nobody; after
+// its last poll, a frame waits at most two looks, and not at all after
+// PollIdle (a poller going to sleep).
 //
 // # Failures
 //
