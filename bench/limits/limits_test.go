@@ -351,24 +351,14 @@ func TestMedian(t *testing.T) {
 // message that arrives in pieces, whole and in order, and reports the
 // peer's close before the message is complete.
 func TestReadFullPolling(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skipf("no loopback TCP: %v", err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
+	addr := loopback(t, func(c net.Conn) {
 		for i := range 4 {
 			c.Write([]byte{byte(4 * i), byte(4*i + 1), byte(4*i + 2), byte(4*i + 3)})
 			time.Sleep(5 * time.Millisecond)
 		}
 		c.Write([]byte{99})
-		c.Close()
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	})
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,21 +382,11 @@ func TestReadFullPolling(t *testing.T) {
 // better of blocking and polling), both kinds, and the bandwidth, all
 // positive.
 func TestTCPRows(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skipf("no loopback TCP: %v", err)
-	}
-	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
+	addr := loopback(t, func(c net.Conn) {
 		c.(*net.TCPConn).SetNoDelay(true)
 		serveEcho(c)
-		c.Close()
-	}()
-	tb, err := runTCP([]string{"-connect", ln.Addr().String(), "-min", "8", "-max", "16", "-i", "200", "-r", "3"})
+	})
+	tb, err := runTCP([]string{"-connect", addr, "-min", "8", "-max", "16", "-i", "200", "-r", "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,4 +405,24 @@ func TestTCPRows(t *testing.T) {
 	if got["8 latency"] != min(got["8 latency blocking"], got["8 latency polling"]) {
 		t.Errorf("latency %v is not the better of blocking %v and polling %v", got["8 latency"], got["8 latency blocking"], got["8 latency polling"])
 	}
+}
+
+// loopback listens on 127.0.0.1 and serves the first connection with
+// serve (then closes it); it returns the address.
+func loopback(t *testing.T, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no loopback TCP: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		serve(c)
+		c.Close()
+	}()
+	return ln.Addr().String()
 }
