@@ -125,15 +125,16 @@ func equalPayload(b []byte, from, to int, k, n uint32) bool {
 
 // leaders is a test's set of transports on loopback.
 type leaders struct {
-	ts []*Transport
-	x  *exchange
+	ts    []*Transport
+	x     *exchange
+	sinks []internode.Sink
 }
 
 // start opens n transports on loopback through internode.Open; mod may
 // change each leader's Config.
 func start(t testing.TB, n int, mod func(i int, c *internode.Config), sinks []internode.Sink) *leaders {
 	t.Helper()
-	l := &leaders{ts: make([]*Transport, n), x: &exchange{vals: map[string][]byte{}}}
+	l := &leaders{ts: make([]*Transport, n), x: &exchange{vals: map[string][]byte{}}, sinks: sinks}
 	for i := range n {
 		cfg := internode.Config{Index: i, Leaders: n, JobID: "job-1", Sink: sinks[i], Exchange: exView{l.x, i}, Iface: "127.0.0.1"}
 		if mod != nil {

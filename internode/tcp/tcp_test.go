@@ -923,8 +923,8 @@ func TestPollQuietsTheReceiver(t *testing.T) {
 	wakes := &l.ts[1].rx.wakes
 	// A loaded machine (-race, parallel packages) may leave the polling
 	// goroutine below unscheduled for longer than pollGrace, and the
-	// receiving goroutine then rightly takes over: give it 50 ms.
-	l.ts[1].rx.graceN.Store(int64(50 * time.Millisecond))
+	// receiving goroutine then rightly takes over: give it a second.
+	l.ts[1].rx.graceN.Store(int64(time.Second))
 	connect(t, l, ss[1])
 	before := wakes.Load()
 	if before == 0 {
@@ -1269,7 +1269,8 @@ func connect(t *testing.T, l *leaders, s1 *sink) {
 func pollMode(t *testing.T, l *leaders, i, j int) int {
 	t.Helper()
 	s := l.ts[i].rx
-	sent := 0
+	got := func() int { return l.sinks[i].(*sink).count(j) }
+	base, sent := got(), 0
 	for deadline := time.Now().Add(10 * time.Second); s.armed.Load(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("leader %d's polls never got a frame from leader %d", i, j)
@@ -1281,6 +1282,14 @@ func pollMode(t *testing.T, l *leaders, i, j int) int {
 		sent++
 		for end := time.Now().Add(10 * time.Millisecond); time.Now().Before(end) && !l.ts[i].Poll(); {
 		}
+	}
+	// Every frame sent has arrived (a late one would otherwise be read
+	// after the caller's next step).
+	for deadline := time.Now().Add(10 * time.Second); got() < base+sent; {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader %d did not get leader %d's frames", i, j)
+		}
+		l.ts[i].Poll()
 	}
 	return sent
 }
