@@ -957,16 +957,19 @@ func TestPollQuietsTheReceiver(t *testing.T) {
 	}
 }
 
-// TestFramesAfterPollsStop: once the leader stops polling, the
-// receiving goroutine takes over within a few pollGraces: a frame that
-// comes then is delivered without another Poll.
+// TestFramesAfterPollsStop: once the leader stops polling (without
+// PollIdle), the receiving goroutine takes over within a few looks: a
+// frame that comes then is delivered without another Poll. (Without
+// the takeover it would wait for the next Poll: forever here.)
 func TestFramesAfterPollsStop(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
+	s := l.ts[1].rx
+	want := 0
 	for k := 0; k < 5; k++ {
-		end := time.Now().Add(5 * pollGrace)
-		for time.Now().Before(end) {
-			l.ts[1].Poll() // the receiver is disarmed now
+		want += pollMode(t, l, 1, 0) // the receiver is disarmed now
+		if s.armed.Load() {
+			t.Fatal("the receiving goroutine is armed while the polls get the frames")
 		}
 		if k%2 == 1 {
 			time.Sleep(pollGrace / 2) // then sent while the goroutine still keeps away
@@ -975,10 +978,13 @@ func TestFramesAfterPollsStop(t *testing.T) {
 		if err := l.ts[0].Send(1, &h, nil); err != nil {
 			t.Fatal(err)
 		}
+		want++
 		start := time.Now()
-		waitFor(t, "a frame sent after the polls stopped", func() bool { return ss[1].count(0) == k+1 })
-		if d := time.Since(start); d > 100*time.Millisecond {
-			t.Errorf("frame %d took %v to deliver after the polls stopped, want about %v at most", k, d, 2*pollGrace)
+		waitFor(t, "a frame sent after the polls stopped", func() bool { return ss[1].count(0) == want })
+		// About two looks (a look waits for the runtime's timer: a
+		// millisecond here); a loaded machine may take longer.
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("frame %d took %v to deliver after the polls stopped, want about %v", k, d, 2*pollGrace)
 		}
 	}
 }
@@ -1077,7 +1083,7 @@ func TestDeferBounded(t *testing.T) {
 		}
 		start := time.Now()
 		waitFor(t, "a deferred frame", func() bool { return ss[1].count(0) == int(k)+1 })
-		if d := time.Since(start); d > 100*time.Millisecond {
+		if d := time.Since(start); d > time.Second { // (a loaded machine: see above)
 			t.Errorf("deferred frame %d took %v, want about %v at most", k, d, pollGrace)
 		}
 	}
