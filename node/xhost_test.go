@@ -47,7 +47,9 @@ func init() {
 	// plain puts (held back by the transport, SHMEM_INTERNODE_HOLD)
 	// after a wait (so that its transport is in its polling mode), then
 	// computes for 300 ms without calling goshmem: the last PE (another
-	// host) must see both within 50 ms, whatever holds them back.
+	// host) must see both well before that (150 ms: the bound is about a
+	// millisecond, and a loaded machine may take longer), whatever holds
+	// them back.
 	scenarios["xhost-held"] = func(pe *goshmem.PE) {
 		data, _ := goshmem.Calloc[int64](pe, 4)
 		flag, _ := goshmem.Calloc[int64](pe, 1)
@@ -65,7 +67,7 @@ func init() {
 			case last:
 				start := time.Now()
 				goshmem.WaitUntil(pe, &flag[0], goshmem.CmpEQ, round)
-				if d := time.Since(start); d > 50*time.Millisecond {
+				if d := time.Since(start); d > 150*time.Millisecond {
 					fail(pe, "round %d: a put held back by PE 0 arrived after %v while PE 0 computed", round, d)
 				}
 				if data[3] != 4*round {
