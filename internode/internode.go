@@ -258,7 +258,7 @@ type Transport interface {
 // called, the transport may stop waking a receiving goroutine of its
 // own for incoming frames (the poller reads them); it must resume
 // within a bounded time after the last Poll, so that frames never wait
-// for a poller that has gone (tcp: at most 0.5 ms); and at once after
+// for a poller that has gone (tcp: about two milliseconds at most); and at once after
 // PollIdle, which a poller calls when it stops polling for a while (a
 // waiter that goes to sleep). tcp has it.
 type Poller interface {
@@ -274,11 +274,10 @@ type Poller interface {
 // to that peer, by Kick or Flush, and in any case within a bounded
 // time (tcp: Defer refuses unless a PE polls, and the receiving
 // goroutine writes what is held every pollGrace). The core calls Kick
-// before it waits, so no wait depends on a frame held back. Deferred
-// reports cheaply whether anything is held. tcp has it.
+// before a wait of a PE that had a frame held, so no wait depends on a
+// frame held back. tcp has it.
 type Deferrer interface {
 	Defer(to int, h *Header, payload []byte) bool
-	Deferred() bool
 	Kick()
 }
 

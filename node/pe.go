@@ -397,7 +397,10 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // its first 64 polls: what another host sends, even to this PE, then
 // needs no receiving goroutine to be woken, nor a host-mate's frame the
 // progress goroutine, while a wait that an on-host store ends within
-// about a microsecond never pays for a system call.
+// about a microsecond never pays for a system call. Before it waits, a
+// PE whose put the transport holds back has it written (Deferrer); a
+// leader that polled and now goes to sleep tells the transport
+// (PollIdle), whose receiver then reads for it.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	if p.x != nil && p.x.held.Load() {
 		p.x.held.Store(false)

@@ -15,10 +15,11 @@ import (
 )
 
 // pollGrace is how long the receiving goroutine keeps out of the way
-// after a Poll: while a PE polls at least once per pollGrace, frames
-// wake no goroutine (the PE reads them); once the polls stop, the
-// goroutine takes over again within two pollGraces, and a frame that
-// came in the meantime is read then.
+// after the polls last got a frame: while they keep getting them,
+// frames wake no goroutine (the PE reads them); once the polls stop,
+// the goroutine takes over again within two pollGraces (the runtime's
+// timers round each to about a millisecond), and a frame that came in
+// the meantime is read then.
 const pollGrace = 250 * time.Microsecond
 
 // rxSet is the receiving side of a Transport. The sockets of the

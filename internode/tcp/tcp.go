@@ -164,7 +164,7 @@ type Transport struct {
 	ended bool              // Close or Abort started
 
 	// Deferred frames (Defer): the peers that hold some, and whether
-	// any does (read without dmu by Deferred).
+	// any does (read without dmu by Kick).
 	dmu         sync.Mutex
 	dlist       []int
 	anyDeferred atomic.Bool
@@ -441,8 +441,8 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 	return true
 }
 
-// Deferred reports whether Defer holds frames back.
-func (t *Transport) Deferred() bool { return t.anyDeferred.Load() }
+// deferred reports whether Defer holds frames back (tests).
+func (t *Transport) deferred() bool { return t.anyDeferred.Load() }
 
 // Kick writes every frame Defer holds back.
 func (t *Transport) Kick() {
