@@ -58,10 +58,12 @@ type rxSet struct {
 	polls  atomic.Uint64        // Poll calls
 	// gotPolls counts the Poll calls that delivered a frame.
 	gotPolls atomic.Uint64
+	lastPoll atomic.Int64  // when Poll was last called (unix ns)
 	graceN   atomic.Int64  // pollGrace, unless a test set another (ns)
 	idle     atomic.Uint64 // polls at the last PollIdle
 	wakes    atomic.Uint64 // wake-ups of run by a readable socket
 	looks    atomic.Uint64 // wake-ups of run, for a socket or a look
+	rearms   atomic.Uint64 // times run armed wake again
 	armed    atomic.Bool   // wake is armed
 	armMu    sync.Mutex    // orders arming, disarming and the deadline
 	stop     atomic.Bool
@@ -109,7 +111,7 @@ func newRxSet(t *Transport) (*rxSet, error) {
 // at the poll count, and reads what the sockets hold when wake fires.
 func (s *rxSet) run() {
 	defer s.t.wg.Done()
-	seenPolls, seenGot, seenAt := s.polls.Load(), s.gotPolls.Load(), time.Now()
+	seenGot, seenAt := s.gotPolls.Load(), time.Now()
 	for {
 		err := s.rc.Read(s.waitFn)
 		if s.stop.Load() {
@@ -132,9 +134,10 @@ func (s *rxSet) run() {
 		switch {
 		case p == s.idle.Load():
 			quiet = true // the poller said it stopped (PollIdle)
-		case g != seenGot || fired && p != seenPolls:
-			// Polls deliver frames, or a frame came while a PE polls:
-			// leave the frames to the polls.
+		case g != seenGot || fired && now.UnixNano()-s.lastPoll.Load() < int64(s.grace()):
+			// Polls deliver frames, or a frame came while a PE polls
+			// (its last poll within a pollGrace): leave the frames to
+			// the polls.
 			seenAt = now
 		default:
 			// Quiet after a whole pollGrace without a frame for the
@@ -144,10 +147,11 @@ func (s *rxSet) run() {
 			// stay away.
 			quiet = now.Sub(seenAt) >= s.grace()
 		}
-		seenPolls, seenGot = p, g
+		seenGot = g
 		switch {
 		case quiet && (fired || !s.armed.Load()):
 			// Nobody polls: wait for the sockets.
+			s.rearms.Add(1)
 			s.wake.ArmEpoll(s.ready, 0, true)
 			s.armed.Store(true)
 			s.file.SetReadDeadline(time.Time{})
@@ -252,6 +256,7 @@ func (t *Transport) Poll() bool {
 		return false
 	}
 	s.polls.Add(1)
+	s.lastPoll.Store(time.Now().UnixNano())
 	var evs [16]sys.EpollEvent
 	n := s.ready.Ready(evs[:])
 	got := false
