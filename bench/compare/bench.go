@@ -56,6 +56,9 @@ type spec struct {
 	Quick []string // arguments of a -quick run
 	Plot  plotKind
 	Sized bool // rows are message sizes
+	// GoshExtra are arguments of the goshmem side only (after Full or
+	// Quick): measurements the peer's program does not have.
+	GoshExtra []string
 }
 
 // specs are the benchmarks in the order they run and are reported. The
@@ -72,7 +75,8 @@ var specs = []*spec{
 		Full: []string{"-m", "1:4194304", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
 	{Name: "put_pingpong", Title: "Put Ping-Pong", What: "one-way latency of put + fence + flag, answered the same way",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "1:67108864", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "1:67108864", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"},
+		GoshExtra: []string{"-handoff"}},
 	{Name: "put_bw", Title: "Put Bandwidth", What: "windows of 64 non-blocking puts + quiet",
 		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
 		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
@@ -231,8 +235,31 @@ func (s *spec) parse(out string) ([]point, error) {
 		}
 		pts = append(pts, point{r.Key, r.Values[0]})
 	}
+	for _, c := range o.Comments {
+		if rest, ok := strings.CutPrefix(c, interleavedPrefix); ok {
+			var g, h, q float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "put_pingpong %f us hand-off %f us ratio %f", &g, &h, &q); err == nil {
+				pts = append(pts, point{keyPPInterleaved, g}, point{keyHandoffInterleaved, h}, point{keyRatioInterleaved, q})
+			}
+		}
+	}
 	return pts, nil
 }
+
+// interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte
+// round trips timed in blocks alternating with the bare cache-line
+// hand-off on the same words of the same PEs.
+const interleavedPrefix = "interleaved 8 B:"
+
+// Keys of put_pingpong -handoff's figures: the loop's and the
+// hand-off's medians over the blocks (us), and the median of the
+// per-round ratios, which stays right when the machine changes state
+// during the run (the two medians then come from different states).
+const (
+	keyPPInterleaved      = "8 B, interleaved"
+	keyHandoffInterleaved = "hand-off, interleaved"
+	keyRatioInterleaved   = "8 B / hand-off, interleaved"
+)
 
 // ptrPrefix starts ptr's comment with the per-store figures in ns.
 const ptrPrefix = "ns per store:"

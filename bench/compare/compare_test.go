@@ -1033,3 +1033,64 @@ func TestCopyLimitPerRound(t *testing.T) {
 		t.Errorf("mergeBest with nothing measured: %+v; want an error", m)
 	}
 }
+
+// TestInterleavedHandoff checks that put_pingpong -handoff's comment is
+// read, and that the hand-off target then pairs each round's goshmem
+// loop with the hand-off timed between its blocks, not with
+// bench/limits' figure from another moment.
+func TestInterleavedHandoff(t *testing.T) {
+	s := specByName(t, "put_pingpong")
+	if !slices.Contains(s.GoshExtra, "-handoff") {
+		t.Fatalf("put_pingpong's goshmem arguments %q lack -handoff", s.GoshExtra)
+	}
+	comment := func(g, h float64) string {
+		return fmt.Sprintf("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  ratio %.2f [0.90-1.40] over 20 rounds (hand-off per way, us:  store+pause 0.07)", g, h, g/h)
+	}
+	// A run whose state changed midway: the medians are 0.07 against
+	// 0.24 us, the per-round ratio 1.03; the target takes the ratio.
+	mixed := func() string {
+		return "interleaved 8 B: put_pingpong 0.0709 us  hand-off 0.2370 us  ratio 1.03 [0.29-1.16] over 20 rounds (hand-off per way, us:  store+pause 0.24)"
+	}
+	// bench/limits says 0.02 us (a fast moment): against it the loop's
+	// 0.06 us would be 3x; interleaved, the rounds give 1.10, 1.20 and
+	// 1.50 (median 1.20: PASS), then 1.25, 1.40, 1.45 (MISS).
+	lim := limits{limHandoff: &limitTable{Test: limHandoff, Rows: []point{{handoffMin, 0.02}}}}
+	for _, c := range []struct {
+		g, h  []float64
+		want  string
+		ratio float64
+		note  bool
+	}{
+		{[]float64{0.066, 0.072, 0.09}, []float64{0.06, 0.06, 0.06}, statusPass, 1.2, false},
+		{[]float64{0.075, 0.084, 0.087}, []float64{0.06, 0.06, 0.06}, statusMiss, 1.4, false},
+		{[]float64{0.057, 0.058, 0.066}, []float64{0.06, 0.06, 0.06}, statusPass, 0.97, true},
+		{[]float64{0, 0, 0.13}, []float64{0, 0, 0.1}, statusPass, 1.03, false},
+	} {
+		r := newResult(s, s.Quick)
+		for i := range c.g {
+			cm := comment(c.g[i], c.h[i])
+			if c.g[i] == 0 {
+				cm = mixed()
+			}
+			feed(t, r, gosh, output(false, s.Title, osu.Size, osu.LatencyUs, []point{{"8", 0.3}}, cm))
+		}
+		if !slices.Contains(r.Keys, keyHandoffInterleaved) {
+			t.Fatalf("keys %q: the interleaved figures were not read", r.Keys)
+		}
+		ts := evaluation{Results: map[string]*result{"put_pingpong": r}, Limits: lim, NP: 2, PeerWhy: "-peer=false"}.targets()
+		x := findTarget(t, ts, "put ping-pong one-way, 8 B, vs cache-line hand-off")
+		if x.Status != c.want || math.Abs(x.Ratio-c.ratio) > 0.01 || !strings.Contains(x.Figures, "interleaved hand-off") {
+			t.Errorf("g %v h %v: %+v; want %s at %.2f against the interleaved hand-off", c.g, c.h, x, c.want, c.ratio)
+		}
+		if got := slices.ContainsFunc(x.Notes, func(n string) bool { return strings.Contains(n, "not a bound") }); got != c.note {
+			t.Errorf("g %v: notes %q; want a not-a-bound note: %v", c.g, x.Notes, c.note)
+		}
+	}
+	// Without the comment (the peer's program, an old binary), the
+	// target falls back to bench/limits.
+	r := latencyResult(t, "put_pingpong", []float64{0.03, 0.03, 0.03}, nil)
+	x := findTarget(t, evaluation{Results: map[string]*result{"put_pingpong": r}, Limits: lim, NP: 2, PeerWhy: "-peer=false"}.targets(), "put ping-pong one-way, 8 B, vs cache-line hand-off")
+	if x.Status != statusMiss || math.Abs(x.Ratio-1.5) > 0.01 {
+		t.Errorf("fallback: %+v; want MISS at 1.50 against bench/limits", x)
+	}
+}

@@ -28,7 +28,12 @@
 //	         oshrun -n NP --pes-per-proc NP bench/<name> ARGS   (goroutine PEs)
 //	peer:    NP=NP bench/peer/run.sh <name> ARGS               (--oversubscribe above the CPU count)
 //
-// with the same ARGS on both sides. The jobs: every selected benchmark
+// with the same ARGS on both sides (goshmem's put_pingpong also gets
+// -handoff: after its sweep it times its 8-byte loop in blocks
+// interleaved with the bare hand-off on the same words of the same
+// PEs, and the hand-off target uses that pair; the machine's state
+// changes within seconds here, so the limit of another program at
+// another moment is no reference). The jobs: every selected benchmark
 // at the base PE count (the first process count of -pes, default 2),
 // with the programs' defaults spelled out (or with -quick sizes up to
 // 64 KiB and a tenth of the iterations; the team collectives run

@@ -25,6 +25,23 @@
 // 4.1's OSHMEM, has no shmem_put_signal, so bench/compare does not use
 // it.)
 //
+// -handoff adds, after the sweep, the interleaved hand-off measurement:
+// blocks of -i round trips of 8 bytes, alternating between this
+// program's loop (Put, Fence, P, WaitUntil) and the bare cache-line
+// hand-off on the same two flag words of the same two PEs (a plain
+// store through the pointer goshmem.PtrTo returns, and a poll with one
+// CPU pause per load, the spin of goshmem's waits), 20 pairs, the
+// order within a pair swapped from one pair to the next. The machine
+// changes state on the scale of seconds here (the same hand-off takes
+// 0.03 us in one second and 0.25 us in the next), so a hand-off limit
+// measured by another program at another moment is no reference; the
+// blocks of a pair run within milliseconds of each other. PE 0 prints
+//
+//	# interleaved 8 B: put_pingpong 0.0599 us  hand-off 0.0584 us  ratio 1.02 [0.95-1.31] over 20 block pairs
+//
+// (medians over the blocks; the ratio is the median of the per-pair
+// ratios, with their range). Needs mapped PEs (PtrTo non-nil).
+//
 // Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
 // a hundredth above 1 MiB (at least 1). Output (PE 0, stdout):
 //
@@ -41,18 +58,24 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/osu"
+	"github.com/goshmem/goshmem/internal/wait"
 )
 
 func main() {
-	peer, signal := 1, false
+	peer, signal, handoff := 1, false, false
 	x := osu.Extra{
-		Usage: "[-peer N] [-signal]",
+		Usage: "[-peer N] [-signal] [-handoff]",
 		Register: func(fs *flag.FlagSet) {
 			fs.IntVar(&peer, "peer", peer, "PE 0's partner `PE`")
 			fs.BoolVar(&signal, "signal", signal, "send with PutSignal (one call) instead of Put, Fence, P")
+			fs.BoolVar(&handoff, "handoff", handoff, "after the sweep, time 8-byte round trips interleaved with the bare cache-line hand-off on the same words")
 		},
 		Check: func(osu.Config) error {
 			if peer < 1 {
@@ -109,5 +132,118 @@ func main() {
 			}
 			return osu.Micros(t0, osu.Now()) / float64(2*iters)
 		})
+		if handoff {
+			interleaved(b, peer, dst, src, flag, &k)
+		}
 	})
+}
+
+// interleavedRounds is the number of rounds of -handoff.
+const interleavedRounds = 20
+
+// interleaved is -handoff: blocks of 8-byte round trips through the
+// API, alternating with blocks of the bare hand-off on the same flag
+// words (see the package comment). k is the round-trip count so far,
+// shared by both kinds of block.
+func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
+	b.PE.BarrierAll() // the sweep is over on both partners
+	defer b.PE.BarrierAll()
+	if b.Me != 0 && b.Me != peer {
+		return
+	}
+	other := peer
+	if b.Me != 0 {
+		other = 0
+	}
+	// theirs is the partner's flag word, mapped: the hand-off stores
+	// into it directly. Across hosts there is no mapping, and no
+	// hand-off to compare with (both partners see the same).
+	theirs := goshmem.PtrTo(b.PE, &flag[0], other)
+	if theirs == nil {
+		b.Out.Comment("interleaved 8 B: not measured: PE %d's heap is not mapped by PE 0", peer)
+		return
+	}
+	mine := &flag[0]
+	d, s := dst[:8], src[:8]
+	n := max(b.Iters, 1)
+	api := func() {
+		for range n {
+			*k++
+			if b.Me == 0 {
+				goshmem.Put(b.Ctx, d, s, other)
+				b.Ctx.Fence()
+				goshmem.P(b.Ctx, mine, *k, other)
+				goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
+			} else {
+				goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
+				goshmem.Put(b.Ctx, d, s, other)
+				b.Ctx.Fence()
+				goshmem.P(b.Ctx, mine, *k, other)
+			}
+		}
+	}
+	// The bare hand-off in each way of storing and polling: which is
+	// fastest depends on the CPU and the moment (a poll with a pause
+	// leaves the writer the line sooner on some cores; an exchanging
+	// store waits for the line, a plain one does not).
+	bare := func(xchg, pause bool) func() {
+		store := func(v int64) {
+			if xchg {
+				atomic.StoreInt64(theirs, v) // XCHG on amd64
+			} else {
+				*theirs = v // a plain store, as goshmem.P's
+			}
+		}
+		await := func(v int64) {
+			for atomic.LoadInt64(mine) != v {
+				if pause {
+					wait.Relax()
+				}
+			}
+		}
+		return func() {
+			for range n {
+				*k++
+				if b.Me == 0 {
+					store(*k)
+					await(*k)
+				} else {
+					await(*k)
+					store(*k)
+				}
+			}
+		}
+	}
+	kinds := []struct {
+		name string
+		f    func()
+	}{{"put_pingpong", api}, {"store+pause", bare(false, true)}, {"xchg+pause", bare(true, true)},
+		{"store+tight", bare(false, false)}, {"xchg+tight", bare(true, false)}}
+	times := make([][]float64, len(kinds))
+	var limT, ratios []float64
+	api() // warm-up
+	for i := range interleavedRounds {
+		lim := math.Inf(1)
+		for j := range kinds {
+			j = (i + j) % len(kinds) // each round starts with another kind
+			t0 := osu.Now()
+			kinds[j].f()
+			t := osu.Micros(t0, osu.Now()) / float64(2*n)
+			times[j] = append(times[j], t)
+			if j > 0 {
+				lim = min(lim, t)
+			}
+		}
+		limT = append(limT, lim)
+		ratios = append(ratios, times[0][i]/lim)
+	}
+	med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return x[len(x)/2] }
+	if b.Me == 0 {
+		var each strings.Builder
+		for j := 1; j < len(kinds); j++ {
+			fmt.Fprintf(&each, "  %s %.4f", kinds[j].name, med(times[j]))
+		}
+		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  ratio %.2f [%.2f-%.2f] over %d rounds (hand-off per way, us:%s)",
+			med(times[0]), med(limT), med(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios), each.String())
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -243,5 +244,54 @@ func TestTooFewPEs(t *testing.T) {
 	o, code := run(t, "barrier", 1, "-i", "10", "-w", "1")
 	if code != 0 || !strings.HasPrefix(o, "# OSU-style goshmem Barrier Test\n# PEs: 1  iterations: 10  warmup: 1\n# PEs           Latency (us)\n1  ") {
 		t.Errorf("barrier on one PE: code %d, output %q", code, o)
+	}
+}
+
+// TestPingPongHandoff runs put_pingpong -handoff on 2 and 3 PEs (PE 2
+// the partner, PE 1 waiting in the barriers): the interleaved comment
+// gives positive figures of both loops and of each way of handing the
+// line over, and the ratio is the loop's over the fastest way.
+func TestPingPongHandoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmark programs")
+	}
+	t.Parallel()
+	re := regexp.MustCompile(`^interleaved 8 B: put_pingpong ([0-9.]+) us  hand-off ([0-9.]+) us  ratio ([0-9.]+) \[([0-9.]+)-([0-9.]+)\] over 20 rounds \(hand-off per way, us:  store\+pause ([0-9.]+)  xchg\+pause ([0-9.]+)  store\+tight ([0-9.]+)  xchg\+tight ([0-9.]+)\)$`)
+	for _, c := range []struct {
+		npes int
+		args []string
+	}{{2, nil}, {3, []string{"-peer", "2"}}} {
+		o, code := run(t, "put_pingpong", c.npes, append([]string{"-m", "8:8", "-i", "200", "-w", "10", "-handoff"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%d PEs: exit code %d", c.npes, code)
+		}
+		p, err := osu.ParseOutput(strings.NewReader(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m []string
+		for _, cm := range p.Comments {
+			if m = re.FindStringSubmatch(cm); m != nil {
+				break
+			}
+		}
+		if m == nil {
+			t.Fatalf("%d PEs: no interleaved comment in\n%s", c.npes, o)
+		}
+		v := make([]float64, len(m)-1)
+		for i, s := range m[1:] {
+			if v[i], err = strconv.ParseFloat(s, 64); err != nil || v[i] <= 0 {
+				t.Errorf("%d PEs: figure %d %q not positive in %q", c.npes, i, s, m[0])
+			}
+		}
+		ways := v[5:]
+		// The hand-off is the median of each round's fastest way, so
+		// at most the median of any one way.
+		if best := slices.Min(ways); v[1] > best {
+			t.Errorf("%d PEs: hand-off %v is slower than the way at %v (of %v)", c.npes, v[1], best, ways)
+		}
+		if v[3] > v[2] || v[2] > v[4] {
+			t.Errorf("%d PEs: ratio %v outside its range [%v-%v]", c.npes, v[2], v[3], v[4])
+		}
 	}
 }
