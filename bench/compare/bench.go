@@ -106,19 +106,24 @@ var specs = []*spec{
 	// the machine has, once or twice a run) made a size's figure 10x.
 	{Name: "broadcast", Title: "Broadcast", What: "Broadcast of size bytes from PE 0 on TeamWorld (shmem_broadcast64 over all PEs), back to back",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"},
+		GoshExtra: []string{"-vs-barrier"}},
 	{Name: "reduce", Title: "Reduce", What: "SumReduce of size/8 int64s on TeamWorld (shmem_longlong_sum_to_all over all PEs), back to back",
 		Kind: latency, Plot: latencyPlot, Sized: true,
-		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"}},
+		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"},
+		GoshExtra: []string{"-vs-barrier"}},
 	{Name: "collect", Title: "Collect", What: "Collect of size bytes from each PE on TeamWorld (shmem_collect64), back to back",
 		Kind: latency, Sized: true,
-		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"},
+		GoshExtra: []string{"-vs-barrier"}},
 	{Name: "fcollect", Title: "FCollect", What: "FCollect of size bytes from each PE on TeamWorld (shmem_fcollect64), back to back",
 		Kind: latency, Sized: true,
-		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"},
+		GoshExtra: []string{"-vs-barrier"}},
 	{Name: "alltoall", Title: "Alltoall", What: "Alltoall of size bytes to each PE on TeamWorld (shmem_alltoall64), back to back",
 		Kind: latency, Sized: true,
-		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"}},
+		Full: []string{"-m", "8:262144", "-i", "20000", "-w", "1000"}, Quick: []string{"-m", "8:65536", "-i", "500", "-w", "50"},
+		GoshExtra: []string{"-vs-barrier"}},
 	{Name: "team_create", Title: "Team Create", What: "TeamWorld.SplitStrided(0, 1, npes) 64 times back to back, then Destroy; time per creation (shmem_team_split_strided: OpenSHMEM 1.5)",
 		Kind: latency,
 		Full: []string{"-i", "100", "-w", "10"}, Quick: []string{"-i", "10", "-w", "2"}},
@@ -236,6 +241,15 @@ func (s *spec) parse(out string) ([]point, error) {
 		pts = append(pts, point{r.Key, r.Values[0]})
 	}
 	for _, c := range o.Comments {
+		if rest, ok := strings.CutPrefix(c, osu.VsBarrierPrefix); ok {
+			for _, f := range strings.Split(rest, ";") {
+				var k string
+				var q float64
+				if _, err := fmt.Sscanf(strings.TrimSpace(f), "%s %f", &k, &q); err == nil {
+					pts = append(pts, point{k + keyVsBarrier, q})
+				}
+			}
+		}
 		if rest, ok := strings.CutPrefix(c, interleavedPrefix); ok {
 			var g, h, q float64
 			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "put_pingpong %f us hand-off %f us ratio %f", &g, &h, &q); err == nil {
@@ -245,6 +259,10 @@ func (s *spec) parse(out string) ([]point, error) {
 	}
 	return pts, nil
 }
+
+// keyVsBarrier ends the key of a size's ratio to the barrier from a
+// collective's -vs-barrier comment ("8 vs barrier, interleaved").
+const keyVsBarrier = " vs barrier, interleaved"
 
 // interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte
 // round trips timed in blocks alternating with the bare cache-line

@@ -1094,3 +1094,39 @@ func TestInterleavedHandoff(t *testing.T) {
 		t.Errorf("fallback: %+v; want MISS at 1.50 against bench/limits", x)
 	}
 }
+
+// TestVsBarrierInterleaved checks that a collective's -vs-barrier
+// comment decides the target against goshmem's barrier (its per-size
+// ratios, the worst size), not the barrier program's figure of another
+// moment, and that without the comment the old pairing is used.
+func TestVsBarrierInterleaved(t *testing.T) {
+	s := specByName(t, "reduce")
+	if !slices.Contains(s.GoshExtra, "-vs-barrier") {
+		t.Fatalf("reduce's goshmem arguments %q lack -vs-barrier", s.GoshExtra)
+	}
+	bs := specByName(t, "barrier")
+	bar := newResult(bs, bs.Full)
+	for range 3 {
+		feed(t, bar, gosh, output(false, "Barrier", osu.PEs, osu.LatencyUs, []point{{"2", 0.3}}))
+	}
+	mk := func(comment bool) *result {
+		r := newResult(s, s.Full)
+		for _, q := range []float64{1.2, 1.4, 1.7} {
+			var cm []string
+			if comment {
+				cm = append(cm, fmt.Sprintf("%s8 %.2f [1.00-2.00]; 16 %.2f [1.00-2.00]", osu.VsBarrierPrefix, q, q/2))
+			}
+			feed(t, r, gosh, output(false, s.Title, osu.Size, osu.LatencyUs, []point{{"8", 0.1}, {"16", 0.1}}, cm...))
+		}
+		return r
+	}
+	name := "reduce, 8-256 B, 2 PEs, vs goshmem's barrier in the same round (worst size)"
+	x := findTarget(t, evaluation{Results: map[string]*result{"reduce": mk(true), "barrier": bar}, NP: 2, PeerWhy: "-peer=false"}.targets(), name)
+	if x.Status != statusPass || math.Abs(x.Ratio-1.4) > 0.01 || !strings.Contains(x.Figures, "worst at 8 B") || !strings.Contains(x.Figures, "interleaved barrier") {
+		t.Errorf("interleaved: %+v; want PASS at 1.40, worst at 8 B", x)
+	}
+	x = findTarget(t, evaluation{Results: map[string]*result{"reduce": mk(false), "barrier": bar}, NP: 2, PeerWhy: "-peer=false"}.targets(), name)
+	if x.Status != statusPass || math.Abs(x.Ratio-0.33) > 0.01 {
+		t.Errorf("without the comment: %+v; want PASS at 0.33 against the barrier program", x)
+	}
+}

@@ -423,7 +423,10 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 				np := strconv.Itoa(j.Cfg.NP)
 				if sd == gosh {
 					a := goshArgs(j.Cfg, c.GoshEnv)
-					a = append(append(append(a, filepath.Join(bin, j.Spec.Name)), j.Args...), j.Spec.GoshExtra...)
+					a = append(append(a, filepath.Join(bin, j.Spec.Name)), j.Args...)
+					if j.Key == j.Spec.Name { // the base PE count only
+						a = append(a, j.Spec.GoshExtra...)
+					}
 					cmdline = "oshrun " + strings.Join(a, " ")
 					o = execute(ctx, c.Timeout, root, nil, filepath.Join(bin, "oshrun"), a...)
 				} else {

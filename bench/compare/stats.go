@@ -617,6 +617,13 @@ func (e evaluation) targets() []target {
 		switch {
 		case r == nil || len(sizes) == 0:
 			tb.Status, tb.Why = statusNA, tp.Why
+		case r.fig(gosh, sizes[0]+keyVsBarrier).ok():
+			// The program timed the collective interleaved with the
+			// barrier (-vs-barrier): each round's figure is already
+			// the ratio of blocks taken milliseconds apart.
+			worst(&tb, sizes, func(k string) (agg, agg, bool) {
+				return r.fig(gosh, k+keyVsBarrier), constant(1), true
+			}, "interleaved barrier", "")
 		case bar == nil || !bar.fig(gosh, np).ok():
 			tb.Status, tb.Why = statusNA, "no goshmem barrier figure: run barrier too"
 		default:

@@ -170,6 +170,7 @@ type Config struct {
 	Iters            int  // -i
 	Warmup           int  // -w
 	Full             bool // -f
+	VsBarrier        bool // -vs-barrier
 }
 
 // Sizes returns the message sizes to run: MinSize, 2*MinSize, ...
@@ -291,6 +292,7 @@ func ParseExtra(prog string, args []string, d Defaults, x Extra, out io.Writer) 
 	fs.IntVar(&c.Iters, "i", d.Iters, "timed iterations for sizes up to 64 KiB (N/10 above 64 KiB, N/100 above 1 MiB)")
 	fs.IntVar(&c.Warmup, "w", d.Warmup, "warm-up iterations for sizes up to 64 KiB (scaled like -i)")
 	fs.BoolVar(&c.Full, "f", false, "full output: min and max over the timing PEs, iterations")
+	fs.BoolVar(&c.VsBarrier, "vs-barrier", false, "after each size, time blocks of the test interleaved with blocks of BarrierAll and print the ratios in a closing comment")
 	if x.Register != nil {
 		x.Register(fs)
 	}

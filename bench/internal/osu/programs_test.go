@@ -295,3 +295,37 @@ func TestPingPongHandoff(t *testing.T) {
 		}
 	}
 }
+
+// TestVsBarrier: a collective run with -vs-barrier ends with one
+// comment giving, for every size of its table, a positive median ratio
+// within its [min-max] range.
+func TestVsBarrier(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmark programs")
+	}
+	t.Parallel()
+	o, code := run(t, "reduce", 2, "-m", "8:32", "-i", "200", "-w", "10", "-vs-barrier")
+	if code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	p, err := osu.ParseOutput(strings.NewReader(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range p.Comments {
+		if rest, ok := strings.CutPrefix(c, osu.VsBarrierPrefix); ok {
+			got = strings.Split(rest, "; ")
+		}
+	}
+	if len(got) != 3 || len(p.Tables) != 1 || len(p.Tables[0].Rows) != 3 {
+		t.Fatalf("want 3 rows and 3 ratios, got\n%s", o)
+	}
+	for i, f := range got {
+		var k string
+		var q, lo, hi float64
+		if _, err := fmt.Sscanf(f, "%s %f [%f-%f]", &k, &q, &lo, &hi); err != nil || k != p.Tables[0].Rows[i].Key || q <= 0 || q < lo || q > hi {
+			t.Errorf("ratio %d %q (err %v): want size %s, 0 < min <= median <= max", i, f, err, p.Tables[0].Rows[i].Key)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package osu
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +32,7 @@ func (b *Bench) Sweep(timed bool, measure func(size, iters, warmup int) float64)
 // SweepSizes is Sweep over the given sizes (a subset of b.Sizes(), for
 // programs that cannot run every size; see Multiples).
 func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, warmup int) float64) {
+	var vs []string
 	for _, size := range sizes {
 		iters, warm := b.ItersFor(size), b.WarmupFor(size)
 		var v float64
@@ -43,7 +46,70 @@ func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, wa
 			st = b.Collect(v, timed)
 		}
 		b.Out.Result(Key(size), v, st, iters)
+		if b.VsBarrier {
+			r := b.vsBarrier(size, iters, timed, measure)
+			vs = append(vs, fmt.Sprintf("%s %.2f [%.2f-%.2f]", Key(size), median(r), slices.Min(r), slices.Max(r)))
+		}
 	}
+	if b.VsBarrier {
+		b.Out.Comment("%s%s", VsBarrierPrefix, strings.Join(vs, "; "))
+	}
+}
+
+// VsBarrierPrefix starts -vs-barrier's closing comment: per size, the
+// median [min-max] of the ratios of VsBarrierPairs block pairs,
+// "vs barrier, interleaved: 8 1.12 [1.05-1.30]; 16 1.08 [...]; ...".
+const VsBarrierPrefix = "vs barrier, interleaved: "
+
+// VsBarrierPairs is the number of block pairs per size of -vs-barrier.
+const VsBarrierPairs = 6
+
+// vsBarrier times VsBarrierPairs pairs of blocks of iters iterations:
+// the test (measure, no warm-up) and BarrierAll, in alternating order,
+// and returns the ratios test/barrier of each pair as this PE timed
+// them. The machine's state can change within seconds (the same 2-PE
+// barrier takes 0.08 us in one second and 0.3 in the next): a ratio of
+// blocks taken milliseconds apart compares one state.
+func (b *Bench) vsBarrier(size, iters int, timed bool, measure func(size, iters, warmup int) float64) []float64 {
+	r := make([]float64, 0, VsBarrierPairs)
+	for i := range VsBarrierPairs {
+		var v, bar float64
+		test := func() {
+			b.PE.BarrierAll()
+			if timed {
+				v = measure(size, iters, 0)
+			}
+		}
+		barrier := func() {
+			b.PE.BarrierAll()
+			bar = Time(0, iters, func(n int) {
+				for range n {
+					b.PE.BarrierAll()
+				}
+			}) / float64(iters)
+		}
+		if i%2 == 0 {
+			test()
+			barrier()
+		} else {
+			barrier()
+			test()
+		}
+		if bar > 0 {
+			r = append(r, v/bar)
+		}
+	}
+	if len(r) == 0 {
+		r = append(r, 0)
+	}
+	return r
+}
+
+// median returns the median of x (the upper one of an even count).
+func median(x []float64) float64 {
+	x = slices.Clone(x)
+	slices.Sort(x)
+	return x[len(x)/2]
 }
 
 // Multiples splits sizes into those that are multiples of unit (whole
