@@ -63,6 +63,12 @@
 //	-i N          iterations for sizes up to 64 KiB (N >= 1)
 //	-w N          warm-up iterations for sizes up to 64 KiB (N >= 0)
 //	-f            full output: min, max, iterations
+//	-vs-barrier   after each size, 6 pairs of blocks of the test and of
+//	              BarrierAll, in alternating order; a closing comment
+//	              "vs barrier, interleaved: 8 1.12 [1.05-1.30]; ..."
+//	              gives per size the median [min-max] of the ratios
+//	              (the machine's state changes within seconds, so a
+//	              barrier timed by another run is no reference)
 //
 // Sizes above 64 KiB run N/10 iterations (and warm-ups), sizes above
 // 1 MiB N/100, but at least 1 (a zero -w stays zero); see Scale.
