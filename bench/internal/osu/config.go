@@ -63,7 +63,8 @@
 //	-i N          iterations for sizes up to 64 KiB (N >= 1)
 //	-w N          warm-up iterations for sizes up to 64 KiB (N >= 0)
 //	-f            full output: min, max, iterations
-//	-vs-barrier   after each size, 6 pairs of blocks of the test and of
+//	-vs-barrier   after the sweep, for each size, 6 pairs of blocks of
+//	              the test and of
 //	              BarrierAll, in alternating order; a closing comment
 //	              "vs barrier, interleaved: 8 1.12 [1.05-1.30]; ..."
 //	              gives per size the median [min-max] of the ratios
@@ -298,7 +299,7 @@ func ParseExtra(prog string, args []string, d Defaults, x Extra, out io.Writer) 
 	fs.IntVar(&c.Iters, "i", d.Iters, "timed iterations for sizes up to 64 KiB (N/10 above 64 KiB, N/100 above 1 MiB)")
 	fs.IntVar(&c.Warmup, "w", d.Warmup, "warm-up iterations for sizes up to 64 KiB (scaled like -i)")
 	fs.BoolVar(&c.Full, "f", false, "full output: min and max over the timing PEs, iterations")
-	fs.BoolVar(&c.VsBarrier, "vs-barrier", false, "after each size, time blocks of the test interleaved with blocks of BarrierAll and print the ratios in a closing comment")
+	fs.BoolVar(&c.VsBarrier, "vs-barrier", false, "after the sweep, time each size in blocks interleaved with blocks of BarrierAll and print the ratios in a closing comment")
 	if x.Register != nil {
 		x.Register(fs)
 	}

@@ -32,7 +32,6 @@ func (b *Bench) Sweep(timed bool, measure func(size, iters, warmup int) float64)
 // SweepSizes is Sweep over the given sizes (a subset of b.Sizes(), for
 // programs that cannot run every size; see Multiples).
 func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, warmup int) float64) {
-	var vs []string
 	for _, size := range sizes {
 		iters, warm := b.ItersFor(size), b.WarmupFor(size)
 		var v float64
@@ -46,14 +45,18 @@ func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, wa
 			st = b.Collect(v, timed)
 		}
 		b.Out.Result(Key(size), v, st, iters)
-		if b.VsBarrier {
-			r := b.vsBarrier(size, iters, timed, measure)
-			vs = append(vs, fmt.Sprintf("%s %.2f [%.2f-%.2f]", Key(size), median(r), slices.Min(r), slices.Max(r)))
-		}
 	}
-	if b.VsBarrier {
-		b.Out.Comment("%s%s", VsBarrierPrefix, strings.Join(vs, "; "))
+	if !b.VsBarrier {
+		return
 	}
+	// After the whole sweep, so that the table's figures are taken
+	// exactly as the peer's program takes its own.
+	var vs []string
+	for _, size := range sizes {
+		r := b.vsBarrier(size, b.ItersFor(size), timed, measure)
+		vs = append(vs, fmt.Sprintf("%s %.2f [%.2f-%.2f]", Key(size), median(r), slices.Min(r), slices.Max(r)))
+	}
+	b.Out.Comment("%s%s", VsBarrierPrefix, strings.Join(vs, "; "))
 }
 
 // VsBarrierPrefix starts -vs-barrier's closing comment: per size, the
