@@ -18,7 +18,8 @@ import (
 // arrive in random order with random delays and announce their arrival
 // with an atomic add on the team's first member; teams are the world,
 // the world backwards and the rows and columns of a 2-D split, used
-// interleaved.
+// interleaved with the PE's own BarrierAll and SyncAll (which the world
+// team's barrier shares under the default algorithm).
 func TestTeamBarrierSeparatesPhases(t *testing.T) {
 	for _, cfg := range []node.Config{
 		{HeapSize: 1 << 20, BarrierAlgorithm: "dissemination"},
@@ -40,7 +41,7 @@ func TestTeamBarrierSeparatesPhases(t *testing.T) {
 				if err != nil {
 					panic(err)
 				}
-				teams := []*goshmem.Team{w, back, x, y}
+				teams := []*goshmem.Team{w, back, x, y, nil} // nil: pe.BarrierAll, pe.SyncAll
 				ctr, _ := goshmem.Calloc[int64](pe, len(teams))
 				c := pe.Ctx()
 				rng := rand.New(rand.NewPCG(uint64(pe.MyPE()), uint64(n)))
@@ -49,17 +50,21 @@ func TestTeamBarrierSeparatesPhases(t *testing.T) {
 						if rng.IntN(8) == 0 {
 							time.Sleep(time.Duration(rng.IntN(100)) * time.Microsecond)
 						}
-						first := tm.WorldPE(0)
+						first, size := 0, n
+						barrier, sync := pe.BarrierAll, pe.SyncAll
+						if tm != nil {
+							first, size, barrier, sync = tm.WorldPE(0), tm.NPEs(), tm.Barrier, tm.Sync
+						}
 						goshmem.AtomicAdd(c, &ctr[i], 1, first)
 						if k%2 == 0 {
-							tm.Barrier()
+							barrier()
 						} else {
-							tm.Sync()
+							sync()
 						}
-						if got, want := goshmem.AtomicFetch(c, &ctr[i], first), k*int64(tm.NPEs()); got < want {
+						if got, want := goshmem.AtomicFetch(c, &ctr[i], first), k*int64(size); got < want {
 							panic(fmt.Sprintf("team %d sync %d let PE %d through after %d arrivals, want %d", i, k, pe.MyPE(), got, want))
 						}
-						tm.Sync() // nobody arrives at sync k+1 before all checked sync k
+						sync() // nobody arrives at sync k+1 before all checked sync k
 					}
 				}
 				back.Destroy()

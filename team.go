@@ -59,6 +59,12 @@ type Team struct {
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
+	// nodeSync: the team is TeamWorld with the default barrier
+	// algorithm, and synchronizes with the PE's own barrier (SyncAll's:
+	// flags in the job's control block), which runs 1.3-1.7x faster
+	// than the same dissemination over team slots in the heaps at 2 PEs
+	// here (blocks interleaved in one job, 2026-11-26).
+	nodeSync bool
 	// slotBase[m] is member m's team slot as mapped here (shared teams).
 	slotBase []mem.Base
 	// mates are the team indices of the PEs sharing this PE's CPU (see
@@ -241,6 +247,12 @@ func newTeams(pe *PE) *teams {
 		return t
 	}
 	ts.world = mk("TeamWorld", world, slotWorld)
+	if a := ts.world.alg.barrier; a == "" || a == "auto" {
+		// Every PE calls SyncAll, BarrierAll and the world team's
+		// barriers in the same order (each is a collective over every
+		// PE), so they can share one barrier and its epochs.
+		ts.world.nodeSync = true
+	}
 	ts.shared = mk("TeamShared", shared, slotShared)
 	ts.host = mk("TeamHost", host, slotHost)
 	ts.leaders = mk("TeamLeaders", leaders, slotLeaders)
@@ -631,6 +643,9 @@ func (t *Team) sync(routine string) {
 	e := t.epoch
 	n := t.members.Size()
 	switch {
+	case t.nodeSync:
+		t.pe.SyncAs(routine)
+		return
 	case t.centralSync:
 		t.centralBarrier(routine, n)
 		return

@@ -204,6 +204,11 @@ func (p *PE) Translate(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 // central counter barrier (see centralSync).
 func (p *PE) SyncAll() { p.sync("SyncAll") }
 
+// SyncAs is SyncAll on behalf of routine (named if the job fails): the
+// world team's barrier (TeamSync, TeamBarrier and the collectives'
+// synchronization on TeamWorld) is this one.
+func (p *PE) SyncAs(routine string) { p.sync(routine) }
+
 // sync is SyncAll on behalf of routine (named if the job fails).
 func (p *PE) sync(routine string) {
 	if p.job.central {
