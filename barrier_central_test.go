@@ -17,9 +17,10 @@ import (
 // no member leaves sync k before every member has entered it. Members
 // arrive in random order with random delays and announce their arrival
 // with an atomic add on the team's first member; teams are the world,
-// the world backwards and the rows and columns of a 2-D split, used
-// interleaved with the PE's own BarrierAll and SyncAll (which the world
-// team's barrier shares under the default algorithm).
+// the world backwards, the rows and columns of a 2-D split, TeamShared
+// and TeamHost, used interleaved with the PE's own BarrierAll and
+// SyncAll (whose barrier the teams that hold every PE in order share
+// under the default algorithm).
 func TestTeamBarrierSeparatesPhases(t *testing.T) {
 	for _, cfg := range []node.Config{
 		{HeapSize: 1 << 20, BarrierAlgorithm: "dissemination"},
@@ -41,7 +42,7 @@ func TestTeamBarrierSeparatesPhases(t *testing.T) {
 				if err != nil {
 					panic(err)
 				}
-				teams := []*goshmem.Team{w, back, x, y, nil} // nil: pe.BarrierAll, pe.SyncAll
+				teams := []*goshmem.Team{w, back, x, y, nil, goshmem.TeamShared(pe), goshmem.TeamHost(pe)} // nil: pe.BarrierAll, pe.SyncAll
 				ctr, _ := goshmem.Calloc[int64](pe, len(teams))
 				c := pe.Ctx()
 				rng := rand.New(rand.NewPCG(uint64(pe.MyPE()), uint64(n)))

@@ -59,7 +59,8 @@ type Team struct {
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
-	// nodeSync: the team is TeamWorld with the default barrier
+	// nodeSync: the team holds every PE in world order (TeamWorld, and
+	// TeamShared and TeamHost on one host), has the default barrier
 	// algorithm, and synchronizes with the PE's own barrier (SyncAll's:
 	// flags in the job's control block), which runs 1.3-1.7x faster
 	// than the same dissemination over team slots in the heaps at 2 PEs
@@ -247,15 +248,19 @@ func newTeams(pe *PE) *teams {
 		return t
 	}
 	ts.world = mk("TeamWorld", world, slotWorld)
-	if a := ts.world.alg.barrier; a == "" || a == "auto" {
-		// Every PE calls SyncAll, BarrierAll and the world team's
-		// barriers in the same order (each is a collective over every
-		// PE), so they can share one barrier and its epochs.
-		ts.world.nodeSync = true
-	}
 	ts.shared = mk("TeamShared", shared, slotShared)
 	ts.host = mk("TeamHost", host, slotHost)
 	ts.leaders = mk("TeamLeaders", leaders, slotLeaders)
+	// TeamWorld's barrier, and that of TeamShared and TeamHost when
+	// they hold every PE in world order (a job on one host), is the
+	// PE's own: every PE calls SyncAll, BarrierAll and these teams'
+	// barriers in the same order (each is a collective over every PE),
+	// so they can share one barrier and its epochs.
+	for _, t := range []*Team{ts.world, ts.shared, ts.host} {
+		if t != nil && (t.alg.barrier == "" || t.alg.barrier == "auto") && isWorld(t.members, pe.NPEs()) {
+			t.nodeSync = true
+		}
+	}
 	// TeamNUMA: the PEs of TeamShared with this PE's home node.
 	var local []int
 	for _, q := range shared.PEs() {
@@ -441,6 +446,20 @@ func (t *Team) hierarchy(routine string) *hierarchy {
 	}
 	t.hier = h
 	return h
+}
+
+// isWorld reports whether m is every PE of a job of npes PEs, in
+// order.
+func isWorld(m teamshared.Members, npes int) bool {
+	if m.Size() != npes {
+		return false
+	}
+	for i, q := range m.PEs() {
+		if q != i {
+			return false
+		}
+	}
+	return true
 }
 
 // TeamWorld returns the team of all PEs (SHMEM_TEAM_WORLD).
