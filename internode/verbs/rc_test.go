@@ -3,8 +3,14 @@
 package verbs
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -155,4 +161,155 @@ func TestOpenNamedMissing(t *testing.T) {
 	if !errors.Is(err, ErrNoDevice) {
 		t.Fatalf("err %v; want ErrNoDevice", err)
 	}
+}
+
+// childEnv makes the test binary the remote side of
+// TestRCAcrossProcesses.
+const childEnv = "GOSHMEM_VERBS_TEST_CHILD"
+
+// TestRCAcrossProcesses is two leaders' path in two processes: the
+// parent registers a memfd mapping (as a leader registers its host's
+// heaps), the child connects an RC queue pair to it with the endpoint,
+// address and rkey the parent printed (as the wire-up would carry
+// them), RDMA WRITEs a pattern into it and READs part of it back. The
+// parent checks its memory, which its CPU never touched.
+func TestRCAcrossProcesses(t *testing.T) {
+	if os.Getenv(childEnv) != "" {
+		rcChild(t)
+		return
+	}
+	d := openOrSkip(t)
+	fd, err := unix.MemfdCreate("goshmem-verbs-heap", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	const size = 1 << 20
+	if err := unix.Ftruncate(fd, size); err != nil {
+		t.Fatal(err)
+	}
+	heap, err := unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(heap)
+	copy(heap[8192:], "the parent's own bytes, for the child to read")
+	cq, err := d.NewCQ(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	q, err := d.NewRC(cq, cq, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	m, err := d.Register(heap, LocalWrite|RemoteWrite|RemoteRead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRCAcrossProcesses$", "-test.v")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	fmt.Fprintf(in, "%s %x %x\n", q.Endpoint(), m.Addr, m.RKey)
+	sc := bufio.NewScanner(out)
+	var lines []string
+	var peer Endpoint
+	for sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		if s, ok := strings.CutPrefix(line, "endpoint "); ok {
+			if peer, err = ParseEndpoint(s); err != nil {
+				t.Fatal(err)
+			}
+			if err := q.Connect(peer); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintln(in, "connected")
+		}
+		if line == "done" {
+			break
+		}
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child: %v; its output:\n%s", err, strings.Join(lines, "\n"))
+	}
+	if peer.QPN == 0 {
+		t.Fatalf("the child sent no endpoint:\n%s", strings.Join(lines, "\n"))
+	}
+	for i := range 64 << 10 {
+		if heap[65536+i] != byte(i*13+5) {
+			t.Fatalf("byte %d of the child's RDMA WRITE: %d, want %d", i, heap[65536+i], byte(i*13+5))
+		}
+	}
+	if !slices.Contains(lines, "read: the parent's own bytes, for the child to read") {
+		t.Fatalf("the child's RDMA READ did not return the parent's bytes:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// rcChild is TestRCAcrossProcesses's remote side.
+func rcChild(t *testing.T) {
+	d := openOrSkip(t)
+	var epS string
+	var addr uint64
+	var rkey uint32
+	if _, err := fmt.Fscanf(os.Stdin, "%s %x %x\n", &epS, &addr, &rkey); err != nil {
+		t.Fatal(err)
+	}
+	ep, err := ParseEndpoint(epS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cq, err := d.NewCQ(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cq.Close()
+	q, err := d.NewRC(cq, cq, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.Connect(ep); err != nil {
+		t.Fatal(err)
+	}
+	buf := mapped(t, 128<<10)
+	m, err := d.Register(buf, LocalWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	fmt.Printf("endpoint %s\n", q.Endpoint())
+	var ack string
+	if _, err := fmt.Fscanln(os.Stdin, &ack); err != nil || ack != "connected" {
+		t.Fatalf("waiting for the parent's connect: %q, %v", ack, err)
+	}
+	for i := range 64 << 10 {
+		buf[i] = byte(i*13 + 5)
+	}
+	if err := q.PostWrite(1, m, buf[:64<<10], addr+65536, rkey); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, cq, 1, OpWrite)
+	const n = len("the parent's own bytes, for the child to read")
+	if err := q.PostRead(2, m, buf[100<<10:100<<10+n], addr+8192, rkey); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, cq, 2, OpRead)
+	fmt.Printf("read: %s\ndone\n", buf[100<<10:100<<10+n])
 }
