@@ -194,16 +194,7 @@ func TestRCAcrossProcesses(t *testing.T) {
 	}
 	defer unix.Munmap(heap)
 	copy(heap[8192:], "the parent's own bytes, for the child to read")
-	cq, err := d.NewCQ(16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cq.Close()
-	q, err := d.NewRC(cq, cq, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	_, q := newRC(t, d)
 	m, err := d.Register(heap, LocalWrite|RemoteWrite|RemoteRead)
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +253,23 @@ func TestRCAcrossProcesses(t *testing.T) {
 	}
 }
 
+// newRC makes a CQ and an RC queue pair on it, closed when the test
+// ends.
+func newRC(t *testing.T, d *Device) (*CQ, *RC) {
+	t.Helper()
+	cq, err := d.NewCQ(16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cq.Close() })
+	q, err := d.NewRC(cq, cq, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return cq, q
+}
+
 // rcChild is TestRCAcrossProcesses's remote side.
 func rcChild(t *testing.T) {
 	d := openOrSkip(t)
@@ -275,16 +283,7 @@ func rcChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cq, err := d.NewCQ(16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cq.Close()
-	q, err := d.NewRC(cq, cq, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
+	cq, q := newRC(t, d)
 	if err := q.Connect(ep); err != nil {
 		t.Fatal(err)
 	}
