@@ -29,6 +29,8 @@ func TestTeamBarrierSeparatesPhases(t *testing.T) {
 		{HeapSize: 1 << 20, BarrierAlgorithm: "central", SimDomains: 2},
 		{HeapSize: 1 << 20, BarrierAlgorithm: "central", Transport: "cma"},
 		{HeapSize: 1 << 20},
+		{HeapSize: 1 << 20, Transport: "cma"},
+		{HeapSize: 1 << 20, SimDomains: 2},
 	} {
 		for _, n := range []int{1, 2, 3, 5, 8} {
 			name := fmt.Sprintf("%s domains=%d %s n=%d", cfg.BarrierAlgorithm, cfg.SimDomains, cfg.Transport, n)
