@@ -41,10 +41,6 @@ type Job struct {
 	heaps    [][]byte   // per PE: its heap and team pool; nil where not mapped
 	bases    []mem.Base // per PE; nil where not mapped
 	policy   wait.Policy
-	// settle: each PE stays busy for a moment after start-up (see
-	// PE.settle): the process hosts one PE, on one host, and the job's
-	// PEs fit the CPUs.
-	settle bool
 	// central: SyncAll and BarrierAll use the central counter barrier
 	// (centralBarrier), the same choice in every process of the job.
 	central bool
@@ -163,7 +159,6 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	// The central barrier counts in PE 0's slot of one host's control
 	// block: not across hosts.
 	j.central = host == nil && centralBarrier(cfg.BarrierAlgorithm, j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.GOMAXPROCS(0))
-	j.settle = settles(localPEs, npes, jobCPUs(int(j.ctl.Header.CPUs), runtime.NumCPU()), host != nil)
 	if watcherP(localPEs, runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS")) {
 		runtime.GOMAXPROCS(2)
 	}
@@ -288,8 +283,11 @@ func watcherP(localPEs, gomaxprocs int, env string) bool {
 // them, a waiter spins briefly and then yields (wait.Shared). The mode
 // follows from where the PEs are: goroutines of this process only,
 // processes only, or both.
-func autoPolicy(npes, helpers, localPEs, jobCPU, numCPU, gomaxprocs int) wait.Policy {
-	ncpu := jobCPUs(jobCPU, numCPU)
+func autoPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.Policy {
+	ncpu := jobCPUs
+	if ncpu <= 0 {
+		ncpu = numCPU
+	}
 	mode := wait.Mixed
 	switch {
 	case localPEs <= 1:
@@ -304,23 +302,6 @@ func autoPolicy(npes, helpers, localPEs, jobCPU, numCPU, gomaxprocs int) wait.Po
 		return wait.Shared(mode)
 	}
 	return wait.Auto(npes, ncpu, mode)
-}
-
-// settles reports whether the PEs of a process stay busy for a moment
-// after start-up (PE.settle): a process of one PE, in a job of several
-// PEs on one host that fit its cpus.
-func settles(localPEs, npes, cpus int, acrossHosts bool) bool {
-	return localPEs == 1 && npes > 1 && npes <= cpus && !acrossHosts
-}
-
-// jobCPUs is the number of CPUs the job's PEs on this host may use:
-// what the launcher recorded in the control block (jobCPU), else what
-// this process may use.
-func jobCPUs(jobCPU, numCPU int) int {
-	if jobCPU > 0 {
-		return jobCPU
-	}
-	return numCPU
 }
 
 // bell returns how this process rings PE q's doorbell: with q's Notify

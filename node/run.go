@@ -164,31 +164,6 @@ func (p *PE) start() {
 	p.syncStart()
 	p.cpuGroups() // every PE's CPU set is published now
 	p.job.afterStart()
-	if p.job.settle {
-		p.settle()
-	}
-}
-
-// settleTime is how long a PE stays busy after start-up (settle).
-const settleTime = 10 * time.Millisecond
-
-// settle keeps the PE busy for settleTime, without a system call, then
-// synchronizes the job once more, so that the program's first
-// operations do not run beside the Go runtime's start-up rhythm: the
-// runtime's monitor thread (sysmon) wakes every 20 us (about 80 us
-// with the kernel's default timer slack) until it has found nothing to
-// do 50 times in a row, and a process bound to one CPU loses that CPU
-// to it for about 9 us at each wake. A PE that slept in the start-up
-// barrier left every P idle, which restarts that rhythm. Measured on
-// 2 bound PEs: the first 10,000 8-byte fcollects took 0.17-0.26 us
-// each without this and 0.10-0.12 with it (the next 90,000
-// 0.10-0.14 either way). Only a process of one PE whose job fits its
-// CPUs on one host does it (Job.settle): elsewhere the spin would take
-// a CPU another PE or a transport thread needs.
-func (p *PE) settle() {
-	for t0 := time.Now(); time.Since(t0) < settleTime; {
-	}
-	p.sync("Init")
 }
 
 // Finalize ends the PE's participation (shmem_finalize): it waits for

@@ -71,26 +71,3 @@ func TestWatcherP(t *testing.T) {
 		}
 	}
 }
-
-// TestSettles: only a process of one PE, in a job of several PEs on one
-// host that fit the CPUs, spins after start-up; goroutine PEs, an
-// oversubscribed job, a one-PE job and a job across hosts do not.
-func TestSettles(t *testing.T) {
-	for _, c := range []struct {
-		localPEs, npes, cpus int
-		hosts                bool
-		want                 bool
-	}{
-		{1, 2, 2, false, true},
-		{1, 4, 8, false, true},
-		{1, 4, 2, false, false}, // more PEs than CPUs
-		{1, 1, 2, false, false}, // nobody to meet
-		{2, 2, 2, false, false}, // goroutine PEs
-		{8, 8, 8, false, false},
-		{1, 2, 2, true, false}, // the leaders' transports need CPU time
-	} {
-		if got := settles(c.localPEs, c.npes, c.cpus, c.hosts); got != c.want {
-			t.Errorf("settles(local %d, npes %d, cpus %d, across hosts %v) = %v, want %v", c.localPEs, c.npes, c.cpus, c.hosts, got, c.want)
-		}
-	}
-}
