@@ -264,6 +264,12 @@ func (s *spec) parse(out string) ([]point, error) {
 // collective's -vs-barrier comment ("8 vs barrier, interleaved").
 const keyVsBarrier = " vs barrier, interleaved"
 
+// isRatioKey reports whether a row's figures are interleaved ratios,
+// not the benchmark's unit.
+func isRatioKey(k string) bool {
+	return strings.HasSuffix(k, keyVsBarrier) || k == keyRatioInterleaved
+}
+
 // interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte
 // round trips timed in blocks alternating with the bare cache-line
 // hand-off on the same words of the same PEs.

@@ -1120,6 +1120,12 @@ func TestVsBarrierInterleaved(t *testing.T) {
 		}
 		return r
 	}
+	// The report marks these rows as ratios, not microseconds.
+	for k, want := range map[string]bool{"8" + keyVsBarrier: true, keyRatioInterleaved: true, "8": false, keyPPInterleaved: false, keyHandoffInterleaved: false} {
+		if isRatioKey(k) != want {
+			t.Errorf("isRatioKey(%q) = %v, want %v", k, !want, want)
+		}
+	}
 	name := "reduce, 8-256 B, 2 PEs, vs goshmem's barrier in the same round (worst size)"
 	x := findTarget(t, evaluation{Results: map[string]*result{"reduce": mk(true), "barrier": bar}, NP: 2, PeerWhy: "-peer=false"}.targets(), name)
 	if x.Status != statusPass || math.Abs(x.Ratio-1.4) > 0.01 || !strings.Contains(x.Figures, "worst at 8 B") || !strings.Contains(x.Figures, "interleaved barrier") {

@@ -293,6 +293,9 @@ func writeBench(b *bufio.Writer, r *report, res *result, j job) {
 	if s.Name == "ptr" {
 		p("ptr's rows come from its `# ns per store:` line (table 1 prints 0.00 us); the last row is a ratio, not ns.\n\n")
 	}
+	if slices.ContainsFunc(res.Keys, isRatioKey) {
+		p("The rows marked interleaved come from goshmem's own blocks taken between each other (put_pingpong -handoff, -vs-barrier); those ending in \"vs barrier\" and the one with \"/\" are ratios, not %s.\n\n", u)
+	}
 	for _, sd := range []side{gosh, peer} {
 		if u := res.Unsupported[sd]; u != "" {
 			p("%s: `%s`\n\n", sd, mdCell(u))

@@ -26,20 +26,22 @@
 // it.)
 //
 // -handoff adds, after the sweep, the interleaved hand-off measurement:
-// blocks of -i round trips of 8 bytes, alternating between this
-// program's loop (Put, Fence, P, WaitUntil) and the bare cache-line
-// hand-off on the same two flag words of the same two PEs (a plain
-// store through the pointer goshmem.PtrTo returns, and a poll with one
-// CPU pause per load, the spin of goshmem's waits), 20 pairs, the
-// order within a pair swapped from one pair to the next. The machine
-// changes state on the scale of seconds here (the same hand-off takes
-// 0.03 us in one second and 0.25 us in the next), so a hand-off limit
-// measured by another program at another moment is no reference; the
-// blocks of a pair run within milliseconds of each other. PE 0 prints
+// 20 rounds of blocks of -i round trips of 8 bytes, each round one block
+// of this program's loop (Put, Fence, P, WaitUntil) and one of each
+// bare cache-line hand-off on the same two flag words of the same two
+// PEs (a plain or an exchanging store through the pointer
+// goshmem.PtrTo returns; a poll with one CPU pause per load, the spin
+// of goshmem's waits, or without), each round starting with another
+// kind. A round's ratio is the loop's time over the fastest bare way's.
+// The machine changes state on the scale of seconds here (the same
+// hand-off takes 0.03 us in one second and 0.25 us in the next), so a
+// hand-off limit measured by another program at another moment is no
+// reference; the blocks of a round run within milliseconds of each
+// other. PE 0 prints
 //
-//	# interleaved 8 B: put_pingpong 0.0599 us  hand-off 0.0584 us  ratio 1.02 [0.95-1.31] over 20 block pairs
+//	# interleaved 8 B: put_pingpong 0.0612 us  hand-off 0.0601 us  ratio 1.01 [0.96-1.09] over 20 rounds (hand-off per way, us:  store+pause 0.0625  xchg+pause 0.0614  store+tight 0.0610  xchg+tight 0.0625)
 //
-// (medians over the blocks; the ratio is the median of the per-pair
+// (medians over the blocks; the ratio is the median of the rounds'
 // ratios, with their range). Needs mapped PEs (PtrTo non-nil).
 //
 // Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
@@ -224,8 +226,8 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 	api() // warm-up
 	for i := range interleavedRounds {
 		lim := math.Inf(1)
-		for j := range kinds {
-			j = (i + j) % len(kinds) // each round starts with another kind
+		for o := range kinds {
+			j := (i + o) % len(kinds) // each round starts with another kind
 			t0 := osu.Now()
 			kinds[j].f()
 			t := osu.Micros(t0, osu.Now()) / float64(2*n)
@@ -237,13 +239,12 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 		limT = append(limT, lim)
 		ratios = append(ratios, times[0][i]/lim)
 	}
-	med := func(x []float64) float64 { x = slices.Clone(x); slices.Sort(x); return x[len(x)/2] }
 	if b.Me == 0 {
 		var each strings.Builder
 		for j := 1; j < len(kinds); j++ {
-			fmt.Fprintf(&each, "  %s %.4f", kinds[j].name, med(times[j]))
+			fmt.Fprintf(&each, "  %s %.4f", kinds[j].name, osu.Median(times[j]))
 		}
 		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  ratio %.2f [%.2f-%.2f] over %d rounds (hand-off per way, us:%s)",
-			med(times[0]), med(limT), med(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios), each.String())
+			osu.Median(times[0]), osu.Median(limT), osu.Median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios), each.String())
 	}
 }

@@ -170,7 +170,7 @@ func NewEpoll() (*Epoll, error) {
 	return &Epoll{fd: fd}, nil
 }
 
-// Readable is the interest of Add and Arm: bytes to read, or the end of
+// readable is the interest of Add and ArmEpoll: bytes to read, or the end of
 // the peer's side or of the connection.
 const readable = unix.EPOLLIN | unix.EPOLLRDHUP
 

@@ -64,8 +64,8 @@
 //	-w N          warm-up iterations for sizes up to 64 KiB (N >= 0)
 //	-f            full output: min, max, iterations
 //	-vs-barrier   after the sweep, for each size, 6 pairs of blocks of
-//	              the test and of
-//	              BarrierAll, in alternating order; a closing comment
+//	              the test and of BarrierAll, in alternating order; a
+//	              closing comment
 //	              "vs barrier, interleaved: 8 1.12 [1.05-1.30]; ..."
 //	              gives per size the median [min-max] of the ratios
 //	              (the machine's state changes within seconds, so a

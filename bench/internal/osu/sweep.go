@@ -54,7 +54,7 @@ func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, wa
 	var vs []string
 	for _, size := range sizes {
 		r := b.vsBarrier(size, b.ItersFor(size), timed, measure)
-		vs = append(vs, fmt.Sprintf("%s %.2f [%.2f-%.2f]", Key(size), median(r), slices.Min(r), slices.Max(r)))
+		vs = append(vs, fmt.Sprintf("%s %.2f [%.2f-%.2f]", Key(size), Median(r), slices.Min(r), slices.Max(r)))
 	}
 	b.Out.Comment("%s%s", VsBarrierPrefix, strings.Join(vs, "; "))
 }
@@ -108,8 +108,9 @@ func (b *Bench) vsBarrier(size, iters int, timed bool, measure func(size, iters,
 	return r
 }
 
-// median returns the median of x (the upper one of an even count).
-func median(x []float64) float64 {
+// Median returns the median of x (the upper one of an even count),
+// leaving x as it is.
+func Median(x []float64) float64 {
 	x = slices.Clone(x)
 	slices.Sort(x)
 	return x[len(x)/2]
