@@ -153,6 +153,17 @@ func Mmap(fd int, offset int64, length int, populate bool) ([]byte, error) {
 // Munmap unmaps b.
 func Munmap(b []byte) error { return unix.Munmap(b) }
 
+// MmapAnon maps length bytes of private anonymous memory, read-write
+// and zeroed: memory outside the Go heap (e.g. buffers an RDMA device
+// registers, which the Go runtime must never reuse under it).
+func MmapAnon(length int) ([]byte, error) {
+	b, err := unix.Mmap(-1, 0, length, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("mmap(%d anonymous bytes): %w", length, err)
+	}
+	return b, nil
+}
+
 // MadviseDontNeed drops the pages of b (they read back as zero for
 // anonymous memory; for shared files they are re-read from the file).
 func MadviseDontNeed(b []byte) error { return unix.Madvise(b, unix.MADV_DONTNEED) }

@@ -4,6 +4,8 @@ package verbs
 
 /*
 #cgo LDFLAGS: -libverbs
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
@@ -112,6 +114,32 @@ static int gs_post_recv(struct ibv_qp *qp, uint64_t id, uintptr_t addr, uint32_t
 	return ibv_post_recv(qp, &wr, &bad);
 }
 
+// gs_req_notify arms cq: the next completion raises one event on its
+// channel.
+static int gs_req_notify(struct ibv_cq *cq) { return ibv_req_notify_cq(cq, 0); }
+
+// gs_channel makes a completion channel whose descriptor does not block.
+static struct ibv_comp_channel *gs_channel(struct ibv_context *c) {
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(c);
+	if (ch == NULL) return NULL;
+	int f = fcntl(ch->fd, F_GETFL);
+	if (f < 0 || fcntl(ch->fd, F_SETFL, f | O_NONBLOCK) < 0) {
+		ibv_destroy_comp_channel(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+// gs_get_event takes one event from ch and acknowledges it: 0, or the
+// errno (EAGAIN when there is none).
+static int gs_get_event(struct ibv_comp_channel *ch) {
+	struct ibv_cq *cq;
+	void *ctx;
+	if (ibv_get_cq_event(ch, &cq, &ctx) != 0) return errno ? errno : EIO;
+	ibv_ack_cq_events(cq, 1);
+	return 0;
+}
+
 // gs_poll reaps up to n completions into the arrays; it returns the
 // count, or a negative value on error.
 static int gs_poll(struct ibv_cq *cq, int n, uint64_t *ids, int *ops, uint32_t *bytes, int *status) {
@@ -138,9 +166,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"syscall"
+	"time"
 	"unsafe"
+
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // Device is an open RDMA device with its chosen port and a protection
@@ -256,7 +288,29 @@ type MR struct {
 	LKey uint32
 	RKey uint32
 	mr   *C.struct_ibv_mr
+	own  []byte // the mapping Alloc made (unmapped by Close)
 }
+
+// Alloc maps n bytes of anonymous memory (outside the Go heap) and
+// registers them with the access flags a; Bytes returns them, Close
+// deregisters and unmaps them.
+func (d *Device) Alloc(n int, a Access) (*MR, error) {
+	b, err := sys.MmapAnon(n)
+	if err != nil {
+		return nil, fmt.Errorf("verbs: buffers on %s: %w", d.Name, err)
+	}
+	m, err := d.Register(b, a)
+	if err != nil {
+		sys.Munmap(b)
+		return nil, err
+	}
+	m.own = b
+	return m, nil
+}
+
+// Bytes returns the memory Alloc mapped (nil for a Register of the
+// caller's memory).
+func (m *MR) Bytes() []byte { return m.own }
 
 // Register registers b (not Go-allocated memory: a mapping) with the
 // access flags a.
@@ -282,12 +336,84 @@ func (m *MR) Close() error {
 		return fmt.Errorf("verbs: ibv_dereg_mr: %v", syscall.Errno(r))
 	}
 	m.mr = nil
+	if m.own != nil {
+		sys.Munmap(m.own)
+		m.own = nil
+	}
 	return nil
 }
 
 // CQ is a completion queue.
 type CQ struct {
 	cq *C.struct_ibv_cq
+	ch *C.struct_ibv_comp_channel // NewNotifyCQ's channel
+	f  *os.File                   // a duplicate of ch's descriptor, in the runtime's poller
+}
+
+// NewNotifyCQ makes a completion queue with a completion channel, so a
+// goroutine can sleep until a completion comes (Arm, then Wait) without
+// holding an OS thread: the channel's descriptor waits in the Go
+// runtime's network poller.
+func (d *Device) NewNotifyCQ(depth int) (*CQ, error) {
+	ch := C.gs_channel(d.ctx)
+	if ch == nil {
+		return nil, fmt.Errorf("verbs: ibv_create_comp_channel on %s failed", d.Name)
+	}
+	fd, err := syscall.Dup(int(ch.fd))
+	if err != nil {
+		C.ibv_destroy_comp_channel(ch)
+		return nil, fmt.Errorf("verbs: dup of the completion channel: %w", err)
+	}
+	syscall.CloseOnExec(fd)
+	cq, cerr := C.ibv_create_cq(d.ctx, C.int(depth), nil, ch, 0)
+	if cq == nil {
+		syscall.Close(fd)
+		C.ibv_destroy_comp_channel(ch)
+		return nil, fmt.Errorf("verbs: ibv_create_cq(%d) on %s: %v", depth, d.Name, cerr)
+	}
+	return &CQ{cq: cq, ch: ch, f: os.NewFile(uintptr(fd), "verbs-cq-channel")}, nil
+}
+
+// Arm asks for an event at the next completion (once). Poll again after
+// Arm before Wait: a completion that came before Arm raises none.
+func (q *CQ) Arm() error {
+	if r := C.gs_req_notify(q.cq); r != 0 {
+		return fmt.Errorf("verbs: ibv_req_notify_cq: %v", syscall.Errno(r))
+	}
+	return nil
+}
+
+// Wait sleeps until the armed CQ has an event, or until deadline (an
+// error wrapping os.ErrDeadlineExceeded), or until StopWaits (an error
+// wrapping os.ErrClosed).
+func (q *CQ) Wait(deadline time.Time) error {
+	if q.f == nil {
+		return errors.New("verbs: Wait on a CQ without a channel (NewNotifyCQ makes one)")
+	}
+	q.f.SetReadDeadline(deadline)
+	rc, err := q.f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var got C.int
+	if err := rc.Read(func(uintptr) bool {
+		got = C.gs_get_event(q.ch)
+		return got != C.EAGAIN
+	}); err != nil {
+		return err
+	}
+	if got != 0 {
+		return fmt.Errorf("verbs: ibv_get_cq_event: %v", syscall.Errno(got))
+	}
+	return nil
+}
+
+// StopWaits ends the Wait in progress and every later one (with
+// os.ErrClosed). Call it, and let the waiter return, before Close.
+func (q *CQ) StopWaits() {
+	if q.f != nil {
+		q.f.Close()
+	}
 }
 
 // NewCQ makes a completion queue of at least depth entries.
@@ -328,6 +454,11 @@ func (q *CQ) Close() error {
 		return fmt.Errorf("verbs: ibv_destroy_cq: %v", syscall.Errno(r))
 	}
 	q.cq = nil
+	if q.ch != nil {
+		q.StopWaits()
+		C.ibv_destroy_comp_channel(q.ch)
+		q.ch = nil
+	}
 	return nil
 }
 

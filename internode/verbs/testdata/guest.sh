@@ -8,6 +8,7 @@
 #
 #   internode/verbs/testdata/guest.sh            # from the repository root
 #   GUEST_WORK=/tmp/gv GUEST_TIMEOUT=300 internode/verbs/testdata/guest.sh
+#   GUEST_RUN='TestTransport' internode/verbs/testdata/guest.sh   # only these tests
 #
 # It installs what it needs on the host with apt (qemu-system-x86, kmod,
 # cpio, libibverbs-dev, gcc), downloads the guest's .debs, builds the
@@ -121,7 +122,7 @@ rm -f "$PIDFILE"
 set +e
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -name goshmem-verbs -pidfile "$PIDFILE" "${QA[@]}" -m 2G -smp 2 \
 	-kernel "$K/boot/vmlinuz-$KVER" -initrd "$W/initrd.img" \
-	-append "console=ttyS0 panic=-1 loglevel=4" -nic none -nographic -no-reboot </dev/null >"$LOG" 2>&1
+	-append "console=ttyS0 panic=-1 loglevel=4${GUEST_RUN:+ goshmem.run=$GUEST_RUN}" -nic none -nographic -no-reboot </dev/null >"$LOG" 2>&1
 rc=$?
 set -e
 if grep -q 'GUEST-RESULT: PASS' "$LOG"; then

@@ -21,9 +21,12 @@ ip link set dummy0 up
 sleep 1 # the GID table is built from the link-local address
 rdma link add rxe0 type rxe netdev dummy0 || bad "rdma link add rxe0"
 ulimit -l unlimited 2>/dev/null || true
+# goshmem.run=REGEXP on the kernel command line (GUEST_RUN in guest.sh)
+# runs only the matching tests.
+run=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.run=//p')
 for t in /opt/*.test; do
 	say "== $t"
-	if (cd /tmp && SHMEM_VERBS_DEVICE=rxe0 timeout 120 "$t" -test.v -test.count=1); then
+	if (cd /tmp && SHMEM_VERBS_DEVICE=rxe0 timeout 120 "$t" -test.v -test.count=1 ${run:+-test.run "$run"}); then
 		say "$t OK"
 	else
 		bad "$t"

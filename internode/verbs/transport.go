@@ -1,0 +1,752 @@
+package verbs
+
+// The verbs backend of internode: the leaders exchange frames as RC
+// SENDs over one queue pair per pair of leaders.
+//
+// # Connections
+//
+// At Open a leader makes one RC queue pair for every other leader,
+// posts its receive buffers, puts each queue pair's Endpoint in the
+// Exchange (key "iv<peer index>"), fences, gets from every peer the
+// endpoint of the queue pair that peer made for it, and connects. A
+// queue pair must be connected at both ends before traffic, and the
+// Exchange allows one fence, so the set-up is eager: H-1 queue pairs
+// and H-1 PMI gets per leader (0.1-0.2 ms each: about 1 s at 5,000
+// hosts). At scale, lazy connections need a second channel (a UD
+// queue pair, or the TCP backend's listener) to ask a peer to connect:
+// docs/design.md.
+//
+// # Messages and credits
+//
+// Each queue pair has slots receive buffers of slotSize bytes and as
+// many send buffers, in registered memory that Alloc maps (never the
+// Go heap). A message starts with an 8-byte prefix: the credits it
+// returns (uint32: receive buffers the sender reposted since its last
+// message) and its kind. A frame goes as one kFrame message (prefix,
+// the 40-byte header, the payload's first bytes) and as many kMore
+// messages as the rest of its payload needs; the receiver copies the
+// payload into the slice Sink.Buffer gives and calls Deliver when it is
+// whole. RC delivers a queue pair's messages in order, and a peer's
+// frames are sent one after the other, so there is one frame in
+// progress per peer.
+//
+// A sender may have as many messages unconsumed at the receiver as the
+// receiver has buffers (its credits). Every message costs a credit;
+// every message also returns the credits its sender owes, so traffic
+// both ways returns them for free. A frame needs two credits, a
+// control message (credit return, goodbye, abort) one: the last credit
+// is kept for returning credits, so that two leaders that have used up
+// each other's buffers can always tell each other so. A receiver that
+// owes half its buffers and has nothing to send returns them in a
+// kCredit message.
+//
+// Send copies the payload into send buffers while there are credits
+// and free buffers, from the caller's goroutine (a ping-pong costs no
+// hand-off); what does not fit waits in the peer's queue, and whoever
+// reaps the completion that frees a buffer or returns credits posts
+// more. Flush waits until the queue is empty: every payload is then
+// copied, and the caller may reuse it.
+//
+// # Completions
+//
+// One completion queue serves every queue pair, sends and receives.
+// It is reaped by the transport's progress goroutine and by callers of
+// Poll (a waiting leader), one at a time under a lock. The progress
+// goroutine polls while work comes, yields, and after spinRounds empty
+// rounds arms the queue's completion channel and sleeps in the Go
+// runtime's network poller (no OS thread held, no CPU used) until a
+// completion or a second passes.
+//
+// # Failures
+//
+// A send that fails (RC gave up after its retries) reports the peer
+// lost. So does a peer that sent nothing for deadAfter (1.5 s): an
+// idle link is probed, the progress goroutine sending a credit message
+// to every peer it sent nothing to for idleProbe (0.5 s), so a live
+// peer is never silent that long, and a dead one (its process or host
+// gone, its queue pairs with it) is noticed within about 2 s, whether
+// or not anything is sent to it. (RC's own retries cannot be relied
+// on for that: soft-RoCE never completes a send to a destroyed queue
+// pair, and an idle link sends nothing.)
+//
+// Close sends goodbye after what is queued (a clean end is not a
+// failure for the peer) and waits, at most 2 s, for its goodbye to be
+// acknowledged and for the peer's: a peer destroys its queue pair only
+// after both, so nothing either sent is lost. Abort sends an abort with
+// the reason, which the peer's Sink.Failed gets, and waits only 0.2 s.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internode"
+)
+
+// Name is this backend's name in SHMEM_INTERNODE.
+const Name = "verbs"
+
+// Backend returns this backend for internode.Open.
+func Backend() internode.Backend { return internode.Backend{Name: Name, Open: OpenTransport} }
+
+const (
+	slotSize    = 16 << 10 // bytes of one message buffer
+	slots       = 32       // receive buffers per queue pair (the peer's credits), and send buffers
+	prefixSize  = 8        // credits returned (4), kind (1), zero (3)
+	firstChunk  = slotSize - prefixSize - internode.HeaderSize
+	moreChunk   = slotSize - prefixSize
+	spinRounds  = 200                    // empty polls (each followed by a yield) before the progress goroutine sleeps
+	idleProbe   = 500 * time.Millisecond // an idle link is probed this often
+	deadAfter   = 3 * idleProbe          // a peer silent this long is lost
+	closeWait   = 2 * time.Second        // Close's bound on writing what is queued
+	abortWait   = 200 * time.Millisecond
+	recvBit     = 1
+	statusFlush = 5 // IBV_WC_WR_FLUSH_ERR: a work request flushed after its queue pair failed
+)
+
+// Message kinds.
+const (
+	kFrame  = 1 + iota // a frame's header and its payload's first bytes
+	kMore              // more of the frame in progress's payload
+	kCredit            // credits only (also the idle probe)
+	kBye               // Close: the end is clean
+	kAbort             // Abort: the reason follows
+)
+
+// Transport is the verbs transport of one leader.
+type Transport struct {
+	cfg   internode.Config
+	dev   *Device
+	cq    *CQ
+	peers []*peer // nil for this leader
+
+	rx      sync.Mutex // one reaper of cq at a time
+	wc      [16]Completion
+	closing atomic.Bool // set under rx: no more Sink calls
+	ended   sync.Once
+	done    chan struct{}
+}
+
+type peer struct {
+	t   *Transport
+	idx int
+	qp  *RC
+	smr *MR // slots send buffers
+	rmr *MR // slots receive buffers
+
+	mu      sync.Mutex
+	cond    sync.Cond // queue drained, queue space, or lost
+	q       []qframe
+	head    int
+	sent    int // payload bytes of q[head] already posted
+	started bool
+	queued  int // header and payload bytes in q
+	avail   int // credits: messages the peer can still take
+	owed    int // receive buffers reposted, credits not yet returned
+	free    []int
+	posted  int          // sends posted, not completed
+	err     error        // the peer is lost (or this transport ended)
+	last    int64        // time of the last send (UnixNano)
+	lastRx  atomic.Int64 // time of the last message received (UnixNano)
+	bye     bool         // the peer said goodbye
+	failed  bool         // Sink.Failed was called
+
+	// Receiving (under t.rx).
+	rxh   internode.Header
+	rxbuf []byte
+	rxgot int
+}
+
+type qframe struct {
+	kind    uint8
+	h       internode.Header
+	payload []byte
+}
+
+// OpenTransport opens the device that SHMEM_VERBS_DEVICE, _PORT and
+// _GID_INDEX choose, makes a queue pair for every other leader and
+// connects them through cfg.Exchange (see the file's comment).
+func OpenTransport(cfg internode.Config) (internode.Transport, error) {
+	vc, err := ConfigFromEnv(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := Open(vc)
+	if err != nil {
+		return nil, err
+	}
+	t := &Transport{cfg: cfg, dev: dev, peers: make([]*peer, cfg.Leaders), done: make(chan struct{})}
+	if err := t.setup(); err != nil {
+		t.destroy()
+		return nil, err
+	}
+	go t.progress()
+	return t, nil
+}
+
+// setup makes the queue pairs and buffers, publishes the endpoints,
+// fences and connects.
+func (t *Transport) setup() error {
+	cq, err := t.dev.NewNotifyCQ(max(2*slots*(t.cfg.Leaders-1), 16))
+	if err != nil {
+		return err
+	}
+	t.cq = cq
+	for i := range t.peers {
+		if i == t.cfg.Index {
+			continue
+		}
+		p := &peer{t: t, idx: i, avail: slots, free: make([]int, 0, slots), q: make([]qframe, 0, 16)}
+		p.cond.L = &p.mu
+		t.peers[i] = p
+		if p.qp, err = t.dev.NewRC(cq, cq, slots+1); err != nil {
+			return err
+		}
+		if p.smr, err = t.dev.Alloc(slots*slotSize, LocalWrite); err != nil {
+			return err
+		}
+		if p.rmr, err = t.dev.Alloc(slots*slotSize, LocalWrite); err != nil {
+			return err
+		}
+		for s := range slots {
+			p.free = append(p.free, s)
+			if err := p.qp.PostRecv(p.id(s, true), p.rmr, p.slot(p.rmr, s)); err != nil {
+				return err
+			}
+		}
+		if err := t.cfg.Exchange.Put(key(i), []byte(p.qp.Endpoint().String())); err != nil {
+			return fmt.Errorf("verbs: publishing the endpoint for leader %d: %w", i, err)
+		}
+	}
+	if err := t.cfg.Exchange.Fence(); err != nil {
+		return fmt.Errorf("verbs: PMI fence after the endpoints: %w", err)
+	}
+	for i, p := range t.peers {
+		if p == nil {
+			continue
+		}
+		v, err := t.cfg.Exchange.Get(t.cfg.Rank(i), key(t.cfg.Index))
+		if err != nil {
+			return fmt.Errorf("verbs: leader %d's endpoint: %w", i, err)
+		}
+		e, err := ParseEndpoint(string(v))
+		if err != nil {
+			return fmt.Errorf("verbs: leader %d's endpoint: %w", i, err)
+		}
+		if err := p.qp.Connect(e); err != nil {
+			return fmt.Errorf("verbs: connecting to leader %d (%v): %w", i, e, err)
+		}
+		p.last = time.Now().UnixNano()
+		p.lastRx.Store(p.last)
+	}
+	return nil
+}
+
+// key is the Exchange key of a leader's endpoint for leader i.
+func key(i int) string { return "iv" + strconv.Itoa(i) }
+
+func (p *peer) id(slot int, recv bool) uint64 {
+	id := uint64(p.idx)<<32 | uint64(slot)<<1
+	if recv {
+		id |= recvBit
+	}
+	return id
+}
+
+func (p *peer) slot(m *MR, s int) []byte { return m.Bytes()[s*slotSize : (s+1)*slotSize] }
+
+// Send queues a frame for leader to; see internode.Transport.
+func (t *Transport) Send(to int, h *internode.Header, payload []byte) error {
+	return t.send(to, kFrame, h, payload, true)
+}
+
+// Reply is Send that never waits for queue space.
+func (t *Transport) Reply(to int, h *internode.Header, payload []byte) error {
+	return t.send(to, kFrame, h, payload, false)
+}
+
+// SendBatch is Send for each frame, in order.
+func (t *Transport) SendBatch(to int, frames []internode.Frame) error {
+	for i := range frames {
+		if err := t.send(to, kFrame, &frames[i].Header, frames[i].Payload, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *Transport) peer(routine string, to int) *peer {
+	if to < 0 || to >= len(t.peers) || t.peers[to] == nil {
+		panic(fmt.Sprintf("verbs.%s: leader %d, want 0 <= leader < %d and not this leader (%d)", routine, to, len(t.peers), t.cfg.Index))
+	}
+	return t.peers[to]
+}
+
+func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte, wait bool) error {
+	p := t.peer("Send", to)
+	if kind == kFrame && int(h.Len) != len(payload) {
+		panic(fmt.Sprintf("verbs.Send: header Len %d for a payload of %d bytes", h.Len, len(payload)))
+	}
+	size := internode.HeaderSize + len(payload)
+	p.mu.Lock()
+	for wait && p.err == nil && p.queued > 0 && p.queued+size > t.cfg.QueueBytes {
+		p.cond.Wait()
+	}
+	if p.err != nil {
+		err := p.err
+		p.mu.Unlock()
+		return err
+	}
+	f := qframe{kind: kind, payload: payload}
+	if h != nil {
+		f.h = *h
+	}
+	p.q = append(p.q, f)
+	p.queued += size
+	p.pump()
+	p.mu.Unlock()
+	return nil
+}
+
+// pump posts queued messages while credits and send buffers allow,
+// and returns owed credits when half the buffers are owed. p.mu held.
+func (p *peer) pump() {
+	moved := false
+	for p.head < len(p.q) && p.err == nil && len(p.free) > 0 {
+		f := &p.q[p.head]
+		if need := 1 + b2n(f.kind == kFrame); p.avail < need {
+			break
+		}
+		s, b := p.take()
+		n := prefixSize
+		done := true
+		switch {
+		case f.kind != kFrame:
+			b[4] = f.kind
+			n += copy(b[n:], f.payload)
+		case !p.started:
+			b[4] = kFrame
+			f.h.Encode(b[n:])
+			n += internode.HeaderSize
+			c := copy(b[n:], f.payload)
+			n += c
+			p.sent, p.started = c, true
+			done = p.sent == len(f.payload)
+		default:
+			b[4] = kMore
+			c := copy(b[n:], f.payload[p.sent:])
+			n += c
+			p.sent += c
+			done = p.sent == len(f.payload)
+		}
+		if !p.post(s, b, n) {
+			return
+		}
+		if done {
+			p.queued -= internode.HeaderSize + len(f.payload)
+			p.q[p.head] = qframe{}
+			p.head++
+			p.sent, p.started = 0, false
+			moved = true
+		}
+	}
+	if p.head == len(p.q) && p.head > 0 {
+		p.q, p.head = p.q[:0], 0
+	}
+	if moved {
+		p.cond.Broadcast()
+	}
+	if p.owed >= slots/2 && p.avail >= 1 && len(p.free) > 0 && p.err == nil {
+		p.control(kCredit)
+	}
+}
+
+// control posts a message of kind with no body. p.mu held, p.avail >= 1,
+// len(p.free) > 0.
+func (p *peer) control(kind uint8) {
+	s, b := p.take()
+	b[4] = kind
+	p.post(s, b, prefixSize)
+}
+
+// take returns a free send buffer and its index, the prefix cleared.
+// p.mu held, len(p.free) > 0.
+func (p *peer) take() (int, []byte) {
+	s := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	b := p.slot(p.smr, s)
+	clear(b[:prefixSize])
+	return s, b
+}
+
+// post sends the first n bytes of send buffer s (b), returning the
+// credits owed in its prefix. p.mu held.
+func (p *peer) post(s int, b []byte, n int) bool {
+	binary.LittleEndian.PutUint32(b, uint32(p.owed))
+	if err := p.qp.PostSend(p.id(s, false), p.smr, b[:n]); err != nil {
+		p.free = append(p.free, s)
+		p.lostLocked(fmt.Errorf("verbs: sending to leader %d: %w", p.idx, err))
+		return false
+	}
+	p.owed = 0
+	p.avail--
+	p.posted++
+	p.last = time.Now().UnixNano()
+	return true
+}
+
+func b2n(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Flush waits until every frame queued for leader to is copied into
+// send buffers and posted: their payloads may be reused.
+func (t *Transport) Flush(to int) error {
+	p := t.peer("Flush", to)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.err == nil && p.head < len(p.q) {
+		p.cond.Wait()
+	}
+	if p.head < len(p.q) {
+		return p.err
+	}
+	return nil
+}
+
+// Poll reaps the completion queue from the caller's goroutine (a
+// waiting leader) and reports whether it delivered a frame; it never
+// blocks (internode.Poller).
+func (t *Transport) Poll() bool {
+	if !t.rx.TryLock() {
+		return false
+	}
+	_, frames := t.reap()
+	t.rx.Unlock()
+	return frames > 0
+}
+
+// PollIdle does nothing: the progress goroutine sleeps only when the
+// queue is armed, so it never waits for a poller.
+func (t *Transport) PollIdle() {}
+
+// reap processes completions until the queue is empty: how many, and
+// how many frames were delivered. t.rx held.
+func (t *Transport) reap() (n, frames int) {
+	for !t.closing.Load() {
+		k, err := t.cq.Poll(t.wc[:])
+		if err != nil {
+			t.lostAll(err)
+			return n, frames
+		}
+		if k == 0 {
+			return n, frames
+		}
+		n += k
+		for i := range k {
+			frames += t.complete(&t.wc[i])
+		}
+	}
+	return n, frames
+}
+
+// complete handles one completion; it returns 1 when a frame was
+// delivered. t.rx held.
+func (t *Transport) complete(c *Completion) int {
+	idx, s, recv := int(c.ID>>32), int(c.ID>>1)&(1<<31-1), c.ID&recvBit != 0
+	if idx >= len(t.peers) || t.peers[idx] == nil || s >= slots {
+		t.lostAll(fmt.Errorf("verbs: a completion with a foreign id %#x", c.ID))
+		return 0
+	}
+	p := t.peers[idx]
+	if c.Status != 0 {
+		if c.Status != statusFlush || !p.isLost() {
+			what := "send to"
+			if recv {
+				what = "receive from"
+			}
+			t.lost(p, fmt.Errorf("verbs: %s leader %d failed: %s (status %d): its process or host is gone, or the link broke", what, idx, c.Err, c.Status))
+		}
+		return 0
+	}
+	if !recv {
+		p.mu.Lock()
+		p.free = append(p.free, s)
+		p.posted--
+		p.pump()
+		p.mu.Unlock()
+		return 0
+	}
+	msg := p.slot(p.rmr, s)[:c.Bytes]
+	p.lastRx.Store(time.Now().UnixNano())
+	delivered, err := t.receive(p, msg)
+	if err != nil {
+		t.lost(p, err)
+		return delivered
+	}
+	if err := p.qp.PostRecv(p.id(s, true), p.rmr, p.slot(p.rmr, s)); err != nil {
+		t.lost(p, fmt.Errorf("verbs: reposting a receive buffer for leader %d: %w", idx, err))
+		return delivered
+	}
+	p.mu.Lock()
+	p.avail += int(binary.LittleEndian.Uint32(msg))
+	p.owed++
+	p.pump()
+	p.mu.Unlock()
+	return delivered
+}
+
+// receive handles one message from p. t.rx held.
+func (t *Transport) receive(p *peer, msg []byte) (int, error) {
+	if len(msg) < prefixSize {
+		return 0, fmt.Errorf("verbs: a %d-byte message from leader %d", len(msg), p.idx)
+	}
+	kind, body := msg[4], msg[prefixSize:]
+	if p.rxbuf != nil && kind != kMore && kind != kCredit { // credits may come between a frame's messages
+		return 0, fmt.Errorf("verbs: leader %d sent a message of kind %d inside a frame's payload (%d of %d bytes)", p.idx, kind, p.rxgot, p.rxh.Len)
+	}
+	sink := t.cfg.Sink
+	switch kind {
+	case kFrame:
+		if len(body) < internode.HeaderSize {
+			return 0, fmt.Errorf("verbs: a frame of %d bytes from leader %d", len(body), p.idx)
+		}
+		p.rxh.Decode(body)
+		body = body[internode.HeaderSize:]
+		if len(body) > int(p.rxh.Len) {
+			return 0, fmt.Errorf("verbs: leader %d sent %d payload bytes for a frame of %d", p.idx, len(body), p.rxh.Len)
+		}
+		if p.rxh.Len == 0 {
+			sink.Deliver(p.idx, &p.rxh, nil)
+			return 1, nil
+		}
+		buf := sink.Buffer(p.idx, &p.rxh)
+		if len(buf) != int(p.rxh.Len) {
+			return 0, fmt.Errorf("verbs: the sink gave %d bytes for a frame of %d from leader %d", len(buf), p.rxh.Len, p.idx)
+		}
+		p.rxbuf, p.rxgot = buf, copy(buf, body)
+	case kMore:
+		if p.rxbuf == nil || len(body) > len(p.rxbuf)-p.rxgot {
+			return 0, fmt.Errorf("verbs: leader %d sent %d payload bytes outside a frame", p.idx, len(body))
+		}
+		p.rxgot += copy(p.rxbuf[p.rxgot:], body)
+	case kCredit:
+		return 0, nil
+	case kBye:
+		p.mu.Lock()
+		p.bye = true
+		p.mu.Unlock()
+		return 0, nil
+	case kAbort:
+		return 0, fmt.Errorf("verbs: leader %d aborted the job: %s", p.idx, body)
+	default:
+		return 0, fmt.Errorf("verbs: a message of unknown kind %d from leader %d", kind, p.idx)
+	}
+	if p.rxgot < len(p.rxbuf) {
+		return 0, nil
+	}
+	buf := p.rxbuf
+	p.rxbuf, p.rxgot = nil, 0
+	sink.Deliver(p.idx, &p.rxh, buf)
+	return 1, nil
+}
+
+func (p *peer) isLost() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err != nil
+}
+
+// lost marks p lost and tells the Sink once, unless p said goodbye or
+// this transport is ending.
+func (t *Transport) lost(p *peer, err error) {
+	p.mu.Lock()
+	p.lostLocked(err)
+	tell := !p.bye && !p.failed && !t.closing.Load()
+	p.failed = p.failed || tell
+	p.mu.Unlock()
+	if tell {
+		t.cfg.Sink.Failed(p.idx, err)
+	}
+}
+
+func (p *peer) lostLocked(err error) {
+	if p.err == nil {
+		p.err = err
+		p.cond.Broadcast()
+	}
+}
+
+func (t *Transport) lostAll(err error) {
+	for _, p := range t.peers {
+		if p != nil {
+			t.lost(p, err)
+		}
+	}
+}
+
+// progress reaps completions while they come, then sleeps on the
+// completion channel; every idleProbe it probes idle links and looks
+// for silent peers.
+func (t *Transport) progress() {
+	defer close(t.done)
+	idle := 0
+	next := time.Now().Add(idleProbe)
+	for !t.closing.Load() {
+		if now := time.Now(); !now.Before(next) {
+			t.probe(now)
+			next = now.Add(idleProbe)
+		}
+		t.rx.Lock()
+		n, _ := t.reap()
+		t.rx.Unlock()
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		if idle < spinRounds {
+			idle++
+			runtime.Gosched()
+			continue
+		}
+		if err := t.cq.Arm(); err != nil {
+			t.lostAll(err)
+			return
+		}
+		t.rx.Lock()
+		n, _ = t.reap()
+		t.rx.Unlock()
+		if n > 0 {
+			idle = 0
+			continue
+		}
+		err := t.cq.Wait(next)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+		case errors.Is(err, os.ErrClosed):
+			return
+		case err != nil:
+			t.lostAll(err)
+			return
+		}
+		idle = spinRounds / 2
+	}
+}
+
+// probe sends a credit message to every peer nothing was sent to for
+// idleProbe, and reports lost every peer silent for deadAfter.
+func (t *Transport) probe(now time.Time) {
+	old := now.Add(-idleProbe).UnixNano()
+	silent := now.Add(-deadAfter).UnixNano()
+	for _, p := range t.peers {
+		if p == nil {
+			continue
+		}
+		p.mu.Lock()
+		if p.err == nil && p.last < old && p.head == len(p.q) && p.avail >= 1 && len(p.free) > 0 {
+			p.control(kCredit)
+		}
+		p.mu.Unlock()
+		if rx := p.lastRx.Load(); rx < silent {
+			t.rx.Lock()
+			t.lost(p, fmt.Errorf("verbs: leader %d sent nothing for %v (not even the idle probe, every %v): its process or host is gone, or the link is down",
+				p.idx, now.Sub(time.Unix(0, rx)).Round(time.Millisecond), idleProbe))
+			t.rx.Unlock()
+		}
+	}
+}
+
+// Close writes what is queued (for at most 2 s), says goodbye to every
+// peer and releases the device; see internode.Transport.
+func (t *Transport) Close() error {
+	t.end(kBye, "", closeWait)
+	return nil
+}
+
+// Abort tells every peer that the job ends with reason, then closes.
+func (t *Transport) Abort(reason string) {
+	t.end(kAbort, reason, abortWait)
+}
+
+func (t *Transport) end(kind uint8, reason string, bound time.Duration) {
+	t.ended.Do(func() {
+		msg := []byte(reason)
+		if len(msg) > moreChunk {
+			msg = msg[:moreChunk]
+		}
+		for _, p := range t.peers {
+			if p != nil {
+				t.send(p.idx, kind, nil, msg, false)
+			}
+		}
+		// Wait, within the bound, until what was sent is acknowledged
+		// and, on Close, the peer said goodbye too (the progress
+		// goroutine and pollers reap): a peer destroys its queue pair
+		// only after our goodbye, so ours is acknowledged, and after
+		// its own is, so everything it sent before is here.
+		end := time.Now().Add(bound)
+		for _, p := range t.peers {
+			if p == nil {
+				continue
+			}
+			for time.Now().Before(end) {
+				p.mu.Lock()
+				ok := p.err != nil || p.head == len(p.q) && p.posted == 0 && (kind == kAbort || p.bye)
+				p.mu.Unlock()
+				if ok {
+					break
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		t.rx.Lock()
+		t.closing.Store(true)
+		t.rx.Unlock()
+		t.cq.StopWaits()
+		<-t.done
+		for _, p := range t.peers {
+			if p != nil {
+				p.mu.Lock()
+				p.lostLocked(errors.New("verbs: the transport is closed"))
+				p.mu.Unlock()
+			}
+		}
+		t.destroy()
+	})
+}
+
+// destroy releases the queue pairs, buffers, queue and device.
+func (t *Transport) destroy() {
+	for _, p := range t.peers {
+		if p == nil {
+			continue
+		}
+		if p.qp != nil {
+			p.qp.Close()
+		}
+		if p.smr != nil {
+			p.smr.Close()
+		}
+		if p.rmr != nil {
+			p.rmr.Close()
+		}
+	}
+	if t.cq != nil {
+		t.cq.Close()
+	}
+	t.dev.Close()
+}
+
+var (
+	_ internode.Transport = (*Transport)(nil)
+	_ internode.Poller    = (*Transport)(nil)
+)
