@@ -55,6 +55,9 @@ const (
 	VarInternodeIf   = "SHMEM_INTERNODE_IFACE"
 	VarInternodePoll = "SHMEM_INTERNODE_POLL"
 	VarInternodeHold = "SHMEM_INTERNODE_HOLD"
+	VarVerbsDevice   = "SHMEM_VERBS_DEVICE"
+	VarVerbsPort     = "SHMEM_VERBS_PORT"
+	VarVerbsGIDIndex = "SHMEM_VERBS_GID_INDEX"
 )
 
 // Knob types, the values of Knob.Type.
@@ -149,7 +152,7 @@ type Config struct {
 	// mapping, else the host name.
 	Host string
 	// Internode is SHMEM_INTERNODE: the transport between the hosts'
-	// leader PEs ("tcp").
+	// leader PEs ("tcp" or "verbs").
 	Internode string
 	// InternodeIface is SHMEM_INTERNODE_IFACE: the interface or address
 	// the leaders listen on ("": the default route's interface).
@@ -160,6 +163,13 @@ type Config struct {
 	// InternodeHold is SHMEM_INTERNODE_HOLD: a leader's process holds a
 	// small put to another host back to send it with what follows.
 	InternodeHold bool
+	// VerbsDevice is SHMEM_VERBS_DEVICE: the RDMA device of the verbs
+	// transport ("auto": the first with an active port).
+	VerbsDevice string
+	// VerbsPort is SHMEM_VERBS_PORT: its port (0: the first active).
+	VerbsPort int
+	// VerbsGIDIndex is SHMEM_VERBS_GID_INDEX: the GID index (RoCE).
+	VerbsGIDIndex int
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -290,11 +300,13 @@ func defs() []def {
 				"on one machine.",
 		}, func(c *Config) *string { return &c.Host }),
 		enumKnob(Knob{
-			Name: VarInternode, Default: "tcp", Values: []string{"tcp"},
+			Name: VarInternode, Default: "tcp", Values: []string{"tcp", "verbs"},
 			Help: "In a job that spans hosts, the transport between the hosts' leader PEs " +
 				"(one per host carries all of its host's cross-host traffic). tcp: TCP " +
-				"connections made when a leader first talks to another. (RDMA verbs comes " +
-				"next.)",
+				"connections made when a leader first talks to another. verbs: RDMA verbs " +
+				"(InfiniBand, RoCE) through libibverbs, one reliable connected queue pair per " +
+				"pair of leaders, made at start-up; only in a build with -tags verbs (see " +
+				"SHMEM_VERBS_DEVICE).",
 		}, func(c *Config, v string) { c.Internode = v }),
 		stringKnob(Knob{
 			Name: VarInternodeIf, Default: "auto",
@@ -319,6 +331,23 @@ func defs() []def {
 				"if the PE computes instead; only while SHMEM_INTERNODE_POLL is on. off: " +
 				"every put leaves at once.",
 		}, func(c *Config) *bool { return &c.InternodeHold }),
+		stringKnob(Knob{
+			Name: VarVerbsDevice, Default: "auto",
+			Help: "With SHMEM_INTERNODE=verbs: the RDMA device the leaders use, e.g. mlx5_0 " +
+				"or rxe0 (the names in /sys/class/infiniband). auto: the first device " +
+				"with an active port.",
+		}, func(c *Config) *string { return &c.VerbsDevice }),
+		rangeKnob(Knob{
+			Name: VarVerbsPort, Default: "0",
+			Help: "With SHMEM_INTERNODE=verbs: the device's port, from 1. 0: the first " +
+				"active port.",
+		}, 0, 255, func(c *Config) *int { return &c.VerbsPort }),
+		rangeKnob(Knob{
+			Name: VarVerbsGIDIndex, Default: "0",
+			Help: "With SHMEM_INTERNODE=verbs on RoCE (Ethernet): the index of the GID the " +
+				"leaders address each other by (see the port's gids in /sys/class/infiniband/" +
+				"DEVICE/ports/PORT/gids; RoCE v2 over IPv4 is often 1 or 3).",
+		}, 0, 1<<16-1, func(c *Config) *int { return &c.VerbsGIDIndex }),
 		countKnob(Knob{
 			Name: VarSimDomains, Default: "0",
 			Help: "For tests and experiments: treat every run of this many consecutive PEs " +
@@ -495,6 +524,33 @@ func enumKnob(k Knob, set func(c *Config, v string)) def {
 		}
 		return &Error{Value: v, Problem: "unknown value", Accept: "use one of " + strings.Join(values, ", ")}
 	}}
+}
+
+// rangeKnob is an int knob from lo to hi.
+func rangeKnob(k Knob, lo, hi int, field func(*Config) *int) def {
+	k.Type = TypeInt
+	return def{k, func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return &Error{Value: v, Problem: "not a number in range", Accept: fmt.Sprintf("use a whole number from %d to %d", lo, hi)}
+		}
+		*field(c) = n
+		return nil
+	}}
+}
+
+// LoadOnly is Load of the knobs named only: the others keep their
+// defaults and their variables are not read (a package that needs a
+// few knobs reports only its own bad values).
+func LoadOnly(getenv func(string) string, names ...string) (Config, error) {
+	return Load(func(k string) string {
+		for _, n := range names {
+			if n == k {
+				return getenv(k)
+			}
+		}
+		return ""
+	})
 }
 
 // countKnob is an int knob >= 0 where 0 also reads "auto".

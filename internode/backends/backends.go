@@ -7,6 +7,7 @@ package backends
 import (
 	"github.com/goshmem/goshmem/internode"
 	"github.com/goshmem/goshmem/internode/tcp"
+	"github.com/goshmem/goshmem/internode/verbs"
 )
 
 // Default is the backend used when SHMEM_INTERNODE is not set.
@@ -14,7 +15,7 @@ const Default = tcp.Name
 
 // List returns the backends of this build.
 func List() []internode.Backend {
-	return []internode.Backend{tcp.Backend()}
+	return []internode.Backend{tcp.Backend(), verbs.Backend()}
 }
 
 // Open opens the backend called name ("" is Default); an unknown name

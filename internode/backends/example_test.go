@@ -73,9 +73,9 @@ func Example() {
 	}
 	ts[0].Flush(1) // payload may be reused from here on
 	fmt.Println(<-sinks[1].done)
-	_, err := backends.Open("verbs", internode.Config{Leaders: 1, Exchange: kvView{x, 0}, Sink: sinks[0]})
+	_, err := backends.Open("shm", internode.Config{Leaders: 1, Exchange: kvView{x, 0}, Sink: sinks[0]})
 	fmt.Println(err)
 	// Output:
 	// put of 5 bytes from leader 0 at offset 16: "hello"
-	// internode: no transport "verbs" in this build; set SHMEM_INTERNODE to one of: tcp
+	// internode: no transport "shm" in this build; set SHMEM_INTERNODE to one of: tcp, verbs
 }

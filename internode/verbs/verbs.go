@@ -25,9 +25,8 @@
 // by Connect. PostWrite, PostRead and PostSend queue work requests,
 // PostRecv receive buffers, and CQ.Poll reaps completions.
 //
-// The knobs are read by ConfigFromEnv here; they join the runtime's
-// single knob table (internal/env, printed by oshinfo) when the verbs
-// backend becomes a choice of SHMEM_INTERNODE.
+// The knobs are declared in the runtime's knob table (internal/env,
+// printed by oshinfo) and read by ConfigFromEnv.
 //
 // # Errors
 //
@@ -45,6 +44,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/goshmem/goshmem/internal/env"
 )
 
 // ErrNoDevice is wrapped by Open's error when no RDMA device is usable.
@@ -63,26 +64,19 @@ type Config struct {
 }
 
 // ConfigFromEnv reads SHMEM_VERBS_DEVICE, SHMEM_VERBS_PORT and
-// SHMEM_VERBS_GID_INDEX from getenv (os.Getenv when nil).
+// SHMEM_VERBS_GID_INDEX from getenv (os.Getenv when nil), through the
+// runtime's knob table (internal/env, printed by oshinfo).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	c := Config{Device: strings.TrimSpace(getenv("SHMEM_VERBS_DEVICE"))}
-	for _, v := range []struct {
-		name string
-		dst  *int
-		max  int
-	}{{"SHMEM_VERBS_PORT", &c.Port, 255}, {"SHMEM_VERBS_GID_INDEX", &c.GIDIndex, 1<<16 - 1}} {
-		s := strings.TrimSpace(getenv(v.name))
-		if s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || n > v.max {
-			return Config{}, fmt.Errorf("%s=%q: want a number from 0 to %d (unset it for the default)", v.name, s, v.max)
-		}
-		*v.dst = n
+	e, err := env.LoadOnly(getenv, env.VarVerbsDevice, env.VarVerbsPort, env.VarVerbsGIDIndex)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Config{Device: e.VerbsDevice, Port: e.VerbsPort, GIDIndex: e.VerbsGIDIndex}
+	if c.Device == "auto" {
+		c.Device = ""
 	}
 	return c, nil
 }

@@ -59,6 +59,9 @@ func TestConfigFromEnv(t *testing.T) {
 	if c, err := ConfigFromEnv(env(nil)); err != nil || c != (Config{}) {
 		t.Errorf("empty: %+v, %v", c, err)
 	}
+	if c, err := ConfigFromEnv(env(map[string]string{"SHMEM_VERBS_DEVICE": "auto", "SHMEM_SYMMETRIC_SIZE": "lots"})); err != nil || c != (Config{}) {
+		t.Errorf("auto, with another knob bad: %+v, %v; want the first device and no error (the other knob is not verbs')", c, err)
+	}
 	for _, kv := range [][2]string{{"SHMEM_VERBS_PORT", "256"}, {"SHMEM_VERBS_PORT", "-1"}, {"SHMEM_VERBS_PORT", "one"}, {"SHMEM_VERBS_GID_INDEX", "65536"}} {
 		_, err := ConfigFromEnv(env(map[string]string{kv[0]: kv[1]}))
 		if err == nil || !strings.Contains(err.Error(), kv[0]) {
