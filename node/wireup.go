@@ -283,7 +283,7 @@ func (cl *Cluster) String() string {
 	}
 	between := "none (one host)"
 	if len(cl.Hosts) > 1 {
-		between = cl.Transport + " among the leaders"
+		between = "the leaders over " + cl.Transport
 	}
 	return fmt.Sprintf("launcher %s over PMI-%d; %d host(s) from %s: %s; between hosts: %s",
 		cl.Launcher, cl.PMI, len(cl.Hosts), cl.Mapping, strings.Join(hosts, ", "), between)

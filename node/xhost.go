@@ -307,6 +307,9 @@ func (x *xhost) open(pc *pmi.Client) error {
 			x.cl.Leaders[x.host], x.cl.Hosts[x.host], x.name, err)
 	}
 	x.tr = tr
+	if d, ok := tr.(fmt.Stringer); ok { // what the backend chose, for SHMEM_INFO
+		x.cl.Transport = d.String()
+	}
 	close(x.trSet)
 	if !x.j.cfg.InternodeNoPoll {
 		x.poller, _ = tr.(internode.Poller)

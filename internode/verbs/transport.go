@@ -248,6 +248,17 @@ func (t *Transport) setup() error {
 	return nil
 }
 
+// String describes the transport for SHMEM_INFO: the device and port,
+// the queue pairs and buffers, and where remote AMOs run.
+func (t *Transport) String() string {
+	link := "InfiniBand"
+	if t.dev.LinkETH {
+		link = fmt.Sprintf("RoCE, GID index %d", t.dev.GIDIndex)
+	}
+	return fmt.Sprintf("verbs on %s port %d (%s): one RC queue pair per other leader (%d), frames as SENDs through %d x %d KiB buffers each way; remote AMOs run on the target host's CPU (its leader applies them), never as NIC atomics",
+		t.dev.Name, t.dev.Port, link, t.cfg.Leaders-1, slots, slotSize>>10)
+}
+
 // key is the Exchange key of a leader's endpoint for leader i.
 func key(i int) string { return "iv" + strconv.Itoa(i) }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # /init of the verbs test guest (see guest.sh): brings up a soft-RoCE
-# device on a dummy netdev, runs the test binaries in /opt, prints
+# device on a dummy netdev, runs the test binaries in /opt (and a
+# cross-host job over verbs under hydra), prints
 # "GUEST-RESULT: PASS" or "GUEST-RESULT: FAIL" and powers off.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
 mount -t proc proc /proc
@@ -32,6 +33,26 @@ for t in /opt/*.test; do
 		bad "$t"
 	fi
 done
+# Jobs of 2 and 3 "hosts" (SHMEM_HOST groups) under MPICH's hydra, their
+# leaders talking over verbs on rxe0: the cross-host scenarios of
+# node's TestAcrossHosts that fit TCG's speed (README, "RDMA verbs").
+xrun='^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-teams-2-2|xhost-reduce-2-1-2)$'
+if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq "$run"; }; then
+	say "== /opt/node.xtest over verbs"
+	hostname guest
+	mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+	if (cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=0 \
+		timeout 600 /opt/node.xtest -test.v -test.count=1 -test.run "$xrun"); then
+		say "/opt/node.xtest over verbs OK"
+	else
+		bad "/opt/node.xtest over verbs"
+	fi
+	# The same job with SHMEM_INFO=1 must say that its leaders use verbs.
+	(cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=1 SHMEM_SYMMETRIC_SIZE=8m \
+		timeout 120 mpiexec.hydra -n 1 -env SHMEM_HOST h0 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$' \
+		: -n 1 -env SHMEM_HOST h1 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$') >/tmp/info.log 2>&1
+	grep -m1 'between hosts: the leaders over verbs on rxe0' /tmp/info.log || { cat /tmp/info.log; bad "SHMEM_INFO does not name verbs on rxe0"; }
+fi
 rdma link delete rxe0 || bad "rdma link delete rxe0"
 if [ $fail = 0 ]; then say "GUEST-RESULT: PASS"; else say "GUEST-RESULT: FAIL"; fi
 sync
