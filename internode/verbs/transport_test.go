@@ -412,3 +412,57 @@ func TestTransportThreeLeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestTransportPingPongLatency logs the one-way latency of 8-byte
+// frames between two leaders of one process, received by the caller's
+// Poll (as a waiting leader does) and by the progress goroutine alone
+// (for comparing with ib_write_lat on the same device; not a timed
+// test).
+func TestTransportPingPongLatency(t *testing.T) {
+	sinks := []*sink{newSink(), newSink()}
+	trs := openLeaders(t, 2, sinks)
+	const n = 2000
+	for _, poll := range []bool{true, false} {
+		done := make(chan struct{})
+		go func() { // leader 1 echoes
+			defer close(done)
+			for range n {
+				var f frame
+				for got := false; !got; {
+					select {
+					case f = <-sinks[1].frames:
+						got = true
+					default:
+						if poll {
+							trs[1].Poll()
+						} else {
+							f = <-sinks[1].frames
+							got = true
+						}
+					}
+				}
+				trs[1].Send(0, &f.h, f.payload)
+			}
+		}()
+		p := make([]byte, 8)
+		start := time.Now()
+		for i := range n {
+			trs[0].Send(1, &internode.Header{Seq: uint32(i), Len: 8}, p)
+			for got := false; !got; {
+				select {
+				case <-sinks[0].frames:
+					got = true
+				default:
+					if poll {
+						trs[0].Poll()
+					} else {
+						<-sinks[0].frames
+						got = true
+					}
+				}
+			}
+		}
+		<-done
+		t.Logf("poll %v: one way %.2f us", poll, float64(time.Since(start).Microseconds())/2/n)
+	}
+}

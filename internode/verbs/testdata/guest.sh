@@ -9,6 +9,9 @@
 #   internode/verbs/testdata/guest.sh            # from the repository root
 #   GUEST_WORK=/tmp/gv GUEST_TIMEOUT=300 internode/verbs/testdata/guest.sh
 #   GUEST_RUN='TestTransport' internode/verbs/testdata/guest.sh   # only these tests
+#   GUEST_PERF=3 GUEST_TIMEOUT=1800 internode/verbs/testdata/guest.sh  # performance (perf.sh), 3 rounds
+#   GUEST_PERF=1 GUEST_STEPS='lat|amo' ...                            # only some of perf.sh's steps
+#   GUEST_ENV=SHMEM_INTERNODE_POLL=off,SPIN=10 ...                     # extra environment in the guest
 #
 # It installs what it needs on the host with apt (qemu-system-x86, kmod,
 # cpio, libibverbs-dev, gcc), downloads the guest's .debs, builds the
@@ -58,7 +61,8 @@ fi
 # ---- guest packages ------------------------------------------------------
 KPKG=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 [ -n "$KPKG" ] || fail "no linux-image package found (apt-get update?)"
-DEBS="$KPKG busybox-static libc6 libibverbs1 ibverbs-providers libnl-3-200 libnl-route-3-200 iproute2 libmnl0 libbsd0 libmd0 libcap2"
+LIBS="libc6 libibverbs1 ibverbs-providers libnl-3-200 libnl-route-3-200 libmnl0 libbsd0 libmd0 libcap2 librdmacm1 libibumad3 libpci3 libudev1 zlib1g"
+DEBS="$KPKG busybox-static iproute2 perftest $LIBS"
 mkdir -p "$W/debs"
 chown _apt "$W/debs" 2>/dev/null || true
 for p in $DEBS; do
@@ -88,9 +92,11 @@ for m in rdma_rxe ib_uverbs crc32_generic dummy; do add "$m"; done
 for n in "${!WANT[@]}"; do install -D -m 0644 "${PATHOF[$n]}" "$ROOT/lib/modules/$KVER/${PATHOF[$n]#$MSRC/}"; done
 cp "$MSRC"/modules.order "$MSRC"/modules.builtin "$MSRC"/modules.builtin.modinfo "$ROOT/lib/modules/$KVER/"
 depmod -b "$ROOT" "$KVER"
-for p in libc6 libibverbs1 ibverbs-providers libnl-3-200 libnl-route-3-200 libmnl0 libbsd0 libmd0 libcap2; do
+for p in $LIBS; do
 	dpkg-deb -x "$W/debs/${p}"_*.deb "$ROOT"
 done
+dpkg-deb -x "$W/debs"/perftest_*.deb "$STAGE/perftest"
+for b in ib_write_lat ib_write_bw ib_atomic_lat; do install -D -m 0755 "$STAGE/perftest/usr/bin/$b" "$ROOT/usr/bin/$b"; done
 dpkg-deb -x "$W/debs"/iproute2_*.deb "$STAGE/iproute2"
 install -D -m 0755 "$STAGE/iproute2/usr/bin/rdma" "$ROOT/usr/bin/rdma"
 dpkg-deb -x "$W/debs"/busybox-static_*.deb "$STAGE/bb"
@@ -127,6 +133,11 @@ install -m 0755 "$REPO/internode/verbs/testdata/init.sh" "$ROOT/init"
 	fail "the verbs tests failed on the host (no device: they must skip): see $W/host-test.log"
 grep -q -- '--- SKIP: TestRCLoopback' "$W/host-test.log" || grep -q -- '--- PASS: TestRCLoopback' "$W/host-test.log" ||
 	fail "TestRCLoopback neither ran nor skipped on the host: see $W/host-test.log"
+if [ -n "${GUEST_PERF:-}" ]; then
+	(cd "$REPO" && CGO_ENABLED=1 go build -tags verbs -o "$ROOT/opt/bench/" ./bench/put_pingpong ./bench/put_bw ./bench/atomics) ||
+		fail "go build -tags verbs ./bench/..."
+	install -m 0755 "$REPO/internode/verbs/testdata/perf.sh" "$ROOT/opt/perf.sh"
+fi
 (cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$W/initrd.img"
 
 # ---- boot ----------------------------------------------------------------------
@@ -138,9 +149,15 @@ rm -f "$PIDFILE"
 set +e
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -name goshmem-verbs -pidfile "$PIDFILE" "${QA[@]}" -m 2G -smp 2 \
 	-kernel "$K/boot/vmlinuz-$KVER" -initrd "$W/initrd.img" \
-	-append "console=ttyS0 panic=-1 loglevel=4${GUEST_RUN:+ goshmem.run=$GUEST_RUN}" -nic none -nographic -no-reboot </dev/null >"$LOG" 2>&1
+	-append "console=ttyS0 panic=-1 loglevel=4${GUEST_RUN:+ goshmem.run=$GUEST_RUN}${GUEST_PERF:+ goshmem.perf=$GUEST_PERF}${GUEST_STEPS:+ goshmem.steps=$GUEST_STEPS}${GUEST_ENV:+ goshmem.env=$GUEST_ENV}" -nic none -nographic -no-reboot </dev/null >"$LOG" 2>&1
 rc=$?
 set -e
+if [ -n "${GUEST_PERF:-}" ] && grep -q 'GUEST-RESULT: PASS' "$LOG"; then
+	tr -d '\r' <"$LOG" | grep '^FIG ' >"$W/perf.txt"
+	awk -f "$REPO/internode/verbs/testdata/ratios.awk" "$W/perf.txt"
+	echo "guest.sh: PASS (performance, $GUEST_PERF rounds; figures in $W/perf.txt)"
+	exit 0
+fi
 if grep -q 'GUEST-RESULT: PASS' "$LOG"; then
 	grep -E '^ *(--- |\[guest)' "$LOG" | sed 's/^/  /' || true
 	echo "guest.sh: PASS (soft-RoCE in a qemu guest, $ACCEL; log $LOG)"

@@ -22,6 +22,22 @@ ip link set dummy0 up
 sleep 1 # the GID table is built from the link-local address
 rdma link add rxe0 type rxe netdev dummy0 || bad "rdma link add rxe0"
 ulimit -l unlimited 2>/dev/null || true
+hostname guest
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+# An IPv4 address for the TCP backend's leaders (after rxe0 took its
+# GIDs: index 0 stays the link-local one).
+ip addr add 192.0.2.1/24 dev dummy0 || bad "ip addr add"
+# goshmem.perf=ROUNDS: the performance runs (perf.sh) instead of the tests.
+perf=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.perf=//p')
+# goshmem.env=A=1,B=2 (GUEST_ENV): extra environment for the runs.
+for kv in $(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.env=//p' | tr ',' ' '); do export "$kv"; done
+if [ -n "$perf" ]; then
+	STEPS=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.steps=//p') sh /opt/perf.sh "$perf" || bad "perf.sh"
+	rdma link delete rxe0 || bad "rdma link delete rxe0"
+	if [ $fail = 0 ]; then say "GUEST-RESULT: PASS"; else say "GUEST-RESULT: FAIL"; fi
+	sync
+	poweroff -f
+fi
 # goshmem.run=REGEXP on the kernel command line (GUEST_RUN in guest.sh)
 # runs only the matching tests.
 run=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.run=//p')
@@ -39,8 +55,6 @@ done
 xrun='^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-teams-2-2|xhost-reduce-2-1-2)$'
 if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq "$run"; }; then
 	say "== /opt/node.xtest over verbs"
-	hostname guest
-	mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
 	if (cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=0 \
 		timeout 600 /opt/node.xtest -test.v -test.count=1 -test.run "$xrun"); then
 		say "/opt/node.xtest over verbs OK"
