@@ -11,49 +11,8 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/internode"
+	"github.com/goshmem/goshmem/internode/internodetest"
 )
-
-// exchange is an in-memory internode.Exchange shared by the leaders of
-// a test: view(rank) is one leader's handle.
-type exchange struct {
-	mu   sync.Mutex
-	vals map[string][]byte // "rank/key"
-	gets atomic.Int64
-	// rewrite, if set, changes what Get returns (wrong addresses).
-	rewrite func(rank int, key string, val []byte) []byte
-}
-
-type exView struct {
-	x    *exchange
-	rank int
-}
-
-func (v exView) Put(key string, val []byte) error {
-	v.x.mu.Lock()
-	defer v.x.mu.Unlock()
-	k := fmt.Sprint(v.rank, "/", key)
-	if _, ok := v.x.vals[k]; ok {
-		return fmt.Errorf("key %s put twice", k)
-	}
-	v.x.vals[k] = append([]byte(nil), val...)
-	return nil
-}
-
-func (v exView) Fence() error { return nil }
-
-func (v exView) Get(rank int, key string) ([]byte, error) {
-	v.x.gets.Add(1)
-	v.x.mu.Lock()
-	defer v.x.mu.Unlock()
-	val, ok := v.x.vals[fmt.Sprint(rank, "/", key)]
-	if !ok {
-		return nil, fmt.Errorf("no key %s for rank %d", key, rank)
-	}
-	if v.x.rewrite != nil {
-		val = v.x.rewrite(rank, key, val)
-	}
-	return val, nil
-}
 
 // sink records what a leader receives. Payloads are checked against the
 // reference generator on arrival (not kept); headers are kept in order.
@@ -126,7 +85,7 @@ func equalPayload(b []byte, from, to int, k, n uint32) bool {
 // leaders is a test's set of transports on loopback.
 type leaders struct {
 	ts    []*Transport
-	x     *exchange
+	x     *internodetest.Exchange
 	sinks []internode.Sink
 }
 
@@ -134,9 +93,9 @@ type leaders struct {
 // change each leader's Config.
 func start(t testing.TB, n int, mod func(i int, c *internode.Config), sinks []internode.Sink) *leaders {
 	t.Helper()
-	l := &leaders{ts: make([]*Transport, n), x: &exchange{vals: map[string][]byte{}}, sinks: sinks}
+	l := &leaders{ts: make([]*Transport, n), x: internodetest.NewExchange(0), sinks: sinks}
 	for i := range n {
-		cfg := internode.Config{Index: i, Leaders: n, JobID: "job-1", Sink: sinks[i], Exchange: exView{l.x, i}, Iface: "127.0.0.1"}
+		cfg := internode.Config{Index: i, Leaders: n, JobID: "job-1", Sink: sinks[i], Exchange: l.x.View(i), Iface: "127.0.0.1"}
 		if mod != nil {
 			mod(i, &cfg)
 		}

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internode"
+	"github.com/goshmem/goshmem/internode/internodetest"
 )
 
 // TestFramesInOrder: three leaders send each other random frames (no
@@ -407,7 +408,7 @@ func TestHandshakeMismatch(t *testing.T) {
 		{"version", nil, func(l *leaders) { l.ts[1].mine.version = version + 1 }, fmt.Sprintf("speaks protocol version %d", version+1)},
 		{"address", nil, func(l *leaders) {
 			// The exchange gives leader 0 its own address for leader 1.
-			l.x.rewrite = func(rank int, key string, val []byte) []byte { return l.x.vals["0/"+key] }
+			l.x.Rewrite = func(rank int, key string, val []byte) []byte { return l.x.Value(0, key) }
 		}, "is leader 0, not 1"},
 	}
 	for _, c := range cases {
@@ -593,14 +594,14 @@ func TestLazyAddresses(t *testing.T) {
 	l.ts[0].Send(3, &h, nil)
 	l.ts[0].Flush(3)
 	waitFor(t, "the frame", func() bool { return ss[3].count(0) == 1 })
-	if n := l.x.gets.Load(); n != 1 {
+	if n := l.x.Gets(); n != 1 {
 		t.Errorf("%d exchange gets for one peer, want 1", n)
 	}
 }
 
 func TestOpenErrors(t *testing.T) {
-	x := &exchange{vals: map[string][]byte{}}
-	ok := internode.Config{Index: 0, Leaders: 2, Sink: newSink(0), Exchange: exView{x, 0}, Iface: "127.0.0.1"}
+	x := internodetest.NewExchange(0)
+	ok := internode.Config{Index: 0, Leaders: 2, Sink: newSink(0), Exchange: x.View(0), Iface: "127.0.0.1"}
 	cases := []struct {
 		name string
 		mod  func(c *internode.Config)
@@ -784,7 +785,7 @@ func TestReuseAfterFlush(t *testing.T) {
 func TestDialRefused(t *testing.T) {
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
-	l.x.rewrite = func(int, string, []byte) []byte { return []byte(l.ts[1].Addr()) }
+	l.x.Rewrite = func(int, string, []byte) []byte { return []byte(l.ts[1].Addr()) }
 	l.ts[1].ln.Close() // nobody listens there any more
 	h := internode.Header{}
 	l.ts[0].Send(1, &h, nil)

@@ -80,6 +80,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -96,8 +97,8 @@ const Name = "verbs"
 func Backend() internode.Backend { return internode.Backend{Name: Name, Open: OpenTransport} }
 
 const (
-	slotSize    = 16 << 10 // bytes of one message buffer
-	slots       = 32       // receive buffers per queue pair (the peer's credits), and send buffers
+	slotSize    = 64 << 10 // bytes of one message buffer
+	slots       = 16       // receive buffers per queue pair (the peer's credits), and send buffers
 	prefixSize  = 8        // credits returned (4), kind (1), zero (3)
 	firstChunk  = slotSize - prefixSize - internode.HeaderSize
 	moreChunk   = slotSize - prefixSize
@@ -323,8 +324,8 @@ func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte
 	}
 	size := internode.HeaderSize + len(payload)
 	p.mu.Lock()
-	for wait && p.err == nil && p.queued > 0 && p.queued+size > t.cfg.QueueBytes {
-		p.cond.Wait()
+	if wait {
+		t.await(p, func() bool { return p.queued == 0 || p.queued+size <= t.cfg.QueueBytes })
 	}
 	if p.err != nil {
 		err := p.err
@@ -443,13 +444,41 @@ func (t *Transport) Flush(to int) error {
 	p := t.peer("Flush", to)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.err == nil && p.head < len(p.q) {
-		p.cond.Wait()
-	}
+	t.await(p, func() bool { return p.head == len(p.q) })
 	if p.head < len(p.q) {
 		return p.err
 	}
 	return nil
+}
+
+// awaitPolls is how many times await reaps the completion queue itself
+// before it sleeps.
+const awaitPolls = 1000
+
+// await waits until done (called with p.mu held) or p is lost. It
+// reaps the completion queue itself first (Poll, then a yield when
+// nothing came): the completions that free send buffers and bring
+// credits are what it waits for, and the progress goroutine keeps out
+// of the way of a PE that polls (see progress), so a Flush that only
+// slept would wait for the goroutine's next look each time it runs out
+// of credits (measured in the guest: 1 MiB puts at 20 MB/s). After
+// awaitPolls rounds it hands reaping back (PollIdle) and sleeps until
+// a completion's pump wakes it. p.mu is held on entry and on return.
+func (t *Transport) await(p *peer, done func() bool) {
+	for n := 0; p.err == nil && !done(); n++ {
+		if n < awaitPolls {
+			p.mu.Unlock()
+			if !t.Poll() {
+				runtime.Gosched()
+			}
+			p.mu.Lock()
+			continue
+		}
+		if n == awaitPolls {
+			t.PollIdle()
+		}
+		p.cond.Wait()
+	}
 }
 
 // Poll reaps the completion queue from the caller's goroutine (a

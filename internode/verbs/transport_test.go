@@ -4,7 +4,6 @@ package verbs
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -13,70 +12,8 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/internode"
+	"github.com/goshmem/goshmem/internode/internodetest"
 )
-
-// exchange is an in-memory Exchange shared by the leaders of a test:
-// one fence, as under PMI.
-type exchange struct {
-	mu      sync.Mutex
-	kv      map[string][]byte
-	n, in   int
-	fenced  chan struct{}
-	fences  []int
-	gets    int
-	putKeys map[string]bool
-}
-
-func newExchange(n int) *exchange {
-	return &exchange{kv: map[string][]byte{}, n: n, fenced: make(chan struct{}), fences: make([]int, n), putKeys: map[string]bool{}}
-}
-
-type rankExchange struct {
-	e    *exchange
-	rank int
-}
-
-func (x rankExchange) Put(k string, v []byte) error {
-	x.e.mu.Lock()
-	defer x.e.mu.Unlock()
-	kk := fmt.Sprintf("%d/%s", x.rank, k)
-	if x.e.putKeys[kk] {
-		return fmt.Errorf("key %q put twice", kk)
-	}
-	x.e.putKeys[kk] = true
-	x.e.kv[kk] = append([]byte(nil), v...)
-	return nil
-}
-
-func (x rankExchange) Fence() error {
-	x.e.mu.Lock()
-	x.e.fences[x.rank]++
-	if x.e.fences[x.rank] > 1 {
-		x.e.mu.Unlock()
-		return errors.New("a second fence: the launcher's non-leaders fence once")
-	}
-	x.e.in++
-	if x.e.in == x.e.n {
-		close(x.e.fenced)
-	}
-	x.e.mu.Unlock()
-	select {
-	case <-x.e.fenced:
-		return nil
-	case <-time.After(20 * time.Second):
-		return errors.New("fence: the other leaders did not come")
-	}
-}
-
-func (x rankExchange) Get(r int, k string) ([]byte, error) {
-	x.e.mu.Lock()
-	defer x.e.mu.Unlock()
-	v, ok := x.e.kv[fmt.Sprintf("%d/%s", r, k)]
-	if !ok {
-		return nil, fmt.Errorf("no key %q of rank %d", k, r)
-	}
-	return v, nil
-}
 
 // frame is one delivered frame.
 type frame struct {
@@ -114,7 +51,7 @@ func (s *sink) Failed(peer int, err error) { s.failed <- fmt.Errorf("leader %d: 
 func openLeaders(t *testing.T, n int, sinks []*sink) []*Transport {
 	t.Helper()
 	openOrSkip(t).Close() // skip without a device
-	e := newExchange(n)
+	e := internodetest.NewExchange(n)
 	trs := make([]*Transport, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -123,7 +60,7 @@ func openLeaders(t *testing.T, n int, sinks []*sink) []*Transport {
 		go func() {
 			defer wg.Done()
 			tr, err := internode.Open([]internode.Backend{Backend()}, Name, internode.Config{
-				Index: i, Leaders: n, JobID: "test", Exchange: rankExchange{e, i}, Sink: sinks[i],
+				Index: i, Leaders: n, JobID: "test", Exchange: e.View(i), Sink: sinks[i],
 			})
 			errs[i] = err
 			if err == nil {
@@ -360,12 +297,15 @@ func TestTransportDeadPeer(t *testing.T) {
 	trs := openLeaders(t, 2, sinks)
 	// Leader 1 dies: no goodbye.
 	dead := trs[1]
-	dead.rx.Lock()
-	dead.closing.Store(true)
-	dead.rx.Unlock()
-	dead.cq.StopWaits()
-	<-dead.done
-	dead.destroy()
+	dead.ended.Do(func() { // as end, without the goodbyes (a later Close does nothing)
+		dead.rx.Lock()
+		dead.closing.Store(true)
+		dead.rx.Unlock()
+		close(dead.quit)
+		dead.cq.StopWaits()
+		<-dead.done
+		dead.destroy()
+	})
 	start := time.Now()
 	select {
 	case err := <-sinks[0].failed:
