@@ -362,6 +362,8 @@ func TestTransportPingPongLatency(t *testing.T) {
 	sinks := []*sink{newSink(), newSink()}
 	trs := openLeaders(t, 2, sinks)
 	const n = 2000
+	watchdog := time.AfterFunc(90*time.Second, func() { panic("TestTransportPingPongLatency: 2 x 2000 round trips did not end within 90 s") })
+	defer watchdog.Stop()
 	for _, poll := range []bool{true, false} {
 		done := make(chan struct{})
 		go func() { // leader 1 echoes
