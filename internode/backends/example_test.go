@@ -2,36 +2,11 @@ package backends_test
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/goshmem/goshmem/internode"
 	"github.com/goshmem/goshmem/internode/backends"
+	"github.com/goshmem/goshmem/internode/internodetest"
 )
-
-// kv is an in-memory Exchange for leaders in one process (the runtime
-// passes its PMI client).
-type kv struct {
-	mu   sync.Mutex
-	vals map[string][]byte
-}
-
-type kvView struct {
-	kv   *kv
-	rank int
-}
-
-func (v kvView) Put(key string, val []byte) error {
-	v.kv.mu.Lock()
-	defer v.kv.mu.Unlock()
-	v.kv.vals[fmt.Sprint(v.rank, key)] = val
-	return nil
-}
-func (v kvView) Fence() error { return nil }
-func (v kvView) Get(rank int, key string) ([]byte, error) {
-	v.kv.mu.Lock()
-	defer v.kv.mu.Unlock()
-	return v.kv.vals[fmt.Sprint(rank, key)], nil
-}
 
 // heap is a Sink that lands payloads at Header.Off of a PE's heap.
 type heap struct {
@@ -50,13 +25,13 @@ func (h *heap) Failed(peer int, err error) { fmt.Println("lost leader", peer, er
 // Two leaders on this host's loopback: leader 0 puts 5 bytes into
 // leader 1's heap.
 func Example() {
-	x := &kv{vals: map[string][]byte{}}
+	x := internodetest.NewExchange(0) // the runtime passes its PMI client
 	sinks := []*heap{{mem: make([]byte, 64), done: make(chan string)}, {mem: make([]byte, 64), done: make(chan string)}}
 	var ts []internode.Transport
 	for i := range 2 {
 		t, err := backends.Open("tcp", internode.Config{
 			Index: i, Leaders: 2, JobID: "example",
-			Exchange: kvView{x, i}, Sink: sinks[i], Iface: "127.0.0.1",
+			Exchange: x.View(i), Sink: sinks[i], Iface: "127.0.0.1",
 		})
 		if err != nil {
 			fmt.Println(err)
@@ -73,7 +48,7 @@ func Example() {
 	}
 	ts[0].Flush(1) // payload may be reused from here on
 	fmt.Println(<-sinks[1].done)
-	_, err := backends.Open("shm", internode.Config{Leaders: 1, Exchange: kvView{x, 0}, Sink: sinks[0]})
+	_, err := backends.Open("shm", internode.Config{Leaders: 1, Exchange: x.View(0), Sink: sinks[0]})
 	fmt.Println(err)
 	// Output:
 	// put of 5 bytes from leader 0 at offset 16: "hello"
