@@ -147,7 +147,7 @@ type stats struct {
 	polls, pollFrames, pollBusy       atomic.Uint64
 	wakes, deadlines, progFrames, arm atomic.Uint64
 	looks                             atomic.Uint64
-	sends, credits                    atomic.Uint64
+	sends                             atomic.Uint64
 }
 
 type peer struct {
