@@ -139,6 +139,7 @@ func LoadConfig() (node.Config, error) {
 		InternodeIface:    c.InternodeIface,
 		InternodeNoPoll:   !c.InternodePoll,
 		InternodeNoHold:   !c.InternodeHold,
+		InternodeNoRDMA:   !c.InternodeRDMA,
 	}, nil
 }
 

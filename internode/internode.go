@@ -82,12 +82,17 @@
 //
 // # Capabilities
 //
-// RemoteWriter (one-sided writes into registered memory, RDMA write)
-// and RemoteReader (RDMA read) are what the verbs backend adds: the
-// target's CPU does not take part, so the core uses them for large
-// puts and gets into heaps the peer registered and advertised. tcp
-// implements neither: its puts are frames that the target's leader
-// copies from the socket into the heap (with no staging copy).
+// RemoteMemory (one-sided writes and reads of memory a peer exposed:
+// RDMA WRITE and READ) is what the verbs backend adds: the target's CPU
+// does not take part. A leader exposes every heap of its host under an
+// id the core chooses (the PE number); the backend tells its peers the
+// address and key itself, in order before every later frame, so the
+// core needs no extra round of the Exchange. The core writes large
+// puts and reads gets with it, and sends a frame after a write for
+// what the target's CPU must still do (ring the doorbell, store a
+// flag). tcp does not implement it: its puts are frames that the
+// target's leader copies from the socket into the heap (with no
+// staging copy).
 //
 // RemoteAtomics is NIC atomics. goshmem runs a remote AMO on the
 // target host's CPU (the target's leader applies it with the CPU's
@@ -281,26 +286,39 @@ type Deferrer interface {
 	Kick()
 }
 
-// RemoteWriter is the capability of writing into a peer's registered
-// memory without the peer's CPU (RDMA write): verbs will have it, tcp
-// does not. Register returns the key a peer names b with (the core
-// sends it to its peers); Write's data may be reused after Flush.
-type RemoteWriter interface {
-	Register(b []byte) (key uint64, err error)
-	Write(peer int, key uint64, off uint64, data []byte) error
+// RemoteMemory is the capability of one-sided access to memory a peer
+// exposed (RDMA WRITE and READ): verbs has it, tcp does not.
+//
+// Expose registers b (memory that is not the Go heap's: a mapping) as
+// region id and announces it to every peer; the announcement reaches a
+// peer before any frame sent after Expose returns. Exposing an id
+// again replaces the region.
+//
+// Write queues a write of data at offset off of peer's region id, after
+// every frame and write queued for peer before it: a frame sent after
+// Write is delivered after the data is in place. It reports false,
+// queueing nothing, when peer has not announced region id (yet) or
+// [off, off+len(data)) is outside it: the caller sends a frame instead.
+// data may be reused after Flush(peer).
+//
+// Read reads len(dst) bytes at offset off of peer's region id into dst,
+// after every frame and write queued for peer before it reached the
+// peer's NIC, and returns when dst is filled; false as for Write. A
+// frame is applied by the peer's CPU after it arrives, a Read is served
+// by the NIC: a Read is ordered after earlier writes, not after what
+// earlier frames make the peer's CPU do (the core reads only when the
+// frames it sent to that host are known applied).
+type RemoteMemory interface {
+	Expose(id uint32, b []byte) error
+	Write(peer int, id uint32, off uint64, data []byte) (bool, error)
+	Read(peer int, id uint32, off uint64, dst []byte) (bool, error)
 }
 
-// RemoteReader is the capability of reading a peer's registered memory
-// without the peer's CPU (RDMA read); dst is filled after Flush(peer).
-type RemoteReader interface {
-	Read(peer int, key uint64, off uint64, dst []byte) error
-}
-
-// RemoteAtomics is the capability of NIC atomics; see the package
-// comment for when the core may use it.
+// RemoteAtomics is the capability of NIC atomics on a region of
+// RemoteMemory; see the package comment for when the core may use it.
 type RemoteAtomics interface {
-	FetchAdd(peer int, key uint64, off uint64, v uint64) (uint64, error)
-	CompareSwap(peer int, key uint64, off uint64, old, new uint64) (uint64, error)
+	FetchAdd(peer int, id uint32, off uint64, v uint64) (uint64, error)
+	CompareSwap(peer int, id uint32, off uint64, old, new uint64) (uint64, error)
 }
 
 // Backend is one transport the core can open by name.

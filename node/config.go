@@ -53,6 +53,9 @@ type Config struct {
 	// InternodeNoHold is SHMEM_INTERNODE_HOLD=0: no put is held back to
 	// leave with what follows it.
 	InternodeNoHold bool
+	// InternodeNoRDMA is SHMEM_INTERNODE_RDMA=0: leaders expose no
+	// heap, and every put and get across hosts is a frame.
+	InternodeNoRDMA bool
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would

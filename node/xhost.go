@@ -97,6 +97,16 @@ const (
 	xArena    = 1 << 20   // the progress goroutine's batch buffer
 	xPEArena  = 64 << 10  // the waiting leader PE's batch buffer
 	xMaxFrame = 1 << 30   // the largest payload a leader sends in one frame
+	// xRDMAMin: a put of this many bytes or more from a leader's
+	// process goes as an RDMA WRITE (internode.RemoteMemory) and a
+	// frame after it; a smaller one as one frame (an RDMA WRITE and a
+	// frame are two messages where a frame with its payload is one).
+	xRDMAMin = 8 << 10
+	// xStackMax is the largest buffer a goroutine stack may hold (the
+	// compiler's limit for a variable on the stack is 128 KiB): payloads
+	// of up to this size that lie outside the heap mappings are staged
+	// (see xpe.stage).
+	xStackMax = 128 << 10
 )
 
 // mailbox is a PE's answer line in the xhost segment; its window
@@ -137,6 +147,12 @@ type xhost struct {
 	// holds back is written at the latest when the transport's
 	// receiver next looks, which it does while a PE polls).
 	deferrer internode.Deferrer
+	// rm is tr's one-sided access (RDMA WRITE and READ into the heaps
+	// the leaders expose), unless SHMEM_INTERNODE_RDMA=0.
+	rm internode.RemoteMemory
+	// win is the address range the heaps are mapped into: a payload
+	// inside it is not on a goroutine stack.
+	win mem.Region
 	// consume is the leader queue's consumer role: the progress
 	// goroutine's, or the waiting leader PE's (peBuf, peTouched).
 	consume   sync.Mutex
@@ -172,6 +188,19 @@ type xpe struct {
 	// held: the transport holds a frame of this PE back (Deferrer);
 	// the PE's next wait writes it.
 	held atomic.Bool
+	// framed: hosts this PE sent a frame to since its last Quiet that
+	// the target's CPU applies to memory (a put, an AMO, a flag): an
+	// RDMA READ there could pass it, so gets to them go as frames.
+	framed []bool
+	// stage holds a leader-process PE's payload while the transport
+	// may read it from another goroutine (the leader queue's message
+	// buffer is unused in the leader's process). The core hides its
+	// payloads from escape analysis, so one may be on the caller's
+	// stack, and a stack moves when it grows or the GC shrinks it: a
+	// pointer the transport keeps after Send returns could then read
+	// freed memory. Payloads in the heap mappings, and larger ones (no
+	// stack holds them), are sent from where they are.
+	stage []byte
 }
 
 // lockedExchange makes the PMI client safe for the transport's
@@ -234,6 +263,7 @@ func newXhost(j *Job, cl *Cluster, rank int, seg *shm.Segment) (*xhost, error) {
 		return nil, err
 	}
 	x.boxes = mem.RegionOf(b[qb:]).Base
+	x.win = mem.RegionOf(j.window)
 	return x, nil
 }
 
@@ -264,7 +294,7 @@ func (x *xhost) window(i int) []byte {
 func (x *xhost) newXpe(me int) *xpe {
 	i := int(x.idx[me])
 	return &xpe{idx: uint16(i), box: x.box(i), window: x.window(i),
-		msg: make([]byte, x.q.Max()), dirty: make([]bool, len(x.cl.Hosts))}
+		msg: make([]byte, x.q.Max()), dirty: make([]bool, len(x.cl.Hosts)), framed: make([]bool, len(x.cl.Hosts))}
 }
 
 // leaderProcs is the GOMAXPROCS of a leader's process (unless the user
@@ -311,6 +341,11 @@ func (x *xhost) open(pc *pmi.Client) error {
 		x.cl.Transport = d.String()
 	}
 	close(x.trSet)
+	if rm, ok := tr.(internode.RemoteMemory); ok && !x.j.cfg.InternodeNoRDMA {
+		if err := x.expose(rm); err != nil {
+			return err
+		}
+	}
 	if !x.j.cfg.InternodeNoPoll {
 		x.poller, _ = tr.(internode.Poller)
 		if !x.j.cfg.InternodeNoHold {
@@ -320,6 +355,25 @@ func (x *xhost) open(pc *pmi.Client) error {
 		x.polls = true
 	}
 	go x.progress()
+	return nil
+}
+
+// expose registers the heap of every PE of this host with the
+// transport (RemoteMemory), under its PE number, so that the other
+// hosts' leaders write and read them with RDMA.
+func (x *xhost) expose(rm internode.RemoteMemory) error {
+	size := x.j.heapSize + job.PoolBytes
+	for _, q := range x.local {
+		h := x.j.heaps[q]
+		if uintptr(len(h)) < size {
+			continue // not mapped here (CMA): frames only
+		}
+		if err := rm.Expose(uint32(q), h[:size]); err != nil {
+			return fmt.Errorf("goshmem: PE %d (host %s's leader): exposing PE %d's heap (%d bytes) for RDMA: %w; or turn RDMA off with SHMEM_INTERNODE_RDMA=0",
+				x.cl.Leaders[x.host], x.cl.Hosts[x.host], q, size, err)
+		}
+	}
+	x.rm = rm
 	return nil
 }
 
@@ -774,6 +828,9 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	h.Ctx = xp.idx
 	h.Len = uint32(len(payload))
 	host := int(x.hostOf[h.PE])
+	if h.Op != xGet && h.Op != xAMO4 && h.Op != xAMO8 && h.Op != xQuiet && h.Op != xCtl && (h.Op != xPut || h.Len > 0 || h.Flags != 0) {
+		xp.framed[host] = true
+	}
 	if x.leader {
 		// A plain put is held back (its payload copied) to leave with
 		// the next frame: the flag after a Fence, or what the next
@@ -787,7 +844,7 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 		// The header and payload are not kept past the Flush: hidden
 		// from escape analysis, they stay on the callers' stacks (the
 		// on-host fast paths that share the slow path allocate nothing).
-		err := x.tr.Send(host, mem.NoEscape(h), mem.NoEscapeBytes(payload))
+		err := x.tr.Send(host, mem.NoEscape(h), p.xstage(mem.NoEscapeBytes(payload)))
 		if err == nil && len(payload) > 0 {
 			err = x.tr.Flush(host) // the payload is the caller's
 		}
@@ -802,6 +859,73 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	if !x.q.TryPush(msg) {
 		p.xpushSlow(routine, msg)
 	}
+}
+
+// xstage returns b, or a copy of it in xp.stage when it may be on a
+// goroutine stack (see xpe.stage). The copy is valid until the next
+// call: the caller flushes before it returns.
+func (p *PE) xstage(b []byte) []byte {
+	if len(b) == 0 || len(b) > xStackMax {
+		return b
+	}
+	if _, ok := p.job.x.win.Offset(mem.Addr(b), uintptr(len(b))); ok {
+		return b
+	}
+	xp := p.x
+	if len(xp.stage) < len(b) {
+		xp.stage = make([]byte, max(len(b), 4<<10))
+	}
+	return xp.stage[:copy(xp.stage, b)]
+}
+
+// xwrite writes data at offset off of PE pe's heap segment (another
+// host's) with an RDMA WRITE from a leader's process, then sends the
+// frame notify after it (the target's leader rings pe's doorbell, and
+// stores the flag or signal notify carries). It reports false, having
+// done nothing, when there is no RDMA or data is small: send frames.
+// The caller holds xp.mu.
+func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *internode.Header) bool {
+	x := p.job.x
+	if x.rm == nil || len(data) < xRDMAMin {
+		return false
+	}
+	host := int(x.hostOf[pe])
+	if p.x.held.Load() {
+		x.kick() // a put held back goes first
+	}
+	ok, err := x.rm.Write(host, uint32(pe), uint64(off), p.xstage(mem.NoEscapeBytes(data)))
+	if err == nil && !ok {
+		return false // the region is not announced (yet)
+	}
+	if err == nil {
+		notify.PE, notify.Off = uint32(pe), uint64(off)
+		p.xsend(routine, notify, nil)
+		err = x.tr.Flush(host) // data is the caller's
+	}
+	if err != nil {
+		p.xlost(routine, host)
+	}
+	return true
+}
+
+// xread reads len(buf) bytes at offset off of PE pe's heap segment with
+// an RDMA READ from a leader's process, unless this PE has frames in
+// flight to pe's host that write memory (a READ could pass them) or
+// there is no RDMA: then it reports false. The caller holds xp.mu.
+func (p *PE) xread(routine string, pe int, off uintptr, buf []byte) bool {
+	x := p.job.x
+	if x.rm == nil {
+		return false
+	}
+	host := int(x.hostOf[pe])
+	if p.x.framed[host] {
+		return false
+	}
+	ok, err := x.rm.Read(host, uint32(pe), uint64(off), mem.NoEscapeBytes(buf))
+	if err != nil {
+		p.xlost(routine, host)
+	}
+	return ok
 }
 
 // xpushSlow waits for room in a full leader queue.
@@ -848,6 +972,11 @@ func (p *PE) xput(routine string, pe int, off uintptr, data []byte) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
+	notify := internode.Header{Op: xPut}
+	if p.xwrite(routine, pe, off, data, &notify) {
+		p.xdirty(pe)
+		return
+	}
 	max := p.xmax()
 	for len(data) > 0 {
 		n := min(len(data), max)
@@ -869,7 +998,9 @@ func (p *PE) xputFlag(routine string, pe int, off uintptr, data []byte, flag uin
 		panicf("%s: %d bytes with a flag do not fit one frame (%d)", routine, len(data), p.xmax())
 	}
 	h := internode.Header{Op: xPut, Flags: xPutFlag, PE: uint32(pe), Off: uint64(off), Arg0: uint64(v), Arg1: uint64(flag)}
-	p.xsend(routine, &h, data)
+	if !p.xwrite(routine, pe, off, data, &h) {
+		p.xsend(routine, &h, data)
+	}
 	p.xdirty(pe)
 }
 
@@ -882,15 +1013,20 @@ func (p *PE) xputSignal(routine string, pe int, off uintptr, data []byte, sig ui
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
+	f := xPutSigSet
+	if add {
+		f = xPutSigAdd
+	}
+	notify := internode.Header{Op: xPut, Flags: f, Arg0: v, Arg1: uint64(sig)}
+	if p.xwrite(routine, pe, off, data, &notify) {
+		p.xdirty(pe)
+		return
+	}
 	max := p.xmax()
 	for len(data) > max {
 		h := internode.Header{Op: xPut, PE: uint32(pe), Off: uint64(off)}
 		p.xsend(routine, &h, data[:max])
 		data, off = data[max:], off+uintptr(max)
-	}
-	f := xPutSigSet
-	if add {
-		f = xPutSigAdd
 	}
 	h := internode.Header{Op: xPut, Flags: f, PE: uint32(pe), Off: uint64(off), Arg0: v, Arg1: uint64(sig)}
 	p.xsend(routine, &h, data)
@@ -911,6 +1047,9 @@ func (p *PE) xget(routine string, pe int, off uintptr, buf []byte) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
+	if p.xread(routine, pe, off, buf) {
+		return
+	}
 	for len(buf) > 0 {
 		n := min(len(buf), xWindow)
 		h := internode.Header{Op: xGet, PE: uint32(pe), Off: uint64(off), Arg0: uint64(n)}
@@ -966,7 +1105,7 @@ func (p *PE) xquiet() {
 		if d {
 			h := internode.Header{Op: xQuiet, PE: uint32(p.job.x.cl.Leaders[host])}
 			p.xrequest("Quiet", &h)
-			xp.dirty[host] = false
+			xp.dirty[host], xp.framed[host] = false, false
 		}
 	}
 	xp.ndirty = 0

@@ -55,6 +55,7 @@ const (
 	VarInternodeIf   = "SHMEM_INTERNODE_IFACE"
 	VarInternodePoll = "SHMEM_INTERNODE_POLL"
 	VarInternodeHold = "SHMEM_INTERNODE_HOLD"
+	VarInternodeRDMA = "SHMEM_INTERNODE_RDMA"
 	VarVerbsDevice   = "SHMEM_VERBS_DEVICE"
 	VarVerbsPort     = "SHMEM_VERBS_PORT"
 	VarVerbsGIDIndex = "SHMEM_VERBS_GID_INDEX"
@@ -163,6 +164,10 @@ type Config struct {
 	// InternodeHold is SHMEM_INTERNODE_HOLD: a leader's process holds a
 	// small put to another host back to send it with what follows.
 	InternodeHold bool
+	// InternodeRDMA is SHMEM_INTERNODE_RDMA: with a transport that can,
+	// leaders expose their host's heaps, and large puts and gets are
+	// RDMA WRITEs and READs into and from them.
+	InternodeRDMA bool
 	// VerbsDevice is SHMEM_VERBS_DEVICE: the RDMA device of the verbs
 	// transport ("auto": the first with an active port).
 	VerbsDevice string
@@ -331,6 +336,15 @@ func defs() []def {
 				"if the PE computes instead; only while SHMEM_INTERNODE_POLL is on. off: " +
 				"every put leaves at once.",
 		}, func(c *Config) *bool { return &c.InternodeHold }),
+		boolKnob(Knob{
+			Name: VarInternodeRDMA, Default: "on",
+			Help: "In a job that spans hosts, with a transport that has one-sided access " +
+				"(verbs): whether each leader exposes (registers, so pins) every heap of its " +
+				"host, so that a put of 8 KiB or more from a leader's process is an RDMA WRITE " +
+				"straight into the target PE's heap and a get an RDMA READ from it, without " +
+				"the target's CPU. off: every put and get is a frame that the target's " +
+				"leader applies (nothing pinned but the transport's buffers).",
+		}, func(c *Config) *bool { return &c.InternodeRDMA }),
 		stringKnob(Knob{
 			Name: VarVerbsDevice, Default: "auto",
 			Help: "With SHMEM_INTERNODE=verbs: the RDMA device the leaders use, e.g. mlx5_0 " +

@@ -30,6 +30,7 @@ func wantDefaults() Config {
 		InternodeIface:    "auto",
 		InternodePoll:     true,
 		InternodeHold:     true,
+		InternodeRDMA:     true,
 		VerbsDevice:       "auto",
 	}
 }

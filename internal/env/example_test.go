@@ -82,6 +82,7 @@ func ExampleKnobs() {
 	// SHMEM_INTERNODE_IFACE string auto []
 	// SHMEM_INTERNODE_POLL bool on []
 	// SHMEM_INTERNODE_HOLD bool on []
+	// SHMEM_INTERNODE_RDMA bool on []
 	// SHMEM_VERBS_DEVICE string auto []
 	// SHMEM_VERBS_PORT int 0 []
 	// SHMEM_VERBS_GID_INDEX int 0 []

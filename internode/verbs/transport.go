@@ -47,6 +47,24 @@ package verbs
 // more. Flush waits until the queue is empty: every payload is then
 // copied, and the caller may reuse it.
 //
+// # RDMA WRITE and READ
+//
+// Expose registers memory (the core's heaps) and announces its address,
+// length and rkey to every peer in a kReg message, queued like a frame:
+// a peer knows the region before any later frame. Write and Read are
+// queue entries too, posted in their turn between the frames, so RC's
+// order holds: the responder executes a WRITE before a later SEND, and
+// a READ after an earlier WRITE. A WRITE from exposed memory posts the
+// caller's bytes (Flush then also waits for its completion: the NIC
+// has read them); from elsewhere it is copied into send buffers, as a
+// frame's payload is. A READ goes straight into exposed memory, or
+// into the peer's read buffer, which the caller copies out itself.
+// Writes and reads use no credits (no receive buffer at the peer), but
+// take send-queue entries: at most slots in flight from the caller's
+// memory, besides the send buffers. Work requests on a send queue
+// complete in the order posted, so counters of posted and completed
+// ones tell a Read or Flush when its own are done.
+//
 // # Completions
 //
 // One completion queue serves every queue pair, sends and receives.
@@ -109,7 +127,12 @@ const (
 	closeWait   = 2 * time.Second        // Close's bound on writing what is queued
 	abortWait   = 200 * time.Millisecond
 	recvBit     = 1
-	statusFlush = 5 // IBV_WC_WR_FLUSH_ERR: a work request flushed after its queue pair failed
+	statusFlush = 5     // IBV_WC_WR_FLUSH_ERR: a work request flushed after its queue pair failed
+	noSlot      = slots // the slot of a work request that uses no send buffer (a write or read of the caller's memory)
+	sqDepth     = 2 * slots
+	maxWR       = 1 << 30 // bytes of one RDMA WRITE or READ of the caller's memory
+	regSize     = 24      // a kReg body: id (4), rkey (4), address (8), length (8)
+	rdSize      = 1 << 20 // bytes of a peer's read buffer (rdBuf)
 )
 
 // Message kinds.
@@ -119,6 +142,11 @@ const (
 	kCredit            // credits only (also the idle probe)
 	kBye               // Close: the end is clean
 	kAbort             // Abort: the reason follows
+	kReg               // Expose: a region the peer may write and read (regSize bytes)
+
+	// Queue entries that are not messages: an RDMA WRITE or READ.
+	qWrite
+	qRead
 )
 
 // Transport is the verbs transport of one leader.
@@ -138,6 +166,23 @@ type Transport struct {
 	idle     chan struct{} // PollIdle's wake-up of the progress goroutine
 	quit     chan struct{} // closed by Close and Abort
 	stats    stats
+
+	// Exposed memory (Expose): this leader's regions, read without a
+	// lock by senders looking for a source that needs no copy.
+	regMu sync.Mutex
+	local atomic.Pointer[[]localReg]
+}
+
+// localReg is a region this leader exposed.
+type localReg struct {
+	id uint32
+	mr *MR
+}
+
+// region is a region a peer exposed.
+type region struct {
+	addr, len uint64
+	rkey      uint32
 }
 
 // stats counts what the transport did, printed at Close when SHMEM_INFO
@@ -147,7 +192,7 @@ type stats struct {
 	polls, pollFrames, pollBusy       atomic.Uint64
 	wakes, deadlines, progFrames, arm atomic.Uint64
 	looks                             atomic.Uint64
-	sends                             atomic.Uint64
+	sends, writes, reads, zeroCopy    atomic.Uint64
 }
 
 type peer struct {
@@ -174,6 +219,20 @@ type peer struct {
 	bye     bool         // the peer said goodbye
 	failed  bool         // Sink.Failed was called
 
+	// RDMA WRITE and READ. Work requests on a queue pair's send queue
+	// complete in the order posted, so counting them tells a caller
+	// when its own have completed.
+	regs     map[uint32]region // the regions the peer exposed
+	wrPosted uint64            // send-queue work requests posted
+	wrDone   uint64            // and completed
+	zcLast   uint64            // wrPosted of the last write from the caller's memory (Flush waits for it)
+	enq, deq uint64            // queue entries appended, and fully posted
+
+	// rdMu serializes the reads into rdBuf (mapped at the first read
+	// into memory that is not exposed), which their callers copy out.
+	rdMu  sync.Mutex
+	rdBuf *MR
+
 	// Receiving (under t.rx).
 	rxh   internode.Header
 	rxbuf []byte
@@ -183,7 +242,13 @@ type peer struct {
 type qframe struct {
 	kind    uint8
 	h       internode.Header
-	payload []byte
+	payload []byte // a frame's payload; a write's source; a read's destination
+	// A write or read: the peer's address and key, and the registration
+	// that holds payload when it needs no send buffer (nil: copied
+	// through send buffers).
+	raddr uint64
+	rkey  uint32
+	mr    *MR
 }
 
 // OpenTransport opens the device that SHMEM_VERBS_DEVICE, _PORT and
@@ -211,7 +276,7 @@ func OpenTransport(cfg internode.Config) (internode.Transport, error) {
 // setup makes the queue pairs and buffers, publishes the endpoints,
 // fences and connects.
 func (t *Transport) setup() error {
-	cq, err := t.dev.NewNotifyCQ(max(2*slots*(t.cfg.Leaders-1), 16))
+	cq, err := t.dev.NewNotifyCQ(max((sqDepth+slots)*(t.cfg.Leaders-1), 16))
 	if err != nil {
 		return err
 	}
@@ -223,7 +288,7 @@ func (t *Transport) setup() error {
 		p := &peer{t: t, idx: i, avail: slots, free: make([]int, 0, slots), q: make([]qframe, 0, 16)}
 		p.cond.L = &p.mu
 		t.peers[i] = p
-		if p.qp, err = t.dev.NewRC(cq, cq, slots+1); err != nil {
+		if p.qp, err = t.dev.NewRC(cq, cq, sqDepth+1); err != nil {
 			return err
 		}
 		if p.smr, err = t.dev.Alloc(slots*slotSize, LocalWrite); err != nil {
@@ -273,7 +338,7 @@ func (t *Transport) String() string {
 	if t.dev.LinkETH {
 		link = fmt.Sprintf("RoCE, GID index %d", t.dev.GIDIndex)
 	}
-	return fmt.Sprintf("verbs on %s port %d (%s): one RC queue pair per other leader (%d), frames as SENDs through %d x %d KiB buffers each way; remote AMOs run on the target host's CPU (its leader applies them), never as NIC atomics",
+	return fmt.Sprintf("verbs on %s port %d (%s): one RC queue pair per other leader (%d), frames as SENDs through %d x %d KiB buffers each way, RDMA WRITE and READ into the heaps the leaders expose; remote AMOs run on the target host's CPU (its leader applies them), never as NIC atomics",
 		t.dev.Name, t.dev.Port, link, t.cfg.Leaders-1, slots, slotSize>>10)
 }
 
@@ -338,49 +403,64 @@ func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte
 	}
 	p.q = append(p.q, f)
 	p.queued += size
+	p.enq++
 	p.pump()
 	p.mu.Unlock()
 	return nil
 }
 
-// pump posts queued messages while credits and send buffers allow,
-// and returns owed credits when half the buffers are owed. p.mu held.
+// pump posts queued messages, writes and reads while credits, send
+// buffers and send-queue room allow, and returns owed credits when half
+// the buffers are owed. p.mu held.
 func (p *peer) pump() {
 	moved := false
-	for p.head < len(p.q) && p.err == nil && len(p.free) > 0 {
+loop:
+	for p.head < len(p.q) && p.err == nil {
 		f := &p.q[p.head]
-		if need := 1 + b2n(f.kind == kFrame); p.avail < need {
-			break
-		}
-		s, b := p.take()
-		n := prefixSize
 		done := true
-		switch {
-		case f.kind != kFrame:
-			b[4] = f.kind
-			n += copy(b[n:], f.payload)
-		case !p.started:
-			b[4] = kFrame
-			f.h.Encode(b[n:])
-			n += internode.HeaderSize
-			c := copy(b[n:], f.payload)
-			n += c
-			p.sent, p.started = c, true
-			done = p.sent == len(f.payload)
+		switch f.kind {
+		case qWrite, qRead:
+			if f.mr == nil && len(p.free) == 0 || f.mr != nil && p.posted >= slots {
+				break loop
+			}
+			var ok bool
+			if ok, done = p.postRDMA(f); !ok {
+				return
+			}
 		default:
-			b[4] = kMore
-			c := copy(b[n:], f.payload[p.sent:])
-			n += c
-			p.sent += c
-			done = p.sent == len(f.payload)
-		}
-		if !p.post(s, b, n) {
-			return
+			if len(p.free) == 0 || p.avail < 1+b2n(f.kind == kFrame) {
+				break loop
+			}
+			s, b := p.take()
+			n := prefixSize
+			switch {
+			case f.kind != kFrame:
+				b[4] = f.kind
+				n += copy(b[n:], f.payload)
+			case !p.started:
+				b[4] = kFrame
+				f.h.Encode(b[n:])
+				n += internode.HeaderSize
+				c := copy(b[n:], f.payload)
+				n += c
+				p.sent, p.started = c, true
+				done = p.sent == len(f.payload)
+			default:
+				b[4] = kMore
+				c := copy(b[n:], f.payload[p.sent:])
+				n += c
+				p.sent += c
+				done = p.sent == len(f.payload)
+			}
+			if !p.post(s, b, n) {
+				return
+			}
 		}
 		if done {
 			p.queued -= internode.HeaderSize + len(f.payload)
 			p.q[p.head] = qframe{}
 			p.head++
+			p.deq++
 			p.sent, p.started = 0, false
 			moved = true
 		}
@@ -394,6 +474,53 @@ func (p *peer) pump() {
 	if p.owed >= slots/2 && p.avail >= 1 && len(p.free) > 0 && p.err == nil {
 		p.control(kCredit)
 	}
+}
+
+// postRDMA posts the next piece of the write or read f: all of it (up
+// to maxWR) from or into f.mr when f.mr holds it, else (a write) a
+// send buffer's worth copied into a send buffer. A read always has
+// f.mr (see Read). It reports whether it posted, and whether f is
+// done. p.mu held; a send buffer is free when f.mr is nil.
+func (p *peer) postRDMA(f *qframe) (ok, done bool) {
+	rest := f.payload[p.sent:]
+	raddr := f.raddr + uint64(p.sent)
+	s, m := noSlot, f.mr
+	var local []byte
+	if m != nil {
+		local = rest[:min(len(rest), maxWR)]
+		p.t.stats.zeroCopy.Add(1)
+	} else {
+		s = p.free[len(p.free)-1]
+		p.free = p.free[:len(p.free)-1]
+		local, m = p.slot(p.smr, s)[:min(len(rest), slotSize)], p.smr
+		copy(local, rest)
+	}
+	var err error
+	if f.kind == qWrite {
+		err = p.qp.PostWrite(p.id(s, false), m, local, raddr, f.rkey)
+		p.t.stats.writes.Add(1)
+	} else {
+		err = p.qp.PostRead(p.id(s, false), m, local, raddr, f.rkey)
+		p.t.stats.reads.Add(1)
+	}
+	if err != nil {
+		if s != noSlot {
+			p.free = append(p.free, s)
+		}
+		what := "READ from"
+		if f.kind == qWrite {
+			what = "WRITE to"
+		}
+		p.lostLocked(fmt.Errorf("verbs: RDMA %s leader %d: %w", what, p.idx, err))
+		return false, false
+	}
+	p.posted++
+	p.wrPosted++
+	if f.mr != nil {
+		p.zcLast = p.wrPosted
+	}
+	p.sent += len(local)
+	return true, p.sent == len(f.payload)
 }
 
 // control posts a message of kind with no body. p.mu held, p.avail >= 1,
@@ -426,6 +553,7 @@ func (p *peer) post(s int, b []byte, n int) bool {
 	p.owed = 0
 	p.avail--
 	p.posted++
+	p.wrPosted++
 	p.t.stats.sends.Add(1)
 	p.last = time.Now().UnixNano()
 	return true
@@ -446,6 +574,157 @@ func (t *Transport) Flush(to int) error {
 	defer p.mu.Unlock()
 	t.await(p, func() bool { return p.head == len(p.q) })
 	if p.head < len(p.q) {
+		return p.err
+	}
+	if z := p.zcLast; p.wrDone < z { // writes from the caller's memory: wait until the NIC has read it
+		t.await(p, func() bool { return p.wrDone >= z })
+		if p.wrDone < z {
+			return p.err
+		}
+	}
+	return nil
+}
+
+// Expose registers b as region id and announces it to every peer
+// (internode.RemoteMemory). An id may be exposed once.
+func (t *Transport) Expose(id uint32, b []byte) error {
+	t.regMu.Lock()
+	defer t.regMu.Unlock()
+	var old []localReg
+	if l := t.local.Load(); l != nil {
+		old = *l
+	}
+	for _, r := range old {
+		if r.id == id {
+			return fmt.Errorf("verbs.Expose: region %d is already exposed", id)
+		}
+	}
+	m, err := t.dev.Register(b, LocalWrite|RemoteWrite|RemoteRead)
+	if err != nil {
+		return err
+	}
+	next := append(old[:len(old):len(old)], localReg{id: id, mr: m})
+	t.local.Store(&next)
+	body := make([]byte, regSize)
+	binary.LittleEndian.PutUint32(body[0:], id)
+	binary.LittleEndian.PutUint32(body[4:], m.RKey)
+	binary.LittleEndian.PutUint64(body[8:], uint64(m.Addr))
+	binary.LittleEndian.PutUint64(body[16:], uint64(m.Len))
+	for _, p := range t.peers {
+		if p != nil {
+			t.send(p.idx, kReg, nil, body, false) // an error: the peer is lost, and told
+		}
+	}
+	return nil
+}
+
+// localMR returns the registration of an exposed region that holds b,
+// or nil.
+func (t *Transport) localMR(b []byte) *MR {
+	if l := t.local.Load(); l != nil {
+		for _, r := range *l {
+			if r.mr.Contains(b) {
+				return r.mr
+			}
+		}
+	}
+	return nil
+}
+
+// lookup returns peer to and the address and key of [off, off+n) of its
+// region id, with p.mu held; ok is false (p.mu not held) when the peer
+// has not exposed that much.
+func (t *Transport) lookup(routine string, to int, id uint32, off uint64, n int) (p *peer, addr uint64, rkey uint32, ok bool) {
+	p = t.peer(routine, to)
+	p.mu.Lock()
+	r, ok := p.regs[id]
+	if !ok || off > r.len || uint64(n) > r.len-off {
+		p.mu.Unlock()
+		return p, 0, 0, false
+	}
+	return p, r.addr + off, r.rkey, true
+}
+
+// Write queues an RDMA WRITE of data at off of leader to's region id,
+// ordered with the frames queued for it (internode.RemoteMemory).
+func (t *Transport) Write(to int, id uint32, off uint64, data []byte) (bool, error) {
+	p, addr, rkey, ok := t.lookup("Write", to, id, off, len(data))
+	if !ok {
+		return false, nil
+	}
+	size := internode.HeaderSize + len(data)
+	t.await(p, func() bool { return p.queued == 0 || p.queued+size <= t.cfg.QueueBytes })
+	err := p.err
+	if err == nil && len(data) > 0 {
+		p.q = append(p.q, qframe{kind: qWrite, payload: data, raddr: addr, rkey: rkey, mr: t.localMR(data)})
+		p.queued += size
+		p.enq++
+		p.pump()
+	}
+	p.mu.Unlock()
+	return true, err
+}
+
+// Read reads len(dst) bytes at off of leader to's region id into dst,
+// after what is queued for it, and returns when dst is filled
+// (internode.RemoteMemory). Into exposed memory it reads directly;
+// elsewhere through the peer's read buffer, which this goroutine
+// copies out: no other goroutine ever holds dst (it may be on the
+// caller's stack, which moves).
+func (t *Transport) Read(to int, id uint32, off uint64, dst []byte) (bool, error) {
+	p, addr, rkey, ok := t.lookup("Read", to, id, off, len(dst))
+	if !ok {
+		return false, nil
+	}
+	if p.err != nil || len(dst) == 0 {
+		err := p.err
+		p.mu.Unlock()
+		return true, err
+	}
+	if m := t.localMR(dst); m != nil {
+		err := t.read(p, dst, addr, rkey, m)
+		p.mu.Unlock()
+		return true, err
+	}
+	p.mu.Unlock()
+	p.rdMu.Lock()
+	defer p.rdMu.Unlock()
+	if p.rdBuf == nil {
+		b, err := t.dev.Alloc(rdSize, LocalWrite)
+		if err != nil {
+			return true, err
+		}
+		p.rdBuf = b
+	}
+	for len(dst) > 0 {
+		b := p.rdBuf.Bytes()[:min(len(dst), rdSize)]
+		p.mu.Lock()
+		err := t.read(p, b, addr, rkey, p.rdBuf)
+		p.mu.Unlock()
+		if err != nil {
+			return true, err
+		}
+		n := copy(dst, b)
+		dst, addr = dst[n:], addr+uint64(n)
+	}
+	return true, nil
+}
+
+// read queues a read of len(b) bytes at raddr into b (inside m) and
+// waits until it is done. p.mu held.
+func (t *Transport) read(p *peer, b []byte, raddr uint64, rkey uint32, m *MR) error {
+	p.q = append(p.q, qframe{kind: qRead, payload: b, raddr: raddr, rkey: rkey, mr: m})
+	p.queued += internode.HeaderSize + len(b)
+	p.enq++
+	mine := p.enq
+	p.pump()
+	t.await(p, func() bool { return p.deq >= mine })
+	if p.deq < mine {
+		return p.err
+	}
+	z := p.wrPosted // every piece of the read is posted: when the send queue's count reaches this, they are done
+	t.await(p, func() bool { return p.wrDone >= z })
+	if p.wrDone < z {
 		return p.err
 	}
 	return nil
@@ -533,7 +812,7 @@ func (t *Transport) reap() (n, frames int) {
 // delivered. t.rx held.
 func (t *Transport) complete(c *Completion) int {
 	idx, s, recv := int(c.ID>>32), int(c.ID>>1)&(1<<31-1), c.ID&recvBit != 0
-	if idx >= len(t.peers) || t.peers[idx] == nil || s >= slots {
+	if idx >= len(t.peers) || t.peers[idx] == nil || s > noSlot || s == noSlot && recv {
 		t.lostAll(fmt.Errorf("verbs: a completion with a foreign id %#x", c.ID))
 		return 0
 	}
@@ -550,9 +829,15 @@ func (t *Transport) complete(c *Completion) int {
 	}
 	if !recv {
 		p.mu.Lock()
-		p.free = append(p.free, s)
+		if s != noSlot {
+			p.free = append(p.free, s)
+		}
 		p.posted--
+		p.wrDone++
 		p.pump()
+		if s == noSlot { // a Flush or a Read may wait for this one
+			p.cond.Broadcast()
+		}
 		p.mu.Unlock()
 		return 0
 	}
@@ -610,6 +895,18 @@ func (t *Transport) receive(p *peer, msg []byte) (int, error) {
 		}
 		p.rxgot += copy(p.rxbuf[p.rxgot:], body)
 	case kCredit:
+		return 0, nil
+	case kReg:
+		if len(body) < regSize {
+			return 0, fmt.Errorf("verbs: a %d-byte region announcement from leader %d", len(body), p.idx)
+		}
+		r := region{addr: binary.LittleEndian.Uint64(body[8:]), len: binary.LittleEndian.Uint64(body[16:]), rkey: binary.LittleEndian.Uint32(body[4:])}
+		p.mu.Lock()
+		if p.regs == nil {
+			p.regs = make(map[uint32]region)
+		}
+		p.regs[binary.LittleEndian.Uint32(body)] = r
+		p.mu.Unlock()
 		return 0, nil
 	case kBye:
 		p.mu.Lock()
@@ -789,8 +1086,9 @@ func (t *Transport) end(kind uint8, reason string, bound time.Duration) {
 	t.ended.Do(func() {
 		if e, _ := env.LoadOnly(os.Getenv, env.VarInfo); e.Info {
 			st := &t.stats
-			fmt.Fprintf(os.Stderr, "verbs leader %d: polls %d (busy %d, frames %d); progress: arms %d, wakes %d, deadlines %d, looks %d, frames %d; sends %d\n",
-				t.cfg.Index, st.polls.Load(), st.pollBusy.Load(), st.pollFrames.Load(), st.arm.Load(), st.wakes.Load(), st.deadlines.Load(), st.looks.Load(), st.progFrames.Load(), st.sends.Load())
+			fmt.Fprintf(os.Stderr, "verbs leader %d: polls %d (busy %d, frames %d); progress: arms %d, wakes %d, deadlines %d, looks %d, frames %d; sends %d, RDMA writes %d, reads %d (%d from or into exposed memory)\n",
+				t.cfg.Index, st.polls.Load(), st.pollBusy.Load(), st.pollFrames.Load(), st.arm.Load(), st.wakes.Load(), st.deadlines.Load(), st.looks.Load(), st.progFrames.Load(), st.sends.Load(),
+				st.writes.Load(), st.reads.Load(), st.zeroCopy.Load())
 		}
 		msg := []byte(reason)
 		if len(msg) > moreChunk {
@@ -853,6 +1151,14 @@ func (t *Transport) destroy() {
 		if p.rmr != nil {
 			p.rmr.Close()
 		}
+		if p.rdBuf != nil {
+			p.rdBuf.Close()
+		}
+	}
+	if l := t.local.Load(); l != nil {
+		for _, r := range *l {
+			r.mr.Close()
+		}
 	}
 	if t.cq != nil {
 		t.cq.Close()
@@ -861,6 +1167,7 @@ func (t *Transport) destroy() {
 }
 
 var (
-	_ internode.Transport = (*Transport)(nil)
-	_ internode.Poller    = (*Transport)(nil)
+	_ internode.Transport    = (*Transport)(nil)
+	_ internode.Poller       = (*Transport)(nil)
+	_ internode.RemoteMemory = (*Transport)(nil)
 )

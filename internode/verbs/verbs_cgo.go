@@ -92,6 +92,7 @@ static int gs_post(struct ibv_qp *qp, uint64_t id, int op, uintptr_t addr, uint3
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.send_flags = IBV_SEND_SIGNALED;
+	if (op == 0 && len <= 64) wr.send_flags |= IBV_SEND_INLINE; // a small frame: no DMA read of the buffer
 	switch (op) {
 	case 0: wr.opcode = IBV_WR_SEND; break;
 	case 1: wr.opcode = IBV_WR_RDMA_WRITE; break;
@@ -555,6 +556,15 @@ func (r *RC) PostRecv(id uint64, m *MR, local []byte) error {
 		return fmt.Errorf("verbs: ibv_post_recv: %v", syscall.Errno(x))
 	}
 	return nil
+}
+
+// Contains reports whether b (not empty) lies inside m.
+func (m *MR) Contains(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	a := uintptr(unsafe.Pointer(&b[0]))
+	return a >= m.Addr && a+uintptr(len(b)) <= m.Addr+uintptr(m.Len)
 }
 
 // span checks that b lies inside m and returns its address.

@@ -42,6 +42,12 @@ type MR struct {
 // Alloc fails in this build.
 func (d *Device) Alloc(n int, a Access) (*MR, error) { return nil, ErrNotBuilt }
 
+// Register fails in this build.
+func (d *Device) Register(b []byte, a Access) (*MR, error) { return nil, ErrNotBuilt }
+
+// Contains reports false in this build.
+func (m *MR) Contains(b []byte) bool { return false }
+
 // Bytes returns nil in this build.
 func (m *MR) Bytes() []byte { return nil }
 
@@ -83,6 +89,16 @@ func (r *RC) Connect(e Endpoint) error { return ErrNotBuilt }
 
 // PostSend fails in this build.
 func (r *RC) PostSend(id uint64, m *MR, local []byte) error { return ErrNotBuilt }
+
+// PostWrite fails in this build.
+func (r *RC) PostWrite(id uint64, m *MR, local []byte, raddr uint64, rkey uint32) error {
+	return ErrNotBuilt
+}
+
+// PostRead fails in this build.
+func (r *RC) PostRead(id uint64, m *MR, local []byte, raddr uint64, rkey uint32) error {
+	return ErrNotBuilt
+}
 
 // PostRecv fails in this build.
 func (r *RC) PostRecv(id uint64, m *MR, local []byte) error { return ErrNotBuilt }

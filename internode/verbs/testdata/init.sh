@@ -66,6 +66,9 @@ if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq 
 		timeout 120 mpiexec.hydra -n 1 -env SHMEM_HOST h0 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$' \
 		: -n 1 -env SHMEM_HOST h1 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$') >/tmp/info.log 2>&1
 	grep -m1 'between hosts: the leaders over verbs on rxe0' /tmp/info.log || { cat /tmp/info.log; bad "SHMEM_INFO does not name verbs on rxe0"; }
+	# Its puts of 8 KiB and more are RDMA WRITEs, its gets RDMA READs
+	# (the transport's counters, printed at the end with SHMEM_INFO).
+	grep -E 'RDMA writes [1-9][0-9]*, reads [1-9]' /tmp/info.log || { cat /tmp/info.log; bad "no RDMA WRITE or READ in the rma job"; }
 fi
 rdma link delete rxe0 || bad "rdma link delete rxe0"
 if [ $fail = 0 ]; then say "GUEST-RESULT: PASS"; else say "GUEST-RESULT: FAIL"; fi
