@@ -488,7 +488,6 @@ func (p *peer) postRDMA(f *qframe) (ok, done bool) {
 	var local []byte
 	if m != nil {
 		local = rest[:min(len(rest), maxWR)]
-		p.t.stats.zeroCopy.Add(1)
 	} else {
 		s = p.free[len(p.free)-1]
 		p.free = p.free[:len(p.free)-1]
@@ -656,7 +655,11 @@ func (t *Transport) Write(to int, id uint32, off uint64, data []byte) (bool, err
 	t.await(p, func() bool { return p.queued == 0 || p.queued+size <= t.cfg.QueueBytes })
 	err := p.err
 	if err == nil && len(data) > 0 {
-		p.q = append(p.q, qframe{kind: qWrite, payload: data, raddr: addr, rkey: rkey, mr: t.localMR(data)})
+		m := t.localMR(data)
+		if m != nil {
+			t.stats.zeroCopy.Add(1)
+		}
+		p.q = append(p.q, qframe{kind: qWrite, payload: data, raddr: addr, rkey: rkey, mr: m})
 		p.queued += size
 		p.enq++
 		p.pump()
@@ -682,6 +685,7 @@ func (t *Transport) Read(to int, id uint32, off uint64, dst []byte) (bool, error
 		return true, err
 	}
 	if m := t.localMR(dst); m != nil {
+		t.stats.zeroCopy.Add(1)
 		err := t.read(p, dst, addr, rkey, m)
 		p.mu.Unlock()
 		return true, err
@@ -1086,7 +1090,7 @@ func (t *Transport) end(kind uint8, reason string, bound time.Duration) {
 	t.ended.Do(func() {
 		if e, _ := env.LoadOnly(os.Getenv, env.VarInfo); e.Info {
 			st := &t.stats
-			fmt.Fprintf(os.Stderr, "verbs leader %d: polls %d (busy %d, frames %d); progress: arms %d, wakes %d, deadlines %d, looks %d, frames %d; sends %d, RDMA writes %d, reads %d (%d from or into exposed memory)\n",
+			fmt.Fprintf(os.Stderr, "verbs leader %d: polls %d (busy %d, frames %d); progress: arms %d, wakes %d, deadlines %d, looks %d, frames %d; sends %d, RDMA writes %d, reads %d (%d calls from or into exposed memory)\n",
 				t.cfg.Index, st.polls.Load(), st.pollBusy.Load(), st.pollFrames.Load(), st.arm.Load(), st.wakes.Load(), st.deadlines.Load(), st.looks.Load(), st.progFrames.Load(), st.sends.Load(),
 				st.writes.Load(), st.reads.Load(), st.zeroCopy.Load())
 		}
