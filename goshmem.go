@@ -140,6 +140,7 @@ func LoadConfig() (node.Config, error) {
 		InternodeNoPoll:   !c.InternodePoll,
 		InternodeNoHold:   !c.InternodeHold,
 		InternodeNoRDMA:   !c.InternodeRDMA,
+		InternodeRDMAMin:  max(c.InternodeRDMAMin, 1), // 0 in the variable: every put (of at least a byte)
 	}, nil
 }
 

@@ -56,6 +56,10 @@ type Config struct {
 	// InternodeNoRDMA is SHMEM_INTERNODE_RDMA=0: leaders expose no
 	// heap, and every put and get across hosts is a frame.
 	InternodeNoRDMA bool
+	// InternodeRDMAMin is SHMEM_INTERNODE_RDMA_MIN: the smallest put
+	// from a leader's process that goes as an RDMA WRITE (bytes; 0: the
+	// default, 8 KiB).
+	InternodeRDMAMin int64
 	// NUMANodes, when set (in-process jobs and tests), is the home NUMA
 	// node of every PE of the job, by world PE number; it overrides what
 	// the launcher says (GOSHMEM_NUMA_NODES) and what the PE would

@@ -97,10 +97,11 @@ const (
 	xArena    = 1 << 20   // the progress goroutine's batch buffer
 	xPEArena  = 64 << 10  // the waiting leader PE's batch buffer
 	xMaxFrame = 1 << 30   // the largest payload a leader sends in one frame
-	// xRDMAMin: a put of this many bytes or more from a leader's
-	// process goes as an RDMA WRITE (internode.RemoteMemory) and a
-	// frame after it; a smaller one as one frame (an RDMA WRITE and a
-	// frame are two messages where a frame with its payload is one).
+	// xRDMAMin is SHMEM_INTERNODE_RDMA_MIN's default: a put of this
+	// many bytes or more from a leader's process goes as an RDMA WRITE
+	// (internode.RemoteMemory) and a frame after it; a smaller one as
+	// one frame (an RDMA WRITE and a frame are two messages where a
+	// frame with its payload is one).
 	xRDMAMin = 8 << 10
 	// xStackMax is the largest buffer a goroutine stack may hold (the
 	// compiler's limit for a variable on the stack is 128 KiB): payloads
@@ -149,7 +150,8 @@ type xhost struct {
 	deferrer internode.Deferrer
 	// rm is tr's one-sided access (RDMA WRITE and READ into the heaps
 	// the leaders expose), unless SHMEM_INTERNODE_RDMA=0.
-	rm internode.RemoteMemory
+	rm      internode.RemoteMemory
+	rdmaMin int // the smallest put that goes as an RDMA WRITE
 	// win is the address range the heaps are mapped into: a payload
 	// inside it is not on a goroutine stack.
 	win mem.Region
@@ -374,6 +376,10 @@ func (x *xhost) expose(rm internode.RemoteMemory) error {
 		}
 	}
 	x.rm = rm
+	x.rdmaMin = xRDMAMin
+	if m := x.j.cfg.InternodeRDMAMin; m > 0 {
+		x.rdmaMin = int(m)
+	}
 	return nil
 }
 
@@ -886,7 +892,7 @@ func (p *PE) xstage(b []byte) []byte {
 // The caller holds xp.mu.
 func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *internode.Header) bool {
 	x := p.job.x
-	if x.rm == nil || len(data) < xRDMAMin {
+	if x.rm == nil || len(data) < x.rdmaMin || len(data) == 0 {
 		return false
 	}
 	host := int(x.hostOf[pe])

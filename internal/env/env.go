@@ -33,32 +33,33 @@ import (
 
 // Names of the knobs.
 const (
-	VarSymmetricSize = "SHMEM_SYMMETRIC_SIZE"
-	VarDebug         = "SHMEM_DEBUG"
-	VarInfo          = "SHMEM_INFO"
-	VarVersion       = "SHMEM_VERSION"
-	VarHugePages     = "SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"
-	VarHeapPolicy    = "SHMEM_HEAP_POLICY"
-	VarTransport     = "SHMEM_TRANSPORT"
-	VarWaitSpin      = "SHMEM_WAIT_SPIN"
-	VarWaitYield     = "SHMEM_WAIT_YIELD"
-	VarWaitSleep     = "SHMEM_WAIT_SLEEP"
-	VarBarrierAlg    = "SHMEM_BARRIER_ALGORITHM"
-	VarReduceAlg     = "SHMEM_REDUCE_ALGORITHM"
-	VarBcastAlg      = "SHMEM_BCAST_ALGORITHM"
-	VarFCollectAlg   = "SHMEM_FCOLLECT_ALGORITHM"
-	VarSimDomains    = "GOSHMEM_SIM_DOMAINS"
-	VarNUMAColl      = "SHMEM_NUMA_COLLECTIVES"
-	VarPMI           = "SHMEM_PMI"
-	VarHost          = "SHMEM_HOST"
-	VarInternode     = "SHMEM_INTERNODE"
-	VarInternodeIf   = "SHMEM_INTERNODE_IFACE"
-	VarInternodePoll = "SHMEM_INTERNODE_POLL"
-	VarInternodeHold = "SHMEM_INTERNODE_HOLD"
-	VarInternodeRDMA = "SHMEM_INTERNODE_RDMA"
-	VarVerbsDevice   = "SHMEM_VERBS_DEVICE"
-	VarVerbsPort     = "SHMEM_VERBS_PORT"
-	VarVerbsGIDIndex = "SHMEM_VERBS_GID_INDEX"
+	VarSymmetricSize    = "SHMEM_SYMMETRIC_SIZE"
+	VarDebug            = "SHMEM_DEBUG"
+	VarInfo             = "SHMEM_INFO"
+	VarVersion          = "SHMEM_VERSION"
+	VarHugePages        = "SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"
+	VarHeapPolicy       = "SHMEM_HEAP_POLICY"
+	VarTransport        = "SHMEM_TRANSPORT"
+	VarWaitSpin         = "SHMEM_WAIT_SPIN"
+	VarWaitYield        = "SHMEM_WAIT_YIELD"
+	VarWaitSleep        = "SHMEM_WAIT_SLEEP"
+	VarBarrierAlg       = "SHMEM_BARRIER_ALGORITHM"
+	VarReduceAlg        = "SHMEM_REDUCE_ALGORITHM"
+	VarBcastAlg         = "SHMEM_BCAST_ALGORITHM"
+	VarFCollectAlg      = "SHMEM_FCOLLECT_ALGORITHM"
+	VarSimDomains       = "GOSHMEM_SIM_DOMAINS"
+	VarNUMAColl         = "SHMEM_NUMA_COLLECTIVES"
+	VarPMI              = "SHMEM_PMI"
+	VarHost             = "SHMEM_HOST"
+	VarInternode        = "SHMEM_INTERNODE"
+	VarInternodeIf      = "SHMEM_INTERNODE_IFACE"
+	VarInternodePoll    = "SHMEM_INTERNODE_POLL"
+	VarInternodeHold    = "SHMEM_INTERNODE_HOLD"
+	VarInternodeRDMA    = "SHMEM_INTERNODE_RDMA"
+	VarInternodeRDMAMin = "SHMEM_INTERNODE_RDMA_MIN"
+	VarVerbsDevice      = "SHMEM_VERBS_DEVICE"
+	VarVerbsPort        = "SHMEM_VERBS_PORT"
+	VarVerbsGIDIndex    = "SHMEM_VERBS_GID_INDEX"
 )
 
 // Knob types, the values of Knob.Type.
@@ -168,6 +169,9 @@ type Config struct {
 	// leaders expose their host's heaps, and large puts and gets are
 	// RDMA WRITEs and READs into and from them.
 	InternodeRDMA bool
+	// InternodeRDMAMin is SHMEM_INTERNODE_RDMA_MIN: the smallest put
+	// from a leader's process that goes as an RDMA WRITE.
+	InternodeRDMAMin int64
 	// VerbsDevice is SHMEM_VERBS_DEVICE: the RDMA device of the verbs
 	// transport ("auto": the first with an active port).
 	VerbsDevice string
@@ -345,6 +349,13 @@ func defs() []def {
 				"the target's CPU. off: every put and get is a frame that the target's " +
 				"leader applies (nothing pinned but the transport's buffers).",
 		}, func(c *Config) *bool { return &c.InternodeRDMA }),
+		sizeKnob(Knob{
+			Name: VarInternodeRDMAMin, Default: "8k",
+			Help: "With SHMEM_INTERNODE_RDMA on: the smallest put from a leader's process " +
+				"to another host that goes as an RDMA WRITE followed by a header-only frame " +
+				"(the target's leader rings the PE's doorbell); a smaller put is one frame " +
+				"with its payload. 0: every put.",
+		}, 1<<30, "1g", func(c *Config) *int64 { return &c.InternodeRDMAMin }),
 		stringKnob(Knob{
 			Name: VarVerbsDevice, Default: "auto",
 			Help: "With SHMEM_INTERNODE=verbs: the RDMA device the leaders use, e.g. mlx5_0 " +

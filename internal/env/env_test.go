@@ -31,6 +31,7 @@ func wantDefaults() Config {
 		InternodePoll:     true,
 		InternodeHold:     true,
 		InternodeRDMA:     true,
+		InternodeRDMAMin:  8 << 10,
 		VerbsDevice:       "auto",
 	}
 }

@@ -83,6 +83,7 @@ func ExampleKnobs() {
 	// SHMEM_INTERNODE_POLL bool on []
 	// SHMEM_INTERNODE_HOLD bool on []
 	// SHMEM_INTERNODE_RDMA bool on []
+	// SHMEM_INTERNODE_RDMA_MIN size 8k []
 	// SHMEM_VERBS_DEVICE string auto []
 	// SHMEM_VERBS_PORT int 0 []
 	// SHMEM_VERBS_GID_INDEX int 0 []

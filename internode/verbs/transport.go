@@ -70,10 +70,11 @@ package verbs
 // One completion queue serves every queue pair, sends and receives.
 // It is reaped by the transport's progress goroutine and by callers of
 // Poll (a waiting leader), one at a time under a lock. The progress
-// goroutine polls while work comes, yields, and after spinRounds empty
-// rounds arms the queue's completion channel and sleeps in the Go
-// runtime's network poller (no OS thread held, no CPU used) until a
-// completion or a second passes.
+// goroutine reaps while work comes; when the queue is empty it arms
+// the queue's completion channel and sleeps in the Go runtime's
+// network poller (no OS thread held, no CPU used) until a completion
+// comes or the next idle probe is due; while a PE polls it keeps out
+// of its way (see progress).
 //
 // # Failures
 //
@@ -120,7 +121,6 @@ const (
 	prefixSize  = 8        // credits returned (4), kind (1), zero (3)
 	firstChunk  = slotSize - prefixSize - internode.HeaderSize
 	moreChunk   = slotSize - prefixSize
-	spinRounds  = 200                    // empty polls (each followed by a yield) before the progress goroutine sleeps
 	pollGrace   = time.Millisecond       // the progress goroutine keeps out of the way of a PE that polled this recently
 	idleProbe   = 500 * time.Millisecond // an idle link is probed this often
 	deadAfter   = 3 * idleProbe          // a peer silent this long is lost
@@ -161,7 +161,6 @@ type Transport struct {
 	closing  atomic.Bool // set under rx: no more Sink calls
 	ended    sync.Once
 	done     chan struct{}
-	spin     int           // empty polls before the progress goroutine sleeps (GOSHMEM_VERBS_SPIN, for experiments)
 	lastPoll atomic.Int64  // when Poll was last called (UnixNano; 0 after PollIdle)
 	idle     chan struct{} // PollIdle's wake-up of the progress goroutine
 	quit     chan struct{} // closed by Close and Abort
