@@ -140,3 +140,96 @@ func kindOf(seq int) string {
 	}
 	return "from exposed memory"
 }
+
+// TestTransportDefer: a frame held back (Defer, while the sender
+// polls) leaves with the next frame, in order, in one message; Kick
+// sends what is held; what nobody kicks arrives anyway while the
+// sender polls (the progress goroutine's looks); Flush sends it; Defer
+// refuses when nobody polls and for payloads over 1 KiB.
+func TestTransportDefer(t *testing.T) {
+	sinks := []*sink{newSink(), newSink()}
+	trs := openLeaders(t, 2, sinks)
+	tr := trs[0]
+	expect := func(seqs ...uint32) {
+		t.Helper()
+		for _, seq := range seqs {
+			select {
+			case f := <-sinks[1].frames:
+				if f.h.Seq != seq || !bytes.Equal(f.payload, payloadOf(0, seq, int(f.h.Len))) {
+					t.Fatalf("got frame %d (%d bytes), want frame %d", f.h.Seq, f.h.Len, seq)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("frame %d did not come", seq)
+			}
+		}
+	}
+	frame := func(seq uint32, n int) (*internode.Header, []byte) {
+		return &internode.Header{Seq: seq, Len: uint32(n)}, payloadOf(0, seq, n)
+	}
+	tr.PollIdle()
+	if h, b := frame(99, 8); tr.Defer(1, h, b) {
+		t.Fatal("Defer held a frame while nobody polls")
+	}
+	tr.Poll()
+	if h, b := frame(99, 2000); tr.Defer(1, h, b) {
+		t.Fatal("Defer held a 2000-byte payload")
+	}
+	sends := tr.stats.sends.Load()
+	start := time.Now()
+	for i := range uint32(3) {
+		h, b := frame(i, 8+int(i))
+		tr.Poll() // a polling PE polls between its puts' Defers
+		if !tr.Defer(1, h, b) {
+			t.Fatalf("Defer refused frame %d while a PE polls", i)
+		}
+		clear(b) // Defer copied it
+	}
+	select {
+	case f := <-sinks[1].frames:
+		t.Fatalf("frame %d came before anything released it", f.h.Seq)
+	case <-time.After(100 * time.Microsecond):
+	}
+	h, b := frame(3, 100)
+	if err := tr.Send(1, h, b); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	expect(0, 1, 2, 3)
+	// The progress goroutine posts what has been held for pollGrace:
+	// only a sequence quicker than that must be one message.
+	if n := tr.stats.sends.Load() - sends; n != 1 && took < pollGrace {
+		t.Errorf("4 frames took %d messages in %v, want 1", n, took)
+	}
+	tr.Poll()
+	if h, b := frame(4, 1); !tr.Defer(1, h, b) {
+		t.Fatal("Defer refused")
+	}
+	tr.Kick()
+	expect(4)
+	tr.Poll()
+	if h, b := frame(5, 1); !tr.Defer(1, h, b) {
+		t.Fatal("Defer refused")
+	}
+	if err := tr.Flush(1); err != nil {
+		t.Fatal(err)
+	}
+	expect(5)
+	tr.Poll()
+	if h, b := frame(6, 1); !tr.Defer(1, h, b) {
+		t.Fatal("Defer refused")
+	}
+	done := make(chan struct{})
+	go func() { // a PE that keeps polling, and never kicks
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				tr.Poll()
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	expect(6)
+	close(done)
+}

@@ -133,6 +133,8 @@ const (
 	maxWR       = 1 << 30 // bytes of one RDMA WRITE or READ of the caller's memory
 	regSize     = 24      // a kReg body: id (4), rkey (4), address (8), length (8)
 	rdSize      = 1 << 20 // bytes of a peer's read buffer (rdBuf)
+	deferMax    = 1 << 10 // the largest payload Defer holds back
+	deferArena  = 16 << 10
 )
 
 // Message kinds.
@@ -143,6 +145,7 @@ const (
 	kBye               // Close: the end is clean
 	kAbort             // Abort: the reason follows
 	kReg               // Expose: a region the peer may write and read (regSize bytes)
+	kFrames            // several whole frames, each a header and its payload
 
 	// Queue entries that are not messages: an RDMA WRITE or READ.
 	qWrite
@@ -170,6 +173,9 @@ type Transport struct {
 	// lock by senders looking for a source that needs no copy.
 	regMu sync.Mutex
 	local atomic.Pointer[[]localReg]
+
+	anyHeld atomic.Bool  // a peer may hold frames back (Defer)
+	heldAt  atomic.Int64 // when anyHeld was last set (UnixNano)
 }
 
 // localReg is a region this leader exposed.
@@ -226,6 +232,13 @@ type peer struct {
 	wrDone   uint64            // and completed
 	zcLast   uint64            // wrPosted of the last write from the caller's memory (Flush waits for it)
 	enq, deq uint64            // queue entries appended, and fully posted
+
+	// Defer: while holding, every entry of q is a frame held back
+	// (its payload copied into arena), and nothing is posted until the
+	// next frame, write or read for this peer, or Kick.
+	holding bool
+	arena   []byte
+	arenaN  int
 
 	// rdMu serializes the reads into rdBuf (mapped at the first read
 	// into memory that is not exposed), which their callers copy out.
@@ -403,9 +416,69 @@ func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte
 	p.q = append(p.q, f)
 	p.queued += size
 	p.enq++
+	p.holding = false // what was held back goes with this frame
 	p.pump()
 	p.mu.Unlock()
 	return nil
+}
+
+// Defer holds a frame with a payload of up to 1 KiB back (a copy of
+// it), to be posted in one message with the next frame, write or read
+// for leader to, or by Kick (internode.Deferrer). It refuses unless a
+// PE polls (then the progress goroutine posts what is held every
+// pollGrace at the latest), while something else is queued for to, or
+// when its 16 KiB of held payloads are full.
+func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
+	if len(payload) > deferMax || !t.polled(time.Now()) {
+		return false
+	}
+	p := t.peer("Defer", to)
+	if int(h.Len) != len(payload) {
+		panic(fmt.Sprintf("verbs.Defer: header Len %d for a payload of %d bytes", h.Len, len(payload)))
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil || !p.holding && p.head < len(p.q) {
+		return false
+	}
+	if !p.holding {
+		p.arenaN = 0 // nothing held is still queued: the arena is free
+	}
+	if p.arenaN+len(payload) > deferArena {
+		return false
+	}
+	if p.arena == nil {
+		p.arena = make([]byte, deferArena)
+	}
+	b := p.arena[p.arenaN : p.arenaN+len(payload) : p.arenaN+len(payload)]
+	copy(b, payload)
+	p.arenaN += len(payload)
+	p.q = append(p.q, qframe{kind: kFrame, h: *h, payload: b})
+	p.queued += internode.HeaderSize + len(payload)
+	p.enq++
+	p.holding = true
+	if !t.anyHeld.Load() {
+		t.heldAt.Store(time.Now().UnixNano())
+		t.anyHeld.Store(true)
+	}
+	return true
+}
+
+// Kick posts every frame held back (internode.Deferrer).
+func (t *Transport) Kick() {
+	if !t.anyHeld.Load() || !t.anyHeld.Swap(false) {
+		return
+	}
+	for _, p := range t.peers {
+		if p != nil {
+			p.mu.Lock()
+			if p.holding {
+				p.holding = false
+				p.pump()
+			}
+			p.mu.Unlock()
+		}
+	}
 }
 
 // pump posts queued messages, writes and reads while credits, send
@@ -414,7 +487,7 @@ func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte
 func (p *peer) pump() {
 	moved := false
 loop:
-	for p.head < len(p.q) && p.err == nil {
+	for p.head < len(p.q) && p.err == nil && !p.holding {
 		f := &p.q[p.head]
 		done := true
 		switch f.kind {
@@ -436,6 +509,23 @@ loop:
 			case f.kind != kFrame:
 				b[4] = f.kind
 				n += copy(b[n:], f.payload)
+			case !p.started && p.whole(f, n) && p.head+1 < len(p.q) && p.whole(&p.q[p.head+1], n+internode.HeaderSize+len(f.payload)):
+				// Whole frames that fit one buffer go together; the
+				// last packed is retired below.
+				b[4] = kFrames
+				for {
+					f = &p.q[p.head]
+					f.h.Encode(b[n:])
+					n += internode.HeaderSize
+					n += copy(b[n:], f.payload)
+					if p.head+1 == len(p.q) || !p.whole(&p.q[p.head+1], n) {
+						break
+					}
+					p.queued -= internode.HeaderSize + len(f.payload)
+					p.q[p.head] = qframe{}
+					p.head++
+					p.deq++
+				}
 			case !p.started:
 				b[4] = kFrame
 				f.h.Encode(b[n:])
@@ -473,6 +563,12 @@ loop:
 	if p.owed >= slots/2 && p.avail >= 1 && len(p.free) > 0 && p.err == nil {
 		p.control(kCredit)
 	}
+}
+
+// whole reports whether queue entry f is a frame that fits whole after
+// n bytes of a message buffer.
+func (p *peer) whole(f *qframe, n int) bool {
+	return f.kind == kFrame && n+internode.HeaderSize+len(f.payload) <= slotSize
 }
 
 // postRDMA posts the next piece of the write or read f: all of it (up
@@ -570,6 +666,10 @@ func (t *Transport) Flush(to int) error {
 	p := t.peer("Flush", to)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.holding { // what is held back is queued too
+		p.holding = false
+		p.pump()
+	}
 	t.await(p, func() bool { return p.head == len(p.q) })
 	if p.head < len(p.q) {
 		return p.err
@@ -661,6 +761,7 @@ func (t *Transport) Write(to int, id uint32, off uint64, data []byte) (bool, err
 		p.q = append(p.q, qframe{kind: qWrite, payload: data, raddr: addr, rkey: rkey, mr: m})
 		p.queued += size
 		p.enq++
+		p.holding = false
 		p.pump()
 	}
 	p.mu.Unlock()
@@ -719,6 +820,7 @@ func (t *Transport) read(p *peer, b []byte, raddr uint64, rkey uint32, m *MR) er
 	p.q = append(p.q, qframe{kind: qRead, payload: b, raddr: raddr, rkey: rkey, mr: m})
 	p.queued += internode.HeaderSize + len(b)
 	p.enq++
+	p.holding = false
 	mine := p.enq
 	p.pump()
 	t.await(p, func() bool { return p.deq >= mine })
@@ -899,6 +1001,29 @@ func (t *Transport) receive(p *peer, msg []byte) (int, error) {
 		p.rxgot += copy(p.rxbuf[p.rxgot:], body)
 	case kCredit:
 		return 0, nil
+	case kFrames:
+		delivered := 0
+		for len(body) > 0 {
+			if len(body) < internode.HeaderSize {
+				return delivered, fmt.Errorf("verbs: %d bytes after the frames of a message from leader %d", len(body), p.idx)
+			}
+			p.rxh.Decode(body)
+			body = body[internode.HeaderSize:]
+			if int(p.rxh.Len) > len(body) {
+				return delivered, fmt.Errorf("verbs: leader %d packed a frame of %d bytes into a message with %d left", p.idx, p.rxh.Len, len(body))
+			}
+			var buf []byte
+			if p.rxh.Len > 0 {
+				if buf = sink.Buffer(p.idx, &p.rxh); len(buf) != int(p.rxh.Len) {
+					return delivered, fmt.Errorf("verbs: the sink gave %d bytes for a frame of %d from leader %d", len(buf), p.rxh.Len, p.idx)
+				}
+				copy(buf, body)
+				body = body[p.rxh.Len:]
+			}
+			sink.Deliver(p.idx, &p.rxh, buf)
+			delivered++
+		}
+		return delivered, nil
 	case kReg:
 		if len(body) < regSize {
 			return 0, fmt.Errorf("verbs: a %d-byte region announcement from leader %d", len(body), p.idx)
@@ -985,6 +1110,9 @@ func (t *Transport) progress() {
 	timer.Stop()
 	for !t.closing.Load() {
 		now := time.Now()
+		if t.anyHeld.Load() && now.UnixNano()-t.heldAt.Load() >= int64(pollGrace) {
+			t.Kick() // what Defer held back waits at most two looks
+		}
 		if !now.Before(next) {
 			t.probe(now)
 			next = now.Add(idleProbe)
@@ -1029,7 +1157,11 @@ func (t *Transport) progress() {
 		if n > 0 {
 			continue
 		}
-		err := t.cq.Wait(next)
+		wake := next
+		if t.anyHeld.Load() { // come back to post what Defer holds
+			wake = now.Add(pollGrace)
+		}
+		err := t.cq.Wait(wake)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			t.stats.deadlines.Add(1)
@@ -1173,4 +1305,5 @@ var (
 	_ internode.Transport    = (*Transport)(nil)
 	_ internode.Poller       = (*Transport)(nil)
 	_ internode.RemoteMemory = (*Transport)(nil)
+	_ internode.Deferrer     = (*Transport)(nil)
 )
