@@ -286,6 +286,35 @@ type Deferrer interface {
 	Kick()
 }
 
+// Arena holds copies of the payloads a Deferrer holds back for one
+// peer, until they are written: Hold copies, Reset frees them all
+// (once none is queued any more). The zero Arena is empty; its buffer
+// of ArenaBytes is made at the first Hold.
+type Arena struct {
+	buf []byte
+	n   int
+}
+
+// ArenaBytes is the payload bytes an Arena holds.
+const ArenaBytes = 16 << 10
+
+// Hold returns a copy of b in the arena, or false when it is full.
+func (a *Arena) Hold(b []byte) ([]byte, bool) {
+	if a.n+len(b) > ArenaBytes {
+		return nil, false
+	}
+	if a.buf == nil {
+		a.buf = make([]byte, ArenaBytes)
+	}
+	c := a.buf[a.n : a.n+len(b) : a.n+len(b)]
+	copy(c, b)
+	a.n += len(b)
+	return c, true
+}
+
+// Reset frees what the arena holds.
+func (a *Arena) Reset() { a.n = 0 }
+
 // RemoteMemory is the capability of one-sided access to memory a peer
 // exposed (RDMA WRITE and READ): verbs has it, tcp does not.
 //

@@ -54,3 +54,29 @@ func FuzzHeader(f *testing.F) {
 		}
 	})
 }
+
+// TestArena: Hold copies (the caller may change its bytes after), fills
+// up to ArenaBytes and refuses past it, and Reset frees everything.
+func TestArena(t *testing.T) {
+	var a Arena
+	src := []byte("payload")
+	c, ok := a.Hold(src)
+	if !ok || string(c) != "payload" {
+		t.Fatalf("Hold = %q, %v", c, ok)
+	}
+	src[0] = 'X'
+	if string(c) != "payload" {
+		t.Fatalf("the held copy changed with its source: %q", c)
+	}
+	if _, ok := a.Hold(make([]byte, ArenaBytes-len(src))); !ok {
+		t.Fatal("Hold refused what fits exactly")
+	}
+	if _, ok := a.Hold([]byte{1}); ok {
+		t.Fatal("Hold accepted a byte past ArenaBytes")
+	}
+	a.Reset()
+	d, ok := a.Hold(make([]byte, ArenaBytes))
+	if !ok || len(d) != ArenaBytes || cap(d) != ArenaBytes {
+		t.Fatalf("after Reset: Hold of ArenaBytes = len %d cap %d, %v", len(d), cap(d), ok)
+	}
+}

@@ -214,9 +214,8 @@ type peer struct {
 	wv                           *sys.Writev
 	waiters                      int // goroutines in Flush or waiting for queue space
 	// arena holds the payloads of deferred frames until they are
-	// written (arenaN bytes used; reset when the queue empties).
-	arena  []byte
-	arenaN int
+	// written (reset when the queue empties).
+	arena  internode.Arena
 	inList bool // in t.dlist (t.dmu held)
 }
 
@@ -390,12 +389,9 @@ func (t *Transport) send(to int, h *internode.Header, payload []byte, wait bool)
 	return nil
 }
 
-// deferMax is the largest payload Defer holds back, deferArena the
-// payload bytes it holds per peer.
-const (
-	deferMax   = 1 << 10
-	deferArena = 16 << 10
-)
+// deferMax is the largest payload Defer holds back (it holds
+// internode.ArenaBytes per peer).
+const deferMax = 1 << 10
 
 // Defer queues a frame with a small payload (copied) for leader to
 // without writing it: it leaves with the next frame sent to to, or at
@@ -413,17 +409,15 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 	}
 	p := t.out[to]
 	p.mu.Lock()
-	if !p.up || p.err != nil || p.arenaN+len(payload) > deferArena ||
-		p.bytes > 0 && p.bytes+internode.HeaderSize+len(payload) > t.cfg.QueueBytes {
+	if !p.up || p.err != nil || p.bytes > 0 && p.bytes+internode.HeaderSize+len(payload) > t.cfg.QueueBytes {
 		p.mu.Unlock()
 		return false
 	}
-	if p.arena == nil {
-		p.arena = make([]byte, deferArena)
+	b, ok := p.arena.Hold(payload)
+	if !ok {
+		p.mu.Unlock()
+		return false
 	}
-	b := p.arena[p.arenaN : p.arenaN+len(payload) : p.arenaN+len(payload)]
-	copy(b, payload)
-	p.arenaN += len(payload)
 	p.push(h, b)
 	p.mu.Unlock()
 	t.dmu.Lock()
@@ -619,7 +613,7 @@ func (p *peer) completed(batch []frame) {
 	clear(batch)
 	p.spare = batch[:0]
 	if len(p.queue) == 0 {
-		p.arenaN = 0 // every deferred payload is written
+		p.arena.Reset() // every deferred payload is written
 	}
 	// Wake only Flush and Send waiting for space, never the idle
 	// writer: an inline write leaves the writer nothing to do, and

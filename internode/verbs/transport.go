@@ -133,8 +133,7 @@ const (
 	maxWR       = 1 << 30 // bytes of one RDMA WRITE or READ of the caller's memory
 	regSize     = 24      // a kReg body: id (4), rkey (4), address (8), length (8)
 	rdSize      = 1 << 20 // bytes of a peer's read buffer (rdBuf)
-	deferMax    = 1 << 10 // the largest payload Defer holds back
-	deferArena  = 16 << 10
+	deferMax    = 1 << 10 // the largest payload Defer holds back (internode.ArenaBytes per peer)
 )
 
 // Message kinds.
@@ -237,8 +236,7 @@ type peer struct {
 	// (its payload copied into arena), and nothing is posted until the
 	// next frame, write or read for this peer, or Kick.
 	holding bool
-	arena   []byte
-	arenaN  int
+	arena   internode.Arena
 
 	// rdMu serializes the reads into rdBuf (mapped at the first read
 	// into memory that is not exposed), which their callers copy out.
@@ -442,17 +440,12 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 		return false
 	}
 	if !p.holding {
-		p.arenaN = 0 // nothing held is still queued: the arena is free
+		p.arena.Reset() // nothing held is still queued
 	}
-	if p.arenaN+len(payload) > deferArena {
+	b, ok := p.arena.Hold(payload)
+	if !ok {
 		return false
 	}
-	if p.arena == nil {
-		p.arena = make([]byte, deferArena)
-	}
-	b := p.arena[p.arenaN : p.arenaN+len(payload) : p.arenaN+len(payload)]
-	copy(b, payload)
-	p.arenaN += len(payload)
 	p.q = append(p.q, qframe{kind: kFrame, h: *h, payload: b})
 	p.queued += internode.HeaderSize + len(payload)
 	p.enq++
