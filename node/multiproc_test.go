@@ -153,6 +153,43 @@ func scenarioRMA(pe *goshmem.PE) {
 		}
 		pe.BarrierAll() // the left neighbour's next round overwrites big
 	}
+	// Heap-to-heap: a put, a PutSignal and a get of 320 KiB, from and
+	// into the symmetric heap (across hosts: RDMA WRITEs from the
+	// source heap, for a non-leader PE by its leader, and an RDMA READ,
+	// where the transport has them; frames otherwise).
+	const hn = 40000
+	hsrc, _ := goshmem.Calloc[int64](pe, hn)
+	hdst, _ := goshmem.Calloc[int64](pe, hn)
+	hsig, _ := goshmem.Calloc[uint64](pe, 1)
+	for i := range hsrc {
+		hsrc[i] = int64(me)*10_000_000 + int64(i)
+	}
+	goshmem.Put(c, hdst, hsrc, right)
+	pe.BarrierAll()
+	for i, v := range hdst {
+		if want := int64(left)*10_000_000 + int64(i); v != want {
+			fail(pe, "heap-to-heap put from PE %d: [%d] = %d, want %d", left, i, v, want)
+		}
+	}
+	pe.BarrierAll()
+	for i := range hsrc {
+		hsrc[i] = -hsrc[i]
+	}
+	goshmem.PutSignal(c, hdst, hsrc, &hsig[0], 1, goshmem.SignalSet, right)
+	goshmem.SignalWaitUntil(pe, &hsig[0], goshmem.CmpEQ, 1)
+	for i, v := range hdst {
+		if want := -(int64(left)*10_000_000 + int64(i)); v != want {
+			fail(pe, "heap-to-heap PutSignal from PE %d: [%d] = %d with the signal, want %d", left, i, v, want)
+		}
+	}
+	pe.BarrierAll()
+	goshmem.Get(c, hsrc, hdst, right) // right's copy holds what this PE sent it
+	for i, v := range hsrc {
+		if want := -(int64(me)*10_000_000 + int64(i)); v != want {
+			fail(pe, "heap-to-heap get from PE %d: [%d] = %d, want %d", right, i, v, want)
+		}
+	}
+	pe.BarrierAll()
 	mapfault := os.Getenv(scenarioVar) == "rma-mapfault"
 	for q := 0; q < n; q++ {
 		hq, across := pe.HostOf(q)

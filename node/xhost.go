@@ -72,6 +72,14 @@ const (
 	xAbort                     // the sender's abort record: Arg0 kind, PE, Arg1 code
 	xAbortAck                  // a GlobalExit's xAbort was heard and this leader's PMI is quiet
 	xExit                      // after a GlobalExit: this host's processes may exit now
+
+	// xPutFrom never leaves a host: a non-leader PE asks its leader to
+	// put Arg1 bytes at offset Arg0 of the PE's own heap (index Ctx
+	// among the host's PEs) to Off of PE's heap, with an RDMA WRITE from
+	// the heap (which the leader maps and exposes), then to send the
+	// header-only frame encoded in the payload (a flag or signal), and
+	// to answer the PE's mailbox with Seq once the source is read.
+	xPutFrom
 )
 
 // xPutFlag, in an xPut's Flags: once the payload is in the heap, store
@@ -121,9 +129,18 @@ type mailbox struct {
 
 const boxStride = shm.CacheLine + xWindow
 
-// xhostSize is the size of the xhost segment of a host of n PEs.
+// xhostSize is the size of the xhost segment of a host of n PEs: the
+// leader queue, a cache line of flags (xflags), the mailboxes.
 func xhostSize(n int) int64 {
-	return int64(xqBytes()) + int64(n)*boxStride
+	return int64(xqBytes()) + shm.CacheLine + int64(n)*boxStride
+}
+
+// xflags is what the leader tells its host's PEs.
+type xflags struct {
+	// RDMA is 1 once the leader has exposed the host's heaps to a
+	// transport with RemoteMemory: xPutFrom can be asked for.
+	RDMA atomic.Uint32
+	_    [shm.CacheLine - 4]byte
 }
 
 // xhost is a process's part of a job that spans hosts.
@@ -151,7 +168,8 @@ type xhost struct {
 	// rm is tr's one-sided access (RDMA WRITE and READ into the heaps
 	// the leaders expose), unless SHMEM_INTERNODE_RDMA=0.
 	rm      internode.RemoteMemory
-	rdmaMin int // the smallest put that goes as an RDMA WRITE
+	rdmaMin int     // the smallest put that goes as an RDMA WRITE
+	flags   *xflags // in the xhost segment
 	// win is the address range the heaps are mapped into: a payload
 	// inside it is not on a goroutine stack.
 	win mem.Region
@@ -264,8 +282,13 @@ func newXhost(j *Job, cl *Cluster, rank int, seg *shm.Segment) (*xhost, error) {
 		m.Close()
 		return nil, err
 	}
-	x.boxes = mem.RegionOf(b[qb:]).Base
+	x.flags = mem.At[xflags](mem.RegionOf(b[qb:]).Base, 0)
+	x.boxes = mem.RegionOf(b[qb+shm.CacheLine:]).Base
 	x.win = mem.RegionOf(j.window)
+	x.rdmaMin = xRDMAMin
+	if m := j.cfg.InternodeRDMAMin; m > 0 {
+		x.rdmaMin = int(m)
+	}
 	return x, nil
 }
 
@@ -376,10 +399,7 @@ func (x *xhost) expose(rm internode.RemoteMemory) error {
 		}
 	}
 	x.rm = rm
-	x.rdmaMin = xRDMAMin
-	if m := x.j.cfg.InternodeRDMAMin; m > 0 {
-		x.rdmaMin = int(m)
-	}
+	x.flags.RDMA.Store(1)
 	return nil
 }
 
@@ -476,9 +496,45 @@ func (x *xhost) sendQueued(msg []byte, touched []bool) {
 		return // cannot happen: the PE checked it
 	}
 	host := int(x.hostOf[h.PE])
+	if h.Op == xPutFrom {
+		x.putFrom(&h, msg[internode.HeaderSize:])
+		return
+	}
 	if x.tr.Send(host, &h, msg[internode.HeaderSize:]) == nil {
 		touched[host] = true
 	}
+}
+
+// putFrom does what a non-leader PE's xPutFrom asks (see xPutFrom): an
+// RDMA WRITE from the PE's heap, or frames from it when the target's
+// region is not announced yet; then the frame it carries; then,
+// once the source has been read, the answer to the PE.
+func (x *xhost) putFrom(h *internode.Header, rest []byte) {
+	if int(h.Ctx) >= len(x.local) || len(rest) < internode.HeaderSize || x.rm == nil ||
+		h.Arg0 > uint64(x.j.heapSize) || h.Arg1 > uint64(x.j.heapSize)-h.Arg0 {
+		return // cannot happen: the PE checked it
+	}
+	src := x.local[h.Ctx]
+	data := mem.ByteSlice(x.j.bases[src], uintptr(h.Arg0), int(h.Arg1))
+	var notify internode.Header
+	notify.Decode(rest)
+	notify.Op, notify.PE, notify.Off, notify.Ctx, notify.Len = xPut, h.PE, h.Off, h.Ctx, 0
+	host := int(x.hostOf[h.PE])
+	ok, err := x.rm.Write(host, h.PE, h.Off, data)
+	for off := 0; err == nil && !ok && off < len(data); off += xMaxFrame { // not announced: frames from the mapped heap
+		n := min(len(data)-off, xMaxFrame)
+		f := internode.Header{Op: xPut, PE: h.PE, Off: h.Off + uint64(off), Ctx: h.Ctx, Len: uint32(n)}
+		err = x.tr.Send(host, &f, data[off:off+n])
+	}
+	if err == nil {
+		err = x.tr.Send(host, &notify, nil)
+	}
+	if err == nil {
+		x.tr.Flush(host) // the source is read (an error: Failed has been told, and the job fails)
+	}
+	box := x.box(int(h.Ctx))
+	box.Seq.Store(h.Seq)
+	wait.Ring(x.j.bell(src))
 }
 
 // forwardAbort sends this host's abort record to every other host's
@@ -892,7 +948,13 @@ func (p *PE) xstage(b []byte) []byte {
 // The caller holds xp.mu.
 func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *internode.Header) bool {
 	x := p.job.x
-	if x.rm == nil || len(data) < x.rdmaMin || len(data) == 0 {
+	if len(data) < x.rdmaMin || len(data) == 0 {
+		return false
+	}
+	if !x.leader {
+		return p.xwriteFrom(routine, pe, off, data, notify)
+	}
+	if x.rm == nil {
 		return false
 	}
 	host := int(x.hostOf[pe])
@@ -911,6 +973,25 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 	if err != nil {
 		p.xlost(routine, host)
 	}
+	return true
+}
+
+// xwriteFrom is xwrite on a PE outside the leader's process: when data
+// lies in the PE's own heap and the leader has exposed the heaps, the
+// leader writes it with RDMA from there (xPutFrom) and answers when
+// the source is read. The caller holds xp.mu.
+func (p *PE) xwriteFrom(routine string, pe int, off uintptr, data []byte, notify *internode.Header) bool {
+	if p.job.x.flags.RDMA.Load() == 0 {
+		return false
+	}
+	src, ok := p.heap.Offset(mem.Addr(data), uintptr(len(data)))
+	if !ok {
+		return false // private memory: the leader cannot read it
+	}
+	var nb [internode.HeaderSize]byte
+	notify.Encode(nb[:])
+	h := internode.Header{Op: xPutFrom, PE: uint32(pe), Off: uint64(off), Arg0: uint64(src), Arg1: uint64(len(data))}
+	p.xrequestWith(routine, &h, nb[:])
 	return true
 }
 
@@ -953,10 +1034,15 @@ func (p *PE) xlost(routine string, host int) {
 // xrequest sends request h and waits for its answer; it returns the
 // answer's value (its payload is in xp.window). The caller holds xp.mu.
 func (p *PE) xrequest(routine string, h *internode.Header) uint64 {
+	return p.xrequestWith(routine, h, nil)
+}
+
+// xrequestWith is xrequest with a payload.
+func (p *PE) xrequestWith(routine string, h *internode.Header, payload []byte) uint64 {
 	xp := p.x
 	xp.seq++
 	h.Seq = xp.seq
-	p.xsend(routine, h, nil)
+	p.xsend(routine, h, payload)
 	if int32(xp.box.Seq.Load()-h.Seq) < 0 {
 		p.waitFlag(routine, &xp.box.Seq, h.Seq)
 	}

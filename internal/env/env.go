@@ -344,17 +344,19 @@ func defs() []def {
 			Name: VarInternodeRDMA, Default: "on",
 			Help: "In a job that spans hosts, with a transport that has one-sided access " +
 				"(verbs): whether each leader exposes (registers, so pins) every heap of its " +
-				"host, so that a put of 8 KiB or more from a leader's process is an RDMA WRITE " +
-				"straight into the target PE's heap and a get an RDMA READ from it, without " +
-				"the target's CPU. off: every put and get is a frame that the target's " +
-				"leader applies (nothing pinned but the transport's buffers).",
+				"host, so that a put of 8 KiB or more is an RDMA WRITE straight into the " +
+				"target PE's heap (from a PE outside the leader's process: when the source is " +
+				"in its symmetric heap, written by its leader from there) and a get from the " +
+				"leader's process an RDMA READ, without the target's CPU. off: every put and " +
+				"get is a frame that the target's leader applies (nothing pinned but the " +
+				"transport's buffers).",
 		}, func(c *Config) *bool { return &c.InternodeRDMA }),
 		sizeKnob(Knob{
 			Name: VarInternodeRDMAMin, Default: "8k",
-			Help: "With SHMEM_INTERNODE_RDMA on: the smallest put from a leader's process " +
-				"to another host that goes as an RDMA WRITE followed by a header-only frame " +
-				"(the target's leader rings the PE's doorbell); a smaller put is one frame " +
-				"with its payload. 0: every put.",
+			Help: "With SHMEM_INTERNODE_RDMA=on: the smallest put to another host that " +
+				"goes as an RDMA WRITE followed by a header-only frame (the target's leader " +
+				"rings the PE's doorbell); a smaller put is one frame with its payload. " +
+				"0: every put.",
 		}, 1<<30, "1g", func(c *Config) *int64 { return &c.InternodeRDMAMin }),
 		stringKnob(Knob{
 			Name: VarVerbsDevice, Default: "auto",

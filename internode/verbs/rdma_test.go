@@ -78,7 +78,7 @@ func TestTransportRemoteMemory(t *testing.T) {
 	const writes = 400
 	for seq := range writes {
 		n := 1 + r.IntN(64<<10)
-		if seq%10 == 0 {
+		if seq%5 <= 1 { // both kinds of source, above and below zeroCopyMin
 			n = 1 + r.IntN(3<<20)
 		}
 		off := r.IntN(size - n + 1)
@@ -112,7 +112,7 @@ func TestTransportRemoteMemory(t *testing.T) {
 			t.Fatalf("the frame after write %d did not come", seq)
 		}
 		copy(mirror[off:], src)
-		clear(src) // after Flush the source is the caller's again
+		clear(src) // after Flush the source is the caller's again (a write without a copy has completed)
 		if seq%7 == 3 {
 			rn := 1 + r.IntN(2<<20)
 			ro := r.IntN(size - rn + 1)
@@ -131,6 +131,9 @@ func TestTransportRemoteMemory(t *testing.T) {
 				t.Fatalf("read after write %d (%d bytes at %d) differs from what was written", seq, rn, ro)
 			}
 		}
+	}
+	if n := trs[0].stats.zeroCopy.Load(); n == 0 {
+		t.Error("no write or read went from or into exposed memory without a copy")
 	}
 }
 

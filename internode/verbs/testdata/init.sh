@@ -69,6 +69,15 @@ if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq 
 	# Its puts of 8 KiB and more are RDMA WRITEs, its gets RDMA READs
 	# (the transport's counters, printed at the end with SHMEM_INFO).
 	grep -E 'RDMA writes [1-9][0-9]*, reads [1-9]' /tmp/info.log || { cat /tmp/info.log; bad "no RDMA WRITE or READ in the rma job"; }
+	# With 2 PEs per host every put across hosts comes from a PE outside
+	# its leader's process (the ring's neighbour of each leader is on
+	# its host): its heap-to-heap puts must be RDMA WRITEs that both
+	# leaders post from those PEs' heaps (xPutFrom).
+	(cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=1 SHMEM_SYMMETRIC_SIZE=8m \
+		timeout 120 mpiexec.hydra -n 2 -env SHMEM_HOST h0 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$' \
+		: -n 2 -env SHMEM_HOST h1 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$') >/tmp/info2.log 2>&1 || { cat /tmp/info2.log; bad "rma on 2 hosts x 2 PEs"; }
+	grep 'verbs leader' /tmp/info2.log
+	[ "$(grep -cE 'verbs leader [01]: .*RDMA writes [1-9]' /tmp/info2.log)" = 2 ] || { cat /tmp/info2.log; bad "the leaders posted no RDMA WRITE for their host-mates"; }
 fi
 rdma link delete rxe0 || bad "rdma link delete rxe0"
 if [ $fail = 0 ]; then say "GUEST-RESULT: PASS"; else say "GUEST-RESULT: FAIL"; fi
