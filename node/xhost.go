@@ -966,13 +966,17 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 		return false // the region is not announced (yet)
 	}
 	if err == nil {
-		notify.PE, notify.Off = uint32(pe), uint64(off)
-		p.xsend(routine, notify, nil)
 		err = x.tr.Flush(host) // data is the caller's
 	}
 	if err != nil {
 		p.xlost(routine, host)
+		return true
 	}
+	// After the Flush, so that a plain put's notification may be held
+	// back (Deferrer) to leave with what follows, the flag after a
+	// Fence: the data is in place before either.
+	notify.PE, notify.Off = uint32(pe), uint64(off)
+	p.xsend(routine, notify, nil)
 	return true
 }
 
