@@ -336,7 +336,9 @@ func (a *Arena) Reset() { a.n = 0 }
 // frame is applied by the peer's CPU after it arrives, a Read is served
 // by the NIC: a Read is ordered after earlier writes, not after what
 // earlier frames make the peer's CPU do (the core reads only when the
-// frames it sent to that host are known applied).
+// frames it sent to that host are known applied). dst may be on the
+// caller's goroutine stack, which moves: only the calling goroutine
+// may write it, and not after Read returns.
 type RemoteMemory interface {
 	Expose(id uint32, b []byte) error
 	Write(peer int, id uint32, off uint64, data []byte) (bool, error)
