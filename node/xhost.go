@@ -80,6 +80,12 @@ const (
 	// header-only frame encoded in the payload (a flag or signal), and
 	// to answer the PE's mailbox with Seq once the source is read.
 	xPutFrom
+	// xGetInto never leaves a host either: a non-leader PE asks its
+	// leader to read Arg1 bytes at Off of PE's heap into offset Arg0 of
+	// the PE's own heap with an RDMA READ, and to answer its mailbox
+	// with Seq (Arg0 of the answer: 1) once they are there, or with 0
+	// when the transport cannot (the PE then gets with frames).
+	xGetInto
 )
 
 // xPutFlag, in an xPut's Flags: once the payload is in the heap, store
@@ -496,8 +502,12 @@ func (x *xhost) sendQueued(msg []byte, touched []bool) {
 		return // cannot happen: the PE checked it
 	}
 	host := int(x.hostOf[h.PE])
-	if h.Op == xPutFrom {
+	switch h.Op {
+	case xPutFrom:
 		x.putFrom(&h, msg[internode.HeaderSize:])
+		return
+	case xGetInto:
+		x.getInto(&h)
 		return
 	}
 	if x.tr.Send(host, &h, msg[internode.HeaderSize:]) == nil {
@@ -535,6 +545,29 @@ func (x *xhost) putFrom(h *internode.Header, rest []byte) {
 	box := x.box(int(h.Ctx))
 	box.Seq.Store(h.Seq)
 	wait.Ring(x.j.bell(src))
+}
+
+// getInto does what a non-leader PE's xGetInto asks: an RDMA READ
+// into the PE's heap, then the answer (see xGetInto).
+func (x *xhost) getInto(h *internode.Header) {
+	if int(h.Ctx) >= len(x.local) || x.rm == nil || h.Arg0 > uint64(x.j.heapSize) || h.Arg1 > uint64(x.j.heapSize)-h.Arg0 {
+		return // cannot happen: the PE checked it
+	}
+	dst := x.local[h.Ctx]
+	ok, err := x.rm.Read(int(x.hostOf[h.PE]), h.PE, h.Off, mem.ByteSlice(x.j.bases[dst], uintptr(h.Arg0), int(h.Arg1)))
+	// An error: Failed has been told; the PE's frames then stop it with
+	// the job's failure.
+	box := x.box(int(h.Ctx))
+	box.Val.Store(uint64(b2u(ok && err == nil)))
+	box.Seq.Store(h.Seq)
+	wait.Ring(x.j.bell(dst))
+}
+
+func b2u(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // forwardAbort sends this host's abort record to every other host's
@@ -890,7 +923,7 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	h.Ctx = xp.idx
 	h.Len = uint32(len(payload))
 	host := int(x.hostOf[h.PE])
-	if h.Op != xGet && h.Op != xAMO4 && h.Op != xAMO8 && h.Op != xQuiet && h.Op != xCtl && (h.Op != xPut || h.Len > 0 || h.Flags != 0) {
+	if appliedByCPU(h) {
 		xp.framed[host] = true
 	}
 	if x.leader {
@@ -921,6 +954,22 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	if !x.q.TryPush(msg) {
 		p.xpushSlow(routine, msg)
 	}
+}
+
+// appliedByCPU reports whether frame h writes the target's memory by
+// the target leader's CPU after it arrives (so an RDMA READ sent after
+// it could pass it): a put with data, a flag or a signal, a posted
+// AMO. A fetching AMO and a get are answered once applied; a plain
+// put's notification writes nothing; xPutFrom's flag is noted by
+// xwriteFrom.
+func appliedByCPU(h *internode.Header) bool {
+	switch h.Op {
+	case xPut:
+		return h.Len > 0 || h.Flags != 0
+	case xPost4, xPost8:
+		return true
+	}
+	return false
 }
 
 // xstage returns b, or a copy of it in xp.stage when it may be on a
@@ -992,6 +1041,9 @@ func (p *PE) xwriteFrom(routine string, pe int, off uintptr, data []byte, notify
 	if !ok {
 		return false // private memory: the leader cannot read it
 	}
+	if notify.Flags != 0 {
+		p.x.framed[p.job.x.hostOf[pe]] = true // the target's CPU stores the flag or signal
+	}
 	var nb [internode.HeaderSize]byte
 	notify.Encode(nb[:])
 	h := internode.Header{Op: xPutFrom, PE: uint32(pe), Off: uint64(off), Arg0: uint64(src), Arg1: uint64(len(data))}
@@ -1000,16 +1052,27 @@ func (p *PE) xwriteFrom(routine string, pe int, off uintptr, data []byte, notify
 }
 
 // xread reads len(buf) bytes at offset off of PE pe's heap segment with
-// an RDMA READ from a leader's process, unless this PE has frames in
-// flight to pe's host that write memory (a READ could pass them) or
-// there is no RDMA: then it reports false. The caller holds xp.mu.
+// an RDMA READ: from a leader's process directly, from another PE's
+// when buf lies in its heap through its leader (xGetInto). It reports
+// false when this PE has frames in flight to pe's host that write
+// memory (a READ could pass them) or there is no RDMA: get with
+// frames. The caller holds xp.mu.
 func (p *PE) xread(routine string, pe int, off uintptr, buf []byte) bool {
 	x := p.job.x
-	if x.rm == nil {
+	host := int(x.hostOf[pe])
+	if p.x.framed[host] || len(buf) == 0 {
 		return false
 	}
-	host := int(x.hostOf[pe])
-	if p.x.framed[host] {
+	if !x.leader {
+		// Into its own heap, its leader reads for it (xGetInto).
+		dst, ok := p.heap.Offset(mem.Addr(buf), uintptr(len(buf)))
+		if !ok || x.flags.RDMA.Load() == 0 {
+			return false
+		}
+		h := internode.Header{Op: xGetInto, PE: uint32(pe), Off: uint64(off), Arg0: uint64(dst), Arg1: uint64(len(buf))}
+		return p.xrequest(routine, &h) == 1
+	}
+	if x.rm == nil {
 		return false
 	}
 	ok, err := x.rm.Read(host, uint32(pe), uint64(off), mem.NoEscapeBytes(buf))

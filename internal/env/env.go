@@ -346,8 +346,8 @@ func defs() []def {
 				"(verbs): whether each leader exposes (registers, so pins) every heap of its " +
 				"host, so that a put of 8 KiB or more is an RDMA WRITE straight into the " +
 				"target PE's heap (from a PE outside the leader's process: when the source is " +
-				"in its symmetric heap, written by its leader from there) and a get from the " +
-				"leader's process an RDMA READ, without the target's CPU. off: every put and " +
+				"in its symmetric heap, written by its leader from there) and a get an RDMA " +
+				"READ (likewise: into its symmetric heap), without the target's CPU. off: every put and " +
 				"get is a frame that the target's leader applies (nothing pinned but the " +
 				"transport's buffers).",
 		}, func(c *Config) *bool { return &c.InternodeRDMA }),

@@ -78,6 +78,10 @@ if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq 
 		: -n 2 -env SHMEM_HOST h1 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$') >/tmp/info2.log 2>&1 || { cat /tmp/info2.log; bad "rma on 2 hosts x 2 PEs"; }
 	grep 'verbs leader' /tmp/info2.log
 	[ "$(grep -cE 'verbs leader [01]: .*RDMA writes [1-9]' /tmp/info2.log)" = 2 ] || { cat /tmp/info2.log; bad "the leaders posted no RDMA WRITE for their host-mates"; }
+	# and its get into the heap an RDMA READ that its leader posts
+	# (xGetInto): leader 0's only reads are for PE 1 (its own PE's
+	# neighbour is on its host).
+	grep -qE 'verbs leader 0: .*reads [1-9]' /tmp/info2.log || { cat /tmp/info2.log; bad "leader 0 posted no RDMA READ for its host-mate"; }
 fi
 rdma link delete rxe0 || bad "rdma link delete rxe0"
 if [ $fail = 0 ]; then say "GUEST-RESULT: PASS"; else say "GUEST-RESULT: FAIL"; fi
