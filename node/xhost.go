@@ -558,16 +558,13 @@ func (x *xhost) getInto(h *internode.Header) {
 	// An error: Failed has been told; the PE's frames then stop it with
 	// the job's failure.
 	box := x.box(int(h.Ctx))
-	box.Val.Store(uint64(b2u(ok && err == nil)))
+	var done uint64
+	if ok && err == nil {
+		done = 1
+	}
+	box.Val.Store(done)
 	box.Seq.Store(h.Seq)
 	wait.Ring(x.j.bell(dst))
-}
-
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // forwardAbort sends this host's abort record to every other host's
@@ -997,7 +994,7 @@ func (p *PE) xstage(b []byte) []byte {
 // The caller holds xp.mu.
 func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *internode.Header) bool {
 	x := p.job.x
-	if len(data) < x.rdmaMin || len(data) == 0 {
+	if len(data) < x.rdmaMin { // (rdmaMin >= 1)
 		return false
 	}
 	if !x.leader {

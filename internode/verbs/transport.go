@@ -182,6 +182,9 @@ type Transport struct {
 
 	anyHeld atomic.Bool  // a peer may hold frames back (Defer)
 	heldAt  atomic.Int64 // when anyHeld was last set (UnixNano)
+	// wakeReq: Defer asks the progress goroutine, which may be asleep
+	// on the CQ until the next idle probe, to come back within a look.
+	wakeReq atomic.Bool
 }
 
 // localReg is a region this leader exposed.
@@ -418,10 +421,7 @@ func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte
 	if h != nil {
 		f.h = *h
 	}
-	p.q = append(p.q, f)
-	p.queued += size
-	p.enq++
-	p.holding = false // what was held back goes with this frame
+	p.enqueue(f, false) // what was held back goes with this frame
 	p.pump()
 	p.mu.Unlock()
 	return nil
@@ -453,13 +453,14 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 	if !ok {
 		return false
 	}
-	p.q = append(p.q, qframe{kind: kFrame, h: *h, payload: b})
-	p.queued += internode.HeaderSize + len(payload)
-	p.enq++
-	p.holding = true
+	p.enqueue(qframe{kind: kFrame, h: *h, payload: b}, true)
 	if !t.anyHeld.Load() {
 		t.heldAt.Store(time.Now().UnixNano())
 		t.anyHeld.Store(true)
+		// The progress goroutine may have gone to sleep on the CQ
+		// before this PE polled: it must look again within the bound.
+		t.wakeReq.Store(true)
+		t.cq.Wake()
 	}
 	return true
 }
@@ -479,6 +480,16 @@ func (t *Transport) Kick() {
 			p.mu.Unlock()
 		}
 	}
+}
+
+// enqueue appends f to the queue (counted in queued as a header and its
+// payload, whatever its kind) and sets whether the queue is held back
+// (Defer) or not (everything else releases what was held). p.mu held.
+func (p *peer) enqueue(f qframe, hold bool) {
+	p.q = append(p.q, f)
+	p.queued += internode.HeaderSize + len(f.payload)
+	p.enq++
+	p.holding = hold
 }
 
 // pump posts queued messages, writes and reads while credits, send
@@ -760,10 +771,7 @@ func (t *Transport) Write(to int, id uint32, off uint64, data []byte) (bool, err
 				t.stats.zeroCopy.Add(1)
 			}
 		}
-		p.q = append(p.q, qframe{kind: qWrite, payload: data, raddr: addr, rkey: rkey, mr: m})
-		p.queued += size
-		p.enq++
-		p.holding = false
+		p.enqueue(qframe{kind: qWrite, payload: data, raddr: addr, rkey: rkey, mr: m}, false)
 		p.pump()
 	}
 	p.mu.Unlock()
@@ -819,10 +827,7 @@ func (t *Transport) Read(to int, id uint32, off uint64, dst []byte) (bool, error
 // read queues a read of len(b) bytes at raddr into b (inside m) and
 // waits until it is done. p.mu held.
 func (t *Transport) read(p *peer, b []byte, raddr uint64, rkey uint32, m *MR) error {
-	p.q = append(p.q, qframe{kind: qRead, payload: b, raddr: raddr, rkey: rkey, mr: m})
-	p.queued += internode.HeaderSize + len(b)
-	p.enq++
-	p.holding = false
+	p.enqueue(qframe{kind: qRead, payload: b, raddr: raddr, rkey: rkey, mr: m}, false)
 	mine := p.enq
 	p.pump()
 	t.await(p, func() bool { return p.deq >= mine })
@@ -1110,6 +1115,7 @@ func (t *Transport) progress() {
 	next := time.Now().Add(idleProbe)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	skip := func() bool { return t.wakeReq.Swap(false) } // a Defer asked for a look
 	for !t.closing.Load() {
 		now := time.Now()
 		if t.anyHeld.Load() && now.UnixNano()-t.heldAt.Load() >= int64(pollGrace) {
@@ -1163,7 +1169,7 @@ func (t *Transport) progress() {
 		if t.anyHeld.Load() { // come back to post what Defer holds
 			wake = now.Add(pollGrace)
 		}
-		err := t.cq.Wait(wake)
+		err := t.cq.Wait(wake, skip)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			t.stats.deadlines.Add(1)

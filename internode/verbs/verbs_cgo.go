@@ -384,14 +384,20 @@ func (q *CQ) Arm() error {
 	return nil
 }
 
-// Wait sleeps until the armed CQ has an event, or until deadline (an
-// error wrapping os.ErrDeadlineExceeded), or until StopWaits (an error
-// wrapping os.ErrClosed).
-func (q *CQ) Wait(deadline time.Time) error {
+// Wait sleeps until the armed CQ has an event, or until deadline or a
+// Wake (an error wrapping os.ErrDeadlineExceeded), or until StopWaits
+// (an error wrapping os.ErrClosed). skip, if not nil, is called once
+// the deadline is set: true returns at once (as a Wake does), so a
+// waker that first records its request and then calls Wake is never
+// missed.
+func (q *CQ) Wait(deadline time.Time, skip func() bool) error {
 	if q.f == nil {
 		return errors.New("verbs: Wait on a CQ without a channel (NewNotifyCQ makes one)")
 	}
 	q.f.SetReadDeadline(deadline)
+	if skip != nil && skip() {
+		return fmt.Errorf("verbs: CQ wait skipped: %w", os.ErrDeadlineExceeded)
+	}
 	rc, err := q.f.SyscallConn()
 	if err != nil {
 		return err
@@ -407,6 +413,13 @@ func (q *CQ) Wait(deadline time.Time) error {
 		return fmt.Errorf("verbs: ibv_get_cq_event: %v", syscall.Errno(got))
 	}
 	return nil
+}
+
+// Wake ends the Wait in progress, if any, as its deadline would.
+func (q *CQ) Wake() {
+	if q.f != nil {
+		q.f.SetReadDeadline(time.Now())
+	}
 }
 
 // StopWaits ends the Wait in progress and every later one (with
@@ -501,20 +514,13 @@ func (r *RC) Connect(e Endpoint) error {
 	}
 	gid := e.GID
 	if x := C.gs_to_rtr(r.qp, C.uint8_t(d.Port), C.int(d.MTU), C.uint32_t(e.QPN), C.uint32_t(e.PSN),
-		C.uint16_t(e.LID), (*C.uint8_t)(unsafe.Pointer(&gid[0])), C.int(b2i(global)), C.int(d.GIDIndex)); x != 0 {
+		C.uint16_t(e.LID), (*C.uint8_t)(unsafe.Pointer(&gid[0])), C.int(b2n(global)), C.int(d.GIDIndex)); x != 0 {
 		return fmt.Errorf("verbs: queue pair %d to RTR (peer %v): %v", r.qp.qp_num, e, syscall.Errno(x))
 	}
 	if x := C.gs_to_rts(r.qp, C.uint32_t(r.psn)); x != 0 {
 		return fmt.Errorf("verbs: queue pair %d to RTS: %v", r.qp.qp_num, syscall.Errno(x))
 	}
 	return nil
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // PostWrite queues an RDMA WRITE of local (inside m) to raddr in the

@@ -67,7 +67,10 @@ func (q *CQ) Poll(out []Completion) (int, error) { return 0, ErrNotBuilt }
 func (q *CQ) Arm() error { return ErrNotBuilt }
 
 // Wait fails in this build.
-func (q *CQ) Wait(deadline time.Time) error { return ErrNotBuilt }
+func (q *CQ) Wait(deadline time.Time, skip func() bool) error { return ErrNotBuilt }
+
+// Wake does nothing in this build.
+func (q *CQ) Wake() {}
 
 // StopWaits does nothing in this build.
 func (q *CQ) StopWaits() {}
