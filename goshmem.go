@@ -141,6 +141,7 @@ func LoadConfig() (node.Config, error) {
 		InternodeNoHold:   !c.InternodeHold,
 		InternodeNoRDMA:   !c.InternodeRDMA,
 		InternodeRDMAMin:  max(c.InternodeRDMAMin, 1), // 0 in the variable: every put (of at least a byte)
+		TaskNoSteal:       !c.TaskSteal,
 	}, nil
 }
 

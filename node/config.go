@@ -53,6 +53,10 @@ type Config struct {
 	// InternodeNoHold is SHMEM_INTERNODE_HOLD=0: no put is held back to
 	// leave with what follows it.
 	InternodeNoHold bool
+	// TaskNoSteal is SHMEM_TASK_STEAL=0: waiting PEs of this process
+	// run no chunk of another PE's task, and its PEs run every chunk of
+	// their own tasks.
+	TaskNoSteal bool
 	// InternodeNoRDMA is SHMEM_INTERNODE_RDMA=0: leaders expose no
 	// heap, and every put and get across hosts is a frame.
 	InternodeNoRDMA bool

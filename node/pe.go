@@ -93,6 +93,8 @@ type PE struct {
 	extOnce sync.Once
 	ext     any // package goshmem's per-PE state (teams)
 
+	task tasks // tasks it executes and steals (task.go)
+
 	// anyTurn is where the next search for any satisfying element
 	// starts (AnyStart). Alone on its cache line: a loop polling TestAny
 	// bumps it, and the fields above are read by every put.
@@ -135,6 +137,7 @@ func newPE(j *Job, me int) *PE {
 	if p.x != nil {
 		p.ctx.opts = ctxHosts
 	}
+	p.initTasks()
 	return p
 }
 
@@ -406,6 +409,11 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // PE whose put the transport holds back has it written (Deferrer); a
 // leader that polled and now goes to sleep tells the transport
 // (PollIdle), whose receiver then reads for it.
+//
+// Between checks of cond, while a PE of its host executes a task with
+// chunks left, the wait runs one of them (steal, task.go): a satisfied
+// wait is delayed by one chunk at most. With no such task, the check
+// costs one load of a line that only task starts and ends write.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	if p.x != nil && p.x.held.Load() {
 		p.x.held.Store(false)
@@ -414,7 +422,12 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
 	polled := false
+	board := p.task.board
 	for n := 0; !cond(); n++ {
+		if board != nil && board.Load() != 0 && p.steal() {
+			b = wait.Start(pol) // it ran a chunk: busy, not idle
+			continue
+		}
 		switch b.Pause() {
 		case wait.Spinning:
 			if n&63 != 0 {

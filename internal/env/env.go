@@ -60,6 +60,7 @@ const (
 	VarVerbsDevice      = "SHMEM_VERBS_DEVICE"
 	VarVerbsPort        = "SHMEM_VERBS_PORT"
 	VarVerbsGIDIndex    = "SHMEM_VERBS_GID_INDEX"
+	VarTaskSteal        = "SHMEM_TASK_STEAL"
 )
 
 // Knob types, the values of Knob.Type.
@@ -179,6 +180,9 @@ type Config struct {
 	VerbsPort int
 	// VerbsGIDIndex is SHMEM_VERBS_GID_INDEX: the GID index (RoCE).
 	VerbsGIDIndex int
+	// TaskSteal is SHMEM_TASK_STEAL: waiting PEs run chunks of the
+	// tasks their host-mates execute.
+	TaskSteal bool
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -401,6 +405,14 @@ func defs() []def {
 				"the job's CPUs; when they do, 4000 for processes (a yield hands the CPU " +
 				"to the PE waited for) and 32 for goroutines (parking is cheap).",
 		}, func(c *Config) *int { return &c.WaitYield }),
+		boolKnob(Knob{
+			Name: VarTaskSteal, Default: "on",
+			Help: "Whether a PE that waits (WaitUntil and its forms, SignalWaitUntil, " +
+				"locks, barriers, every collective) runs chunks of the tasks that other " +
+				"PEs of its host execute (Task.Execute) between checks of what it waits " +
+				"for, one chunk at a time. off: every chunk of a task is run by its owner. " +
+				"Set it alike for every process of a job.",
+		}, func(c *Config) *bool { return &c.TaskSteal }),
 		durationKnob(Knob{
 			Name:    VarWaitSleep,
 			Default: "10ms",

@@ -33,6 +33,7 @@ func wantDefaults() Config {
 		InternodeRDMA:     true,
 		InternodeRDMAMin:  8 << 10,
 		VerbsDevice:       "auto",
+		TaskSteal:         true,
 	}
 }
 

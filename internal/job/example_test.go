@@ -12,10 +12,10 @@ func ExampleLayoutFor() {
 		fmt.Printf("%4d PEs: %2d barrier rounds, %4d-byte slots, %6d bytes\n", n, l.Rounds, l.SlotSize, l.Size)
 	}
 	// Output:
-	//    1 PEs:  0 barrier rounds,  320-byte slots,    576 bytes
-	//    2 PEs:  1 barrier rounds,  384-byte slots,   1024 bytes
-	//    8 PEs:  3 barrier rounds,  512-byte slots,   4352 bytes
-	// 1000 PEs: 10 barrier rounds,  960-byte slots, 960256 bytes
+	//    1 PEs:  0 barrier rounds,  448-byte slots,    704 bytes
+	//    2 PEs:  1 barrier rounds,  512-byte slots,   1280 bytes
+	//    8 PEs:  3 barrier rounds,  640-byte slots,   5376 bytes
+	// 1000 PEs: 10 barrier rounds, 1088-byte slots, 1088256 bytes
 }
 
 func ExampleDescribe() {

@@ -58,9 +58,9 @@ const (
 	EnvNUMANodes = "GOSHMEM_NUMA_NODES"
 	FirstFD      = 3                   // descriptor of the control segment under os/exec ExtraFiles
 	magic        = 0x01_6d656d68736f67 // "goshmem\x01" little-endian
-	layoutVer    = 3                   // 2: team slots of 128 lines (push boxes); 3: deeper broadcast rings (the meaning of slot lines 64-127 changed)
+	layoutVer    = 4                   // 2: team slots of 128 lines (push boxes); 3: deeper broadcast rings (the meaning of slot lines 64-127 changed); 4: the task board
 	headerLines  = 4
-	fixedLines   = 5 // identity, doorbell, alloc check, lock, AMO emulation lock
+	fixedLines   = 7 // identity, doorbell, alloc check, lock, AMO emulation lock, task, task completions
 	maxBarRounds = 32
 )
 
@@ -114,7 +114,12 @@ type Header struct {
 	_     [shm.CacheLine - abortSize]byte
 	// Exits counts PEs that have finalized (for the launcher).
 	Finalized shm.Uint32
-	_         [shm.CacheLine]byte
+	// Tasks counts the tasks of this host's PEs that have chunks left
+	// to claim (see Task): a waiting PE looks for one to steal from
+	// only when it is not 0, so an idle steal check is one load of a
+	// line that is written only when a task starts and when its last
+	// chunk is claimed.
+	Tasks shm.Uint32
 }
 
 const abortSize = 24
@@ -239,6 +244,55 @@ type Slot struct {
 	// used when AMOLocked is set).
 	AMOLock atomic.Uint32
 	_       [shm.CacheLine - 4]byte
+
+	// Line 5: the task this PE executes, open for stealing by its
+	// host-mates (see Task).
+	Task Task
+	// Line 6: how many chunks of the current task other PEs have run.
+	TaskDone shm.Uint64
+}
+
+// Task is a PE's entry on its host's task board: the task it executes
+// (at most one at a time), whose chunks it and its host-mates claim.
+//
+// Claim packs the generation of the execution, its number of chunks and
+// the next chunk to claim (TaskClaim, TaskUnpack). The owner writes
+// Handle and Fn, resets TaskDone, and then publishes Claim with a new
+// generation and next = 0. Claiming takes chunks off next: the owner
+// with an atomic add, a thief with a compare-and-swap of the value it
+// read, so a thief's claim fails if the execution changed since it read
+// Claim, and an execution cannot end (and Handle change) while a chunk
+// a thief claimed is unfinished: what a thief read of Handle and Fn
+// between its load of Claim and a successful swap belongs to the
+// execution it claimed from.
+type Task struct {
+	Claim  atomic.Uint64
+	Handle atomic.Uint32 // the task's handle (its registration number)
+	Fn     atomic.Uint32 // a hash of the body's function name, to catch mismatched registrations
+	_      [shm.CacheLine - 16]byte
+}
+
+// Claim word layout: next in the low TaskChunkBits, the number of
+// chunks in the next TaskChunkBits-1, the generation above.
+const (
+	TaskChunkBits = 22
+	// TaskMaxChunks is the most chunks one execution can have: an owner
+	// claiming a batch may move next past the count, never past
+	// 2^TaskChunkBits.
+	TaskMaxChunks = 1<<(TaskChunkBits-1) - 1
+	taskGenShift  = 2*TaskChunkBits - 1
+	// TaskGenMask is the generation's range.
+	TaskGenMask = 1<<(64-taskGenShift) - 1
+)
+
+// TaskClaim builds a Claim word.
+func TaskClaim(gen uint32, n, next int) uint64 {
+	return uint64(gen)&TaskGenMask<<taskGenShift | uint64(n)<<TaskChunkBits | uint64(next)
+}
+
+// TaskUnpack splits a Claim word.
+func TaskUnpack(c uint64) (gen uint32, n, next int) {
+	return uint32(c >> taskGenShift), int(c >> TaskChunkBits & TaskMaxChunks), int(c & (1<<TaskChunkBits - 1))
 }
 
 // Doorbell is the futex word a sleeping PE waits on.

@@ -27,7 +27,7 @@ func TestStructSizes(t *testing.T) {
 		layoutSays uintptr
 	}{
 		{"Header", unsafe.Sizeof(job.Header{}), 4 * line, headerBytes},
-		{"Slot", unsafe.Sizeof(job.Slot{}), 5 * line, l1.SlotSize},
+		{"Slot", unsafe.Sizeof(job.Slot{}), 7 * line, l1.SlotSize},
 		{"Doorbell", unsafe.Sizeof(job.Doorbell{}), line, line},
 	}
 	for _, c := range cases {
@@ -69,6 +69,9 @@ func TestFieldLines(t *testing.T) {
 		{"Slot.AllocHash", unsafe.Offsetof(s.AllocHash), 2*line + 16},
 		{"Slot.Epoch", unsafe.Offsetof(s.Epoch), 3 * line},
 		{"Slot.AMOLock", unsafe.Offsetof(s.AMOLock), 4 * line},
+		{"Header.Tasks", unsafe.Offsetof(h.Tasks), 3 * line},
+		{"Slot.Task", unsafe.Offsetof(s.Task), 5 * line},
+		{"Slot.TaskDone", unsafe.Offsetof(s.TaskDone), 6 * line},
 	}
 	for _, c := range cases {
 		if c.off != c.want {
@@ -106,11 +109,11 @@ func TestLayoutFor(t *testing.T) {
 		}
 	}
 	// Spot-check absolute numbers.
-	if got := job.LayoutFor(3); got.SlotSize != 7*line || got.Size != 4*line+3*7*line {
-		t.Errorf("LayoutFor(3) = %+v, want SlotSize 448 and Size 1600", got)
+	if got := job.LayoutFor(3); got.SlotSize != 9*line || got.Size != 4*line+3*9*line {
+		t.Errorf("LayoutFor(3) = %+v, want SlotSize 576 and Size 1984", got)
 	}
-	if got := job.LayoutFor(1000); got.Size != 4*line+1000*15*line {
-		t.Errorf("LayoutFor(1000).Size = %d, want %d", got.Size, 4*line+1000*15*line)
+	if got := job.LayoutFor(1000); got.Size != 4*line+1000*17*line {
+		t.Errorf("LayoutFor(1000).Size = %d, want %d", got.Size, 4*line+1000*17*line)
 	}
 }
 
@@ -194,7 +197,7 @@ func TestOpenControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := c.Header
-	if h.NPEs != npes || h.HeapSize != 5<<20 || h.JobID != 0xfeed || h.Version != 3 {
+	if h.NPEs != npes || h.HeapSize != 5<<20 || h.JobID != 0xfeed || h.Version != 4 {
 		t.Fatalf("init wrote NPEs %d HeapSize %d JobID %#x Version %d", h.NPEs, h.HeapSize, h.JobID, h.Version)
 	}
 	if c.Layout != l {
@@ -223,9 +226,9 @@ func TestOpenControl(t *testing.T) {
 		setup func(h *job.Header)
 		want  []string
 	}{
-		{"zeroed segment", mapControl(t, l.Size), npes, nil, []string{"not a goshmem v3 job", "magic 0x0"}},
-		{"bad magic", b, npes, func(h *job.Header) { h.Magic = 0xdeadbeef }, []string{"not a goshmem v3 job", "magic 0xdeadbeef", "different goshmem version"}},
-		{"bad version", b, npes, func(h *job.Header) { h.Version = 2 }, []string{"not a goshmem v3 job"}},
+		{"zeroed segment", mapControl(t, l.Size), npes, nil, []string{"not a goshmem v4 job", "magic 0x0"}},
+		{"bad magic", b, npes, func(h *job.Header) { h.Magic = 0xdeadbeef }, []string{"not a goshmem v4 job", "magic 0xdeadbeef", "different goshmem version"}},
+		{"bad version", b, npes, func(h *job.Header) { h.Version = 2 }, []string{"not a goshmem v4 job"}},
 		{"fewer PEs", b, 2, nil, []string{"control segment is for 3 PEs, environment says 2"}},
 		{"one PE", b, 1, nil, []string{"control segment is for 3 PEs, environment says 1"}},
 		{"more PEs than fit", b, 4, nil, []string{fmt.Sprintf("control segment of %d bytes is too small for 4 PEs (%d needed)", l.Size, job.LayoutFor(4).Size)}},

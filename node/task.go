@@ -1,0 +1,312 @@
+package node
+
+import (
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/wait"
+)
+
+// Tasks that waiting PEs steal (Pure's spin-steal waiting loop).
+//
+// A task is a body func(owner, lo, hi int) over a range of chunk
+// numbers, registered by every PE under the same handle (TaskRegister
+// is collective, like symmetric allocation). Its owner executes it
+// (TaskExecute): it publishes the execution on its entry of the host's
+// task board (job.Task, in its control slot), runs chunks itself, and
+// returns when every chunk has been run, by it or by PEs of its host
+// that were waiting meanwhile. A thief runs a chunk with its own
+// registration of the body (in its own process), passing the owner, so
+// the body reaches the owner's data through Ptr.
+//
+// Claiming is lock-free: one Claim word per owner (generation, count,
+// next chunk; see job.Task). The owner claims batches with an atomic
+// add, a thief one chunk with a compare-and-swap. The owner counts its
+// own chunks privately; thieves add theirs to the owner's TaskDone and
+// ring its doorbell, and the owner waits until the two add up to the
+// count. The host's Header.Tasks counts owners with chunks left to
+// claim, so a wait's idle steal check is one load.
+
+// TaskFunc is the body of a task: run the chunks [lo, hi) of the
+// execution that PE owner started. It runs on the owner or on another
+// PE of the owner's host, and reaches the owner's data through Ptr.
+type TaskFunc func(owner, lo, hi int)
+
+// task is one registration of a body on a PE.
+type task struct {
+	fn   TaskFunc
+	name string // the body's function name, for messages
+	hash uint32 // of name: the same body on every PE, in every process
+}
+
+// tasks is a PE's part of the task machinery.
+type tasks struct {
+	// reg: the registered bodies by handle (nil entries: destroyed), a
+	// slice replaced on every change, so that thieves read it without
+	// a lock while another goroutine of the PE registers.
+	reg atomic.Pointer[[]task]
+	// board is the host's count of tasks open for stealing
+	// (Header.Tasks); nil when this PE steals nothing (SHMEM_TASK_STEAL
+	// off, or no host-mate's heap mapped here).
+	board *atomic.Uint32
+	// victims: the PEs of this host whose heaps this process maps,
+	// other than this PE: those it steals from, and those it wakes when
+	// it opens a task (their slots and bells).
+	victims []int
+	// busy is set while this PE executes a task: one at a time.
+	busy atomic.Bool
+	gen  uint32 // the generation of this PE's last execution (under busy)
+	// stealing is set while this PE runs a chunk it stole: one at a
+	// time, and a wait inside that chunk does not steal again.
+	stealing atomic.Bool
+	rand     uint32 // where the next search for a victim starts (under stealing)
+	stolen   atomic.Uint64
+}
+
+// initTasks prepares p's task state once the job's mappings are known.
+func (p *PE) initTasks() {
+	empty := []task{}
+	p.task.reg.Store(&empty)
+	for q := range p.peers {
+		if q != p.me && p.peers[q].base != nil {
+			p.task.victims = append(p.task.victims, q)
+		}
+	}
+	p.task.rand = uint32(p.me)*0x9e3779b9 + 1
+	if !p.job.cfg.TaskNoSteal && len(p.task.victims) > 0 {
+		p.task.board = &p.job.ctl.Header.Tasks.Uint32
+	}
+}
+
+// TaskRegister registers body under the next handle of this PE and
+// returns the handle. Every PE must register the same bodies in the
+// same order (the caller makes it collective).
+func (p *PE) TaskRegister(body TaskFunc) int {
+	if body == nil {
+		panicf("NewTask: body is nil")
+	}
+	name := "?"
+	if f := runtime.FuncForPC(reflect.ValueOf(body).Pointer()); f != nil {
+		name = f.Name()
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	old := *p.task.reg.Load()
+	reg := append(old[:len(old):len(old)], task{fn: body, name: name, hash: h.Sum32()})
+	p.task.reg.Store(&reg)
+	return len(reg) - 1
+}
+
+// TaskDestroy forgets the body registered under handle (the caller
+// makes it collective, after every execution of it has ended).
+func (p *PE) TaskDestroy(handle int) {
+	old := *p.task.reg.Load()
+	p.taskBody("Task.Destroy", handle)
+	reg := append([]task(nil), old...)
+	reg[handle] = task{}
+	p.task.reg.Store(&reg)
+}
+
+// taskBody returns the body registered under handle, or panics naming
+// routine.
+func (p *PE) taskBody(routine string, handle int) *task {
+	reg := *p.task.reg.Load()
+	if uint(handle) >= uint(len(reg)) || reg[handle].fn == nil {
+		panicf("%s: task %d was destroyed or never created on PE %d", routine, handle, p.me)
+	}
+	return &reg[handle]
+}
+
+// TasksStolen returns how many chunks this PE has run of other PEs'
+// tasks.
+func (p *PE) TasksStolen() uint64 { return p.task.stolen.Load() }
+
+// TaskExecute runs the n chunks of the task registered under handle,
+// with this PE as the owner, and returns when all of them have been
+// run: by this PE, which takes chunks first, and by PEs of its host
+// that wait meanwhile, one chunk at a time. A PE executes one task at
+// a time: TaskExecute from inside a chunk, or from two goroutines of
+// one PE at once, panics.
+func (p *PE) TaskExecute(handle, n int) {
+	t := p.taskBody("Task.Execute", handle)
+	if n <= 0 {
+		if n < 0 {
+			panicf("Task.Execute: %d chunks out of range [0, %d]", n, job.TaskMaxChunks)
+		}
+		return
+	}
+	if n > job.TaskMaxChunks {
+		panicf("Task.Execute: %d chunks out of range [0, %d]", n, job.TaskMaxChunks)
+	}
+	if !p.task.busy.CompareAndSwap(false, true) {
+		panicf("Task.Execute: PE %d already executes a task (Execute called from inside a chunk, or from two goroutines of the PE at once): a PE executes one task at a time", p.me)
+	}
+	if p.task.board == nil {
+		// Nobody can steal: the owner runs it all, in one call.
+		t.fn(p.me, 0, n)
+		p.task.busy.Store(false)
+		return
+	}
+	p.executeShared(t, handle, n)
+}
+
+// executeShared is TaskExecute of a task that host-mates may steal
+// from.
+func (p *PE) executeShared(t *task, handle, n int) {
+	e := &p.slot.Task
+	p.task.gen = (p.task.gen + 1) & job.TaskGenMask
+	if p.task.gen == 0 {
+		p.task.gen = 1 // a zero Claim never matches an execution
+	}
+	// Guided self-scheduling for the owner: it claims a batch of a
+	// share of what is left, so that it claims rarely while thieves
+	// take one chunk at a time, and its last batches are single
+	// chunks. Work first: its first batch is claimed before the task
+	// is published.
+	share := 2 * (len(p.task.victims) + 1)
+	lo, hi := 0, max(n/share, 1)
+	if hi == n {
+		t.fn(p.me, 0, n) // nothing left for thieves
+		p.task.busy.Store(false)
+		return
+	}
+	e.Handle.Store(uint32(handle))
+	e.Fn.Store(t.hash)
+	p.slot.TaskDone.Store(0)
+	e.Claim.Store(job.TaskClaim(p.task.gen, n, hi))
+	open := true
+	p.task.board.Add(1)
+	defer func() {
+		if open { // the body panicked: let no thief start another chunk
+			e.Claim.Store(job.TaskClaim(p.task.gen, n, n))
+			p.task.board.Add(^uint32(0))
+		}
+	}()
+	// Wake host-mates asleep in a wait: they steal once awake. A ring
+	// is one load where nobody sleeps.
+	for _, q := range p.task.victims {
+		wait.Ring(p.peers[q].door)
+	}
+	mine := 0
+	abort := &p.job.ctl.Header.Abort.State
+	for {
+		t.fn(p.me, lo, hi)
+		mine += hi - lo
+		if abort.Load() != 0 {
+			p.checkAbort("Task.Execute") // e.g. a thief's chunk panicked: stop here
+		}
+		_, _, next := job.TaskUnpack(e.Claim.Load())
+		batch := max((n-min(next, n))/share, 1)
+		_, _, lo = job.TaskUnpack(e.Claim.Add(uint64(batch)) - uint64(batch))
+		if lo >= n {
+			break
+		}
+		hi = min(lo+batch, n)
+	}
+	open = false
+	p.task.board.Add(^uint32(0))
+	rest := uint64(n - mine)
+	if done := &p.slot.TaskDone.Uint64; done.Load() < rest {
+		p.waitSlow("Task.Execute", p.policy, func() bool { return done.Load() >= rest })
+	}
+	p.task.busy.Store(false)
+}
+
+// steal runs one chunk of a task of a host-mate, if one has chunks
+// left, and reports whether it did. Waits call it between checks of
+// their condition when the host's board is not empty.
+//
+//go:noinline
+func (p *PE) steal() bool {
+	if p.job.ctl.Header.Abort.State.Load() != 0 || !p.task.stealing.CompareAndSwap(false, true) {
+		return false
+	}
+	ran := p.stealOne()
+	p.task.stealing.Store(false)
+	return ran
+}
+
+// stealOne looks for a chunk among the victims, starting at a
+// pseudo-random one (as Pure and Cilk do), and runs it.
+func (p *PE) stealOne() bool {
+	vs := p.task.victims
+	p.task.rand ^= p.task.rand << 13
+	p.task.rand ^= p.task.rand >> 17
+	p.task.rand ^= p.task.rand << 5
+	start := int(p.task.rand % uint32(len(vs)))
+	reg := *p.task.reg.Load()
+	for i := range vs {
+		o := vs[(start+i)%len(vs)]
+		s := p.job.ctl.Slot(o)
+		e := &s.Task
+		for tries := 0; tries < 4; tries++ {
+			c := e.Claim.Load()
+			_, n, next := job.TaskUnpack(c)
+			if next >= n {
+				break
+			}
+			h := int(e.Handle.Load())
+			fn := e.Fn.Load()
+			if s.State.Load() == job.StateDead || h >= len(reg) || reg[h].fn == nil {
+				break // not this PE's to run: a dead owner, or not registered here (yet)
+			}
+			if !e.Claim.CompareAndSwap(c, c+1) {
+				continue // another claim came first: look again
+			}
+			// The execution cannot end before this chunk is done, so
+			// h and fn were read from it.
+			t := &reg[h]
+			if t.hash != fn {
+				panicf("Task.Execute: PE %d executes task %d, whose body on PE %d is %s: tasks must be created in the same order on every PE (NewTask is collective)", o, h, p.me, t.name)
+			}
+			p.runStolen(t, o, h, next)
+			s.TaskDone.Add(1)
+			wait.Ring(p.peers[o].door)
+			p.task.stolen.Add(1)
+			return true
+		}
+	}
+	return false
+}
+
+// runStolen runs chunk c of owner o's task h on this PE. A panic in it
+// becomes a *TaskPanicError that names them all.
+func (p *PE) runStolen(t *task, o, h, c int) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(*JobError); ok {
+				panic(r)
+			}
+			panic(&TaskPanicError{Thief: p.me, Owner: o, Task: h, Name: t.name, Chunk: c, Value: r, Stack: debug.Stack()})
+		}
+	}()
+	t.fn(o, c, c+1)
+}
+
+// TaskPanicError is the panic value of a PE that panicked in a chunk of
+// another PE's task: it fails the job like any PE's panic, naming the
+// owner, the task and the chunk.
+type TaskPanicError struct {
+	Thief, Owner int
+	Task         int    // the handle
+	Name         string // the body's function
+	Chunk        int
+	Value        any    // what the chunk panicked with
+	Stack        []byte // where
+}
+
+func (e *TaskPanicError) Error() string {
+	return fmt.Sprintf("goshmem: chunk %d of task %d (%s) of PE %d, run by PE %d while it waited, panicked: %v",
+		e.Chunk, e.Task, e.Name, e.Owner, e.Thief, e.Value)
+}
+
+// Unwrap returns the chunk's panic value if it is an error.
+func (e *TaskPanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}

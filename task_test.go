@@ -1,0 +1,369 @@
+package goshmem_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
+)
+
+// chunkLog is what a test task records of each chunk, in the owner's
+// heap: how many times it ran, and which PE ran it last (plus one).
+type chunkLog struct {
+	runs []int64
+	who  []int64
+}
+
+func newChunkLog(p *goshmem.PE, n int) chunkLog {
+	return chunkLog{mustCalloc[int64](p, n), mustCalloc[int64](p, n)}
+}
+
+// record notes that PE me ran chunks [lo, hi) of owner's execution.
+func (l chunkLog) record(p *goshmem.PE, owner, lo, hi int) {
+	runs, who := goshmem.Ptr(p, l.runs, owner), goshmem.Ptr(p, l.who, owner)
+	if runs == nil {
+		panic("a chunk ran on a PE that does not map its owner's heap")
+	}
+	for c := lo; c < hi; c++ {
+		atomic.AddInt64(&runs[c], 1)
+		atomic.StoreInt64(&who[c], int64(p.MyPE())+1)
+	}
+}
+
+// check verifies, on the owner, that chunks [0, n) ran exactly once
+// each and the rest of the log not at all, clears the log, and returns
+// how many chunks other PEs ran.
+func (l chunkLog) check(p *goshmem.PE, n int) (stolen int) {
+	for c := range l.runs {
+		want := int64(0)
+		if c < n {
+			want = 1
+		}
+		if got := atomic.LoadInt64(&l.runs[c]); got != want {
+			panic(fmt.Sprintf("PE %d: chunk %d of %d ran %d times, want %d", p.MyPE(), c, n, got, want))
+		}
+		if c < n && atomic.LoadInt64(&l.who[c]) != int64(p.MyPE())+1 {
+			stolen++
+		}
+		atomic.StoreInt64(&l.runs[c], 0)
+		atomic.StoreInt64(&l.who[c], 0)
+	}
+	return stolen
+}
+
+// spinFor burns the CPU for about d (work that a thief can take over,
+// unlike a sleep).
+func spinFor(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// TestTaskEveryChunkOnce: every PE executes tasks of random sizes at
+// once, over many iterations, while the others steal from it in the
+// barrier that follows; every chunk must run exactly once, and with
+// stealing off only on its owner.
+func TestTaskEveryChunkOnce(t *testing.T) {
+	const maxChunks = 3000
+	for _, tc := range []struct {
+		name  string
+		npes  int
+		steal bool
+	}{
+		{"2", 2, true}, {"4", 4, true}, {"8", 8, true}, {"4-off", 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stolen atomic.Int64
+			cfg := node.Config{HeapSize: testHeap, TaskNoSteal: !tc.steal}
+			runCfg(t, cfg, tc.npes, func(p *goshmem.PE) {
+				log := newChunkLog(p, maxChunks)
+				task := goshmem.NewTask(p, func(owner, lo, hi int) {
+					log.record(p, owner, lo, hi)
+					if owner == 0 && lo < 20 { // PE 0 has a slow start: the others steal
+						spinFor(20 * time.Microsecond)
+					}
+				})
+				rng := rand.New(rand.NewPCG(uint64(p.MyPE()), 7))
+				for it := 0; it < 40; it++ {
+					n := rng.IntN(maxChunks + 1)
+					if p.MyPE() == 0 {
+						n = maxChunks
+					}
+					task.Execute(n)
+					p.BarrierAll() // thieves of the slower owners wait here
+					stolen.Add(int64(log.check(p, n)))
+					p.BarrierAll()
+				}
+				task.Destroy()
+			})
+			if tc.steal && stolen.Load() == 0 {
+				t.Errorf("no chunk was stolen in 40 iterations of %d PEs", tc.npes)
+			}
+			if !tc.steal && stolen.Load() != 0 {
+				t.Errorf("SHMEM_TASK_STEAL off, but %d chunks ran on other PEs than their owner", stolen.Load())
+			}
+			t.Logf("%d chunks stolen", stolen.Load())
+		})
+	}
+}
+
+// TestTaskStolenInEveryWait: while PE 0 executes a task, the other PEs
+// wait in one routine; PE 0's first chunk does not end until another
+// PE has run a chunk, so the test hangs (and fails) unless that
+// routine steals. PE 0 then lets the waits end.
+func TestTaskStolenInEveryWait(t *testing.T) {
+	const chunks = 64
+	waits := []struct {
+		name string
+		// wait is what PEs other than 0 do; release is what PE 0 does
+		// after its Execute to end it.
+		wait, release func(p *goshmem.PE, w []int64, sig []uint64, lock []int64)
+	}{
+		{"WaitUntil",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.WaitUntil(p, &w[0], goshmem.CmpEQ, 1)
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				for q := 1; q < p.NPEs(); q++ {
+					goshmem.AtomicSet(p.Ctx(), &w[0], 1, q)
+				}
+			}},
+		{"WaitUntilAll",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.WaitUntilAll(p, w[:2], nil, goshmem.CmpEQ, 1)
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				for q := 1; q < p.NPEs(); q++ {
+					goshmem.Put(p.Ctx(), w[:2], []int64{1, 1}, q)
+				}
+				p.Quiet()
+			}},
+		{"SignalWaitUntil",
+			func(p *goshmem.PE, _ []int64, sig []uint64, _ []int64) {
+				goshmem.SignalWaitUntil(p, &sig[0], goshmem.CmpGE, 1)
+			},
+			func(p *goshmem.PE, w []int64, sig []uint64, _ []int64) {
+				for q := 1; q < p.NPEs(); q++ {
+					goshmem.PutSignal(p.Ctx(), w[2:3], []int64{5}, &sig[0], 1, goshmem.SignalSet, q)
+				}
+				p.Quiet()
+			}},
+		{"SetLock",
+			func(p *goshmem.PE, _ []int64, _ []uint64, lock []int64) {
+				p.SetLock(&lock[0])
+				p.ClearLock(&lock[0])
+			},
+			func(p *goshmem.PE, _ []int64, _ []uint64, lock []int64) {
+				p.ClearLock(&lock[0])
+			}},
+		{"BarrierAll",
+			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { p.BarrierAll() },
+			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { p.BarrierAll() }},
+		{"SumReduce",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.SumReduce(goshmem.TeamWorld(p), w[4:5], w[3:4])
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.SumReduce(goshmem.TeamWorld(p), w[4:5], w[3:4])
+			}},
+		{"Broadcast",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.Broadcast(goshmem.TeamWorld(p), w[5:6], w[3:4], 0)
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.Broadcast(goshmem.TeamWorld(p), w[5:6], w[3:4], 0)
+			}},
+		{"FCollect",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.FCollect(goshmem.TeamWorld(p), w[8:8+p.NPEs()], w[3:4])
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.FCollect(goshmem.TeamWorld(p), w[8:8+p.NPEs()], w[3:4])
+			}},
+	}
+	for _, npes := range []int{2, 4} {
+		for _, wt := range waits {
+			t.Run(fmt.Sprintf("%s/%d", wt.name, npes), func(t *testing.T) {
+				run(t, npes, testHeap, func(p *goshmem.PE) {
+					w := mustCalloc[int64](p, 16)
+					sig := mustCalloc[uint64](p, 1)
+					lock := mustCalloc[int64](p, 1)
+					log := newChunkLog(p, chunks)
+					var thefts []int64 = mustCalloc[int64](p, 1)
+					task := goshmem.NewTask(p, func(owner, lo, hi int) {
+						if owner == p.MyPE() && lo == 0 {
+							// Hold the first batch until a thief ran a chunk.
+							for end := time.Now().Add(20 * time.Second); atomic.LoadInt64(&thefts[0]) == 0; {
+								if time.Now().After(end) {
+									panic("no PE stole a chunk within 20 s")
+								}
+								runtime.Gosched()
+							}
+						}
+						if owner != p.MyPE() {
+							atomic.AddInt64(&goshmem.Ptr(p, thefts, owner)[0], 1)
+						}
+						log.record(p, owner, lo, hi)
+					})
+					if p.MyPE() == 0 {
+						p.SetLock(&lock[0]) // SetLock's waiters wait for PE 0 to clear it
+					}
+					p.BarrierAll()
+					if p.MyPE() == 0 {
+						task.Execute(chunks)
+						wt.release(p, w, sig, lock)
+					} else {
+						wt.wait(p, w, sig, lock)
+					}
+					p.BarrierAll()
+					if p.MyPE() == 0 {
+						if s := log.check(p, chunks); s == 0 {
+							panic("no chunk ran on another PE")
+						}
+					}
+					p.BarrierAll()
+					task.Destroy()
+				})
+			})
+		}
+	}
+}
+
+// TestTaskWaitInsideChunk: a chunk that waits (here for a flag another
+// PE sets later) waits plainly: the thief does not steal again from
+// inside it, so chunks never nest on a PE.
+func TestTaskWaitInsideChunk(t *testing.T) {
+	const npes, chunks = 3, 40
+	var maxDepth atomic.Int32
+	run(t, npes, testHeap, func(p *goshmem.PE) {
+		flag := mustCalloc[int64](p, 1)
+		log := newChunkLog(p, chunks)
+		var depth atomic.Int32 // of this PE
+		task := goshmem.NewTask(p, func(owner, lo, hi int) {
+			d := depth.Add(1)
+			for m := maxDepth.Load(); d > m && !maxDepth.CompareAndSwap(m, d); m = maxDepth.Load() {
+			}
+			if owner != p.MyPE() {
+				goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1) // set by PE 2, later
+			} else {
+				spinFor(200 * time.Microsecond)
+			}
+			log.record(p, owner, lo, hi)
+			depth.Add(-1)
+		})
+		switch p.MyPE() {
+		case 0:
+			task.Execute(chunks)
+		case 2:
+			time.Sleep(30 * time.Millisecond)
+			for q := range p.NPEs() {
+				goshmem.AtomicSet(p.Ctx(), &flag[0], 1, q)
+			}
+		}
+		p.BarrierAll()
+		if p.MyPE() == 0 {
+			log.check(p, chunks)
+		}
+		p.BarrierAll()
+		task.Destroy()
+	})
+	if d := maxDepth.Load(); d != 1 {
+		t.Errorf("chunks nested %d deep on one PE, want 1", d)
+	}
+}
+
+// TestTaskErrors: programmer errors panic naming the routine.
+func TestTaskErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fn   func(p *goshmem.PE)
+		want string
+	}{
+		{"negative", func(p *goshmem.PE) {
+			goshmem.NewTask(p, func(int, int, int) {}).Execute(-1)
+		}, "Task.Execute: -1 chunks out of range [0, 2097151]"},
+		{"too many", func(p *goshmem.PE) {
+			goshmem.NewTask(p, func(int, int, int) {}).Execute(goshmem.MaxTaskChunks + 1)
+		}, "out of range"},
+		{"destroyed", func(p *goshmem.PE) {
+			task := goshmem.NewTask(p, func(int, int, int) {})
+			task.Destroy()
+			task.Execute(1)
+		}, "Task.Execute: task 0 was destroyed"},
+		{"nested Execute", func(p *goshmem.PE) {
+			var task *goshmem.Task
+			task = goshmem.NewTask(p, func(owner, lo, hi int) {
+				if owner == p.MyPE() {
+					task.Execute(1)
+				}
+			})
+			task.Execute(4)
+		}, "already executes a task"},
+		{"nil body", func(p *goshmem.PE) { goshmem.NewTask(p, nil) }, "NewTask: body is nil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := runErr(t, 1, testHeap, tc.fn)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTaskThiefPanics: a chunk that panics on a thief fails the job
+// with an error naming the owner, the task and the chunk; the owner's
+// Execute does not hang.
+func TestTaskThiefPanics(t *testing.T) {
+	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		task := goshmem.NewTask(p, func(owner, lo, hi int) {
+			if owner != p.MyPE() {
+				panic(errors.New("bad cell"))
+			}
+			spinFor(time.Millisecond)
+		})
+		if p.MyPE() == 0 {
+			task.Execute(1000)
+		}
+		p.BarrierAll()
+	})
+	var pe *goshmem.PanicError
+	var tp *goshmem.TaskPanicError
+	if !errors.As(err, &pe) || !errors.As(err, &tp) {
+		t.Fatalf("RunLocal returned %v, want a PanicError holding a TaskPanicError", err)
+	}
+	if tp.Owner != 0 || tp.Thief != 1 || tp.Task != 0 || tp.Chunk <= 0 || tp.Chunk >= 1000 ||
+		!strings.Contains(tp.Name, "TestTaskThiefPanics") || tp.Value.(error).Error() != "bad cell" {
+		t.Errorf("TaskPanicError %+v: want owner 0, thief 1, task 0, a chunk in (0, 1000), the body's name, the value", tp)
+	}
+	for _, w := range []string{"chunk", "task 0", "of PE 0", "run by PE 1", "bad cell"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
+
+// TestTaskMismatchedBodies: PEs that create different bodies under one
+// handle are told so when one steals from the other.
+func TestTaskMismatchedBodies(t *testing.T) {
+	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		var task *goshmem.Task
+		if p.MyPE() == 0 {
+			task = goshmem.NewTask(p, func(owner, lo, hi int) { spinFor(time.Millisecond) })
+		} else {
+			task = goshmem.NewTask(p, func(owner, lo, hi int) {})
+		}
+		if p.MyPE() == 0 {
+			task.Execute(2000)
+		}
+		p.BarrierAll()
+	})
+	if err == nil || !strings.Contains(err.Error(), "tasks must be created in the same order on every PE") {
+		t.Fatalf("error %v, want the mismatch named", err)
+	}
+}
