@@ -410,10 +410,11 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // leader that polled and now goes to sleep tells the transport
 // (PollIdle), whose receiver then reads for it.
 //
-// Between checks of cond, while a PE of its host executes a task with
-// chunks left, the wait runs one of them (steal, task.go): a satisfied
-// wait is delayed by one chunk at most. With no such task, the check
-// costs one load of a line that only task starts and ends write.
+// Every 64 spins, and after every yield and sleep, while a PE of its
+// host executes a task with chunks left, the wait runs one of them
+// (steal, task.go) and checks cond again: a satisfied wait is delayed
+// by one chunk at most. With no such task, the check costs one load of
+// a line that only task starts and ends write.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	if p.x != nil && p.x.held.Load() {
 		p.x.held.Store(false)
@@ -422,18 +423,17 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
 	polled := false
-	board := p.task.board
+	board := p.task.from.Load()
 	for n := 0; !cond(); n++ {
+		ph := b.Pause()
+		if ph == wait.Spinning && n&63 != 0 {
+			continue
+		}
 		if board != nil && board.Load() != 0 && p.steal() {
 			b = wait.Start(pol) // it ran a chunk: busy, not idle
 			continue
 		}
-		switch b.Pause() {
-		case wait.Spinning:
-			if n&63 != 0 {
-				continue
-			}
-		case wait.Sleeping:
+		if ph == wait.Sleeping {
 			if polled {
 				// Asleep, this PE reads no socket: the transport's
 				// own receiver takes over at once.

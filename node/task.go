@@ -51,9 +51,12 @@ type tasks struct {
 	// a lock while another goroutine of the PE registers.
 	reg atomic.Pointer[[]task]
 	// board is the host's count of tasks open for stealing
-	// (Header.Tasks); nil when this PE steals nothing (SHMEM_TASK_STEAL
-	// off, or no host-mate's heap mapped here).
+	// (Header.Tasks); nil when no PE of the host steals from this one's
+	// tasks (SHMEM_TASK_STEAL off, or no host-mate's heap mapped here).
 	board *atomic.Uint32
+	// from is board while this PE's waits steal (SetTaskSteal), nil
+	// when they do not.
+	from atomic.Pointer[atomic.Uint32]
 	// victims: the PEs of this host whose heaps this process maps,
 	// other than this PE: those it steals from, and those it wakes when
 	// it opens a task (their slots and bells).
@@ -80,6 +83,19 @@ func (p *PE) initTasks() {
 	p.task.rand = uint32(p.me)*0x9e3779b9 + 1
 	if !p.job.cfg.TaskNoSteal && len(p.task.victims) > 0 {
 		p.task.board = &p.job.ctl.Header.Tasks.Uint32
+		p.task.from.Store(p.task.board)
+	}
+}
+
+// SetTaskSteal turns stealing in this PE's waits on or off (it is on
+// by default, unless SHMEM_TASK_STEAL is off: then this does nothing),
+// e.g. around a phase where a wait must not be delayed by a chunk. The
+// PE's own tasks can still be stolen by others.
+func (p *PE) SetTaskSteal(on bool) {
+	if on {
+		p.task.from.Store(p.task.board)
+	} else {
+		p.task.from.Store(nil)
 	}
 }
 
