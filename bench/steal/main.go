@@ -173,6 +173,10 @@ func imbalance(ncpu int) (misses int) {
 			} else {
 				v1 := check("on/perfect <= 1.15", median(onPerf) <= 1.15, &misses)
 				v2 := check("off/on >= 1.5", median(offOn) >= 1.5, &misses)
+				if median(offOn) < 1.5 && median(bound) < 1.5 {
+					// Stealing cannot beat perfect balance.
+					v2 += fmt.Sprintf(" (unreachable here: off/perfect %.2f)", median(bound))
+				}
 				verdict = v1 + ", " + v2
 			}
 			fmt.Printf("| %d | %s (%dx%d) | %s | %.3f | %.3f | %.3f | %s | %s | %s | %s |\n",
