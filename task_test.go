@@ -179,6 +179,39 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.Broadcast(goshmem.TeamWorld(p), w[5:6], w[3:4], 0)
 			}},
+		{"WaitUntilAny",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.WaitUntilAny(p, w[:2], nil, goshmem.CmpEQ, 1)
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				for q := 1; q < p.NPEs(); q++ {
+					goshmem.AtomicSet(p.Ctx(), &w[1], 1, q)
+				}
+			}},
+		{"TeamSync",
+			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { goshmem.TeamWorld(p).Sync() },
+			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { goshmem.TeamWorld(p).Sync() }},
+		{"SumReduce4KiB",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.SumReduce(goshmem.TeamWorld(p), w[1024:1536], w[16:528])
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.SumReduce(goshmem.TeamWorld(p), w[1024:1536], w[16:528])
+			}},
+		{"Collect",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.Collect(goshmem.TeamWorld(p), w[600:600+p.NPEs()], w[3:4])
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.Collect(goshmem.TeamWorld(p), w[600:600+p.NPEs()], w[3:4])
+			}},
+		{"Alltoall",
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.Alltoall(goshmem.TeamWorld(p), w[700:700+p.NPEs()], w[800:800+p.NPEs()], 1)
+			},
+			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
+				goshmem.Alltoall(goshmem.TeamWorld(p), w[700:700+p.NPEs()], w[800:800+p.NPEs()], 1)
+			}},
 		{"FCollect",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.FCollect(goshmem.TeamWorld(p), w[8:8+p.NPEs()], w[3:4])
@@ -187,11 +220,11 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 				goshmem.FCollect(goshmem.TeamWorld(p), w[8:8+p.NPEs()], w[3:4])
 			}},
 	}
-	for _, npes := range []int{2, 4} {
+	for _, npes := range []int{2, 4, 8} { // 4 and 8 on 2 CPUs: the central barrier
 		for _, wt := range waits {
 			t.Run(fmt.Sprintf("%s/%d", wt.name, npes), func(t *testing.T) {
 				run(t, npes, testHeap, func(p *goshmem.PE) {
-					w := mustCalloc[int64](p, 16)
+					w := mustCalloc[int64](p, 2048)
 					sig := mustCalloc[uint64](p, 1)
 					lock := mustCalloc[int64](p, 1)
 					log := newChunkLog(p, chunks)
@@ -235,9 +268,10 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 	}
 }
 
-// TestTaskWaitInsideChunk: a chunk that waits (here for a flag another
-// PE sets later) waits plainly: the thief does not steal again from
-// inside it, so chunks never nest on a PE.
+// TestTaskWaitInsideChunk: a chunk that waits (here, on a thief, for a
+// flag that the owner sets from its first chunk, 30 ms in) waits
+// plainly: the thief does not steal again from inside it, so chunks
+// never nest on a PE.
 func TestTaskWaitInsideChunk(t *testing.T) {
 	const npes, chunks = 3, 40
 	var maxDepth atomic.Int32
@@ -250,25 +284,27 @@ func TestTaskWaitInsideChunk(t *testing.T) {
 			for m := maxDepth.Load(); d > m && !maxDepth.CompareAndSwap(m, d); m = maxDepth.Load() {
 			}
 			if owner != p.MyPE() {
-				goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1) // set by PE 2, later
+				goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1)
 			} else {
+				if lo == 0 {
+					time.Sleep(30 * time.Millisecond)
+					for q := range p.NPEs() {
+						goshmem.AtomicSet(p.Ctx(), &flag[0], 1, q)
+					}
+				}
 				spinFor(200 * time.Microsecond)
 			}
 			log.record(p, owner, lo, hi)
 			depth.Add(-1)
 		})
-		switch p.MyPE() {
-		case 0:
+		if p.MyPE() == 0 {
 			task.Execute(chunks)
-		case 2:
-			time.Sleep(30 * time.Millisecond)
-			for q := range p.NPEs() {
-				goshmem.AtomicSet(p.Ctx(), &flag[0], 1, q)
-			}
 		}
 		p.BarrierAll()
 		if p.MyPE() == 0 {
-			log.check(p, chunks)
+			if log.check(p, chunks) == 0 {
+				panic("no chunk was stolen")
+			}
 		}
 		p.BarrierAll()
 		task.Destroy()

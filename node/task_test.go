@@ -19,7 +19,16 @@ import (
 )
 
 func init() {
-	scenarios["tasks"] = scenarioTasks
+	scenarios["tasks"] = func(pe *goshmem.PE) { scenarioTasks(pe) }
+	// Across hosts: every chunk is run on its owner's host.
+	scenarios["xhost-tasks"] = func(pe *goshmem.PE) {
+		for q := range scenarioTasks(pe) {
+			if !pe.PtrAccessible(int(q)) {
+				fail(pe, "PE %d, on another host, ran a chunk of PE %d's task", q, pe.MyPE())
+			}
+		}
+		fmt.Printf("PE %d ok tasks\n", pe.MyPE())
+	}
 	scenarios["task-owner-dies"] = scenarioTaskOwnerDies
 	scenarios["task-thief-panics"] = scenarioTaskThiefPanics
 }
@@ -35,8 +44,9 @@ func burn(d time.Duration) {
 // one with chunks of some microseconds, the others small ones, then a
 // barrier. Each chunk adds one to its count in the owner's heap and
 // records its runner; the owner checks that every chunk ran once and
-// PE 0 prints which PEs ran its chunks.
-func scenarioTasks(pe *goshmem.PE) {
+// PE 0 prints which PEs ran its chunks. It returns how many chunks of
+// this PE's tasks each other PE ran.
+func scenarioTasks(pe *goshmem.PE) map[int64]int {
 	const maxChunks, iters = 2000, 30
 	me := pe.MyPE()
 	runs, _ := goshmem.Calloc[int64](pe, maxChunks)
@@ -83,6 +93,7 @@ func scenarioTasks(pe *goshmem.PE) {
 		slices.Sort(ts)
 		fmt.Printf("PE 0 thieves %v stolen %d\n", ts, pe.TasksStolen())
 	}
+	return thieves
 }
 
 // scenarioTaskOwnerDies: PE 0 is killed in the middle of its task while

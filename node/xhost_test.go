@@ -125,7 +125,8 @@ func acrossHosts(scenario string, sizes []int, env ...string) []string {
 // leader teams checked first), 1,000 barriers with 4 PEs per host on
 // this 2-CPU machine, and 600 small reductions back to back across 3
 // hosts (the pushed reduction among the leaders: it fails at once when
-// its boxes lose their parity). By default the leaders' waits read
+// its boxes lose their parity), and tasks whose chunks only PEs of the
+// owner's host steal. By default the leaders' waits read
 // their sockets themselves (SHMEM_INTERNODE_POLL); two cases run with
 // only the transport's goroutines reading.
 func TestAcrossHosts(t *testing.T) {
@@ -149,6 +150,7 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-reduce", []int{1, 1, 1}, "ok reduce", nil},
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", nil},
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", []string{"SHMEM_INTERNODE_POLL", "off"}},
+		{"xhost-tasks", []int{2, 2}, "ok tasks", nil},
 	} {
 		name := tc.scenario
 		for _, n := range tc.sizes {
