@@ -122,7 +122,8 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 	waits := []struct {
 		name string
 		// wait is what PEs other than 0 do; release is what PE 0 does
-		// after its Execute to end it.
+		// after its Execute to end it (nil: the same as wait, for the
+		// collectives).
 		wait, release func(p *goshmem.PE, w []int64, sig []uint64, lock []int64)
 	}{
 		{"WaitUntil",
@@ -163,22 +164,15 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 				p.ClearLock(&lock[0])
 			}},
 		{"BarrierAll",
-			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { p.BarrierAll() },
-			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { p.BarrierAll() }},
+			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { p.BarrierAll() }, nil},
 		{"SumReduce",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.SumReduce(goshmem.TeamWorld(p), w[4:5], w[3:4])
-			},
-			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
-				goshmem.SumReduce(goshmem.TeamWorld(p), w[4:5], w[3:4])
-			}},
+			}, nil},
 		{"Broadcast",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.Broadcast(goshmem.TeamWorld(p), w[5:6], w[3:4], 0)
-			},
-			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
-				goshmem.Broadcast(goshmem.TeamWorld(p), w[5:6], w[3:4], 0)
-			}},
+			}, nil},
 		{"WaitUntilAny",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.WaitUntilAny(p, w[:2], nil, goshmem.CmpEQ, 1)
@@ -189,36 +183,23 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 				}
 			}},
 		{"TeamSync",
-			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { goshmem.TeamWorld(p).Sync() },
-			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { goshmem.TeamWorld(p).Sync() }},
+			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { goshmem.TeamWorld(p).Sync() }, nil},
 		{"SumReduce4KiB",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.SumReduce(goshmem.TeamWorld(p), w[1024:1536], w[16:528])
-			},
-			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
-				goshmem.SumReduce(goshmem.TeamWorld(p), w[1024:1536], w[16:528])
-			}},
+			}, nil},
 		{"Collect",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.Collect(goshmem.TeamWorld(p), w[600:600+p.NPEs()], w[3:4])
-			},
-			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
-				goshmem.Collect(goshmem.TeamWorld(p), w[600:600+p.NPEs()], w[3:4])
-			}},
+			}, nil},
 		{"Alltoall",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.Alltoall(goshmem.TeamWorld(p), w[700:700+p.NPEs()], w[800:800+p.NPEs()], 1)
-			},
-			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
-				goshmem.Alltoall(goshmem.TeamWorld(p), w[700:700+p.NPEs()], w[800:800+p.NPEs()], 1)
-			}},
+			}, nil},
 		{"FCollect",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
 				goshmem.FCollect(goshmem.TeamWorld(p), w[8:8+p.NPEs()], w[3:4])
-			},
-			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {
-				goshmem.FCollect(goshmem.TeamWorld(p), w[8:8+p.NPEs()], w[3:4])
-			}},
+			}, nil},
 	}
 	for _, npes := range []int{2, 4, 8} { // 4 and 8 on 2 CPUs: the central barrier
 		for _, wt := range waits {
@@ -250,7 +231,11 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 					p.BarrierAll()
 					if p.MyPE() == 0 {
 						task.Execute(chunks)
-						wt.release(p, w, sig, lock)
+						if wt.release == nil {
+							wt.wait(p, w, sig, lock)
+						} else {
+							wt.release(p, w, sig, lock)
+						}
 					} else {
 						wt.wait(p, w, sig, lock)
 					}

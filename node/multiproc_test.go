@@ -309,15 +309,22 @@ func TestAutomaticCMAFallback(t *testing.T) {
 // /dev/shm behind.
 func TestKilledPE(t *testing.T) {
 	before := shmEntries(t)
-	r := runJob(t, "sigkill", 4, 1, false)
+	checkKilled(t, runJob(t, "sigkill", 4, 1, false), 2)
+	checkNoLeftovers(t, before)
+}
+
+// checkKilled checks that a job in which PE pe killed itself with
+// SIGKILL ended with the launcher's status 137, a message naming the
+// PE and the signal, and soon after the kill.
+func checkKilled(t *testing.T, r result, pe int) {
+	t.Helper()
 	if r.code != 128+9 {
 		t.Fatalf("exit code %d, want 137; err %v\nstderr:\n%s", r.code, r.err, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "PE 2") || !strings.Contains(r.stderr, "SIGKILL") {
-		t.Errorf("stderr does not name PE 2 and SIGKILL:\n%s", r.stderr)
+	if who := fmt.Sprintf("PE %d", pe); !strings.Contains(r.stderr, who) || !strings.Contains(r.stderr, "SIGKILL") {
+		t.Errorf("stderr does not name %s and SIGKILL:\n%s", who, r.stderr)
 	}
 	checkStoppedSoon(t, r)
-	checkNoLeftovers(t, before)
 }
 
 // TestDeadPeerWithoutLauncher turns the launcher's supervision off: the
