@@ -18,6 +18,9 @@
 //	off/on       how much faster stealing makes the job
 //	bound        off/perfect: what off/on could at best be (no
 //	             stealing beats perfect balance)
+//	on/even      time with stealing on over the same total work split
+//	             evenly over the PEs (stealing off): perfect balance as
+//	             this machine runs it, its parallel efficiency included
 //
 // Targets: with 4x imbalance, on/perfect <= 1.15 and off/on >= 1.5;
 // balanced, on/off <= 1.03.
@@ -129,8 +132,27 @@ func imbalanceRun(l layout, heavy int, steal string) float64 {
 }
 
 func imbalanceArgs(heavy int) []string {
+	return argsFor(heavy, *cells)
+}
+
+func argsFor(heavy, cells int) []string {
 	return []string{"-check=false", "-heavy", strconv.Itoa(heavy), "-i", strconv.Itoa(*iters),
-		"-cells", strconv.Itoa(*cells), "-cost", strconv.Itoa(*cost), "-chunk", strconv.Itoa(*chunk)}
+		"-cells", strconv.Itoa(cells), "-cost", strconv.Itoa(*cost), "-chunk", strconv.Itoa(*chunk)}
+}
+
+// evenRun runs the imbalanced job's total work split evenly over the
+// PEs, stealing off: what the machine does with perfectly balanced
+// work, its parallel efficiency included. ok is false when the work
+// does not split evenly.
+func evenRun(l layout, heavy int) (ms float64, ok bool) {
+	total := *cells * (heavy + l.npes - 1)
+	if total%l.npes != 0 {
+		return 0, false
+	}
+	args := []string{"-n", strconv.Itoa(l.npes), "--pes-per-proc", strconv.Itoa(l.ppp),
+		"-x", "SHMEM_TASK_STEAL=off", "-x", "SHMEM_SYMMETRIC_SIZE=16m", filepath.Join(bin, "imbalance")}
+	args = append(args, argsFor(1, total/l.npes)...)
+	return parseTime(run(filepath.Join(bin, "oshrun"), args...)), true
 }
 
 func serialRun(npes, heavy int) float64 {
@@ -149,17 +171,26 @@ func parseTime(out string) float64 {
 
 func imbalance(ncpu int) (misses int) {
 	fmt.Println("\n## Imbalanced (one PE 4x) and balanced work: examples/imbalance, stealing on vs off")
-	fmt.Println("| PEs | layout | work | on ms | off ms | perfect ms | on/perfect | off/on | bound off/perfect | target |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| PEs | layout | work | on ms | off ms | perfect ms | on/perfect | off/on | bound off/perfect | on/even | target |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, l := range layouts() {
 		for _, heavy := range []int{4, 1} {
-			var on, off, perf, onPerf, offOn, bound []float64
+			var on, off, perf, onPerf, offOn, bound, onEven []float64
 			for range *rounds {
 				a := imbalanceRun(l, heavy, "on")
 				b := imbalanceRun(l, heavy, "off")
 				s := serialRun(l.npes, heavy) / float64(min(ncpu, l.npes))
 				on, off, perf = append(on, a), append(off, b), append(perf, s)
 				onPerf, offOn, bound = append(onPerf, a/s), append(offOn, b/a), append(bound, b/s)
+				if heavy > 1 {
+					if e, ok := evenRun(l, heavy); ok {
+						onEven = append(onEven, a/e)
+					}
+				}
+			}
+			even := "-"
+			if len(onEven) > 0 {
+				even = stat(onEven)
 			}
 			work := "4x"
 			var verdict string
@@ -179,9 +210,9 @@ func imbalance(ncpu int) (misses int) {
 				}
 				verdict = v1 + ", " + v2
 			}
-			fmt.Printf("| %d | %s (%dx%d) | %s | %.3f | %.3f | %.3f | %s | %s | %s | %s |\n",
+			fmt.Printf("| %d | %s (%dx%d) | %s | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s |\n",
 				l.npes, l.name, l.npes/l.ppp, l.ppp, work, median(on), median(off), median(perf),
-				stat(onPerf), stat(offOn), stat(bound), verdict)
+				stat(onPerf), stat(offOn), stat(bound), even, verdict)
 		}
 	}
 	return misses
