@@ -61,6 +61,15 @@ if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq 
 	else
 		bad "/opt/node.xtest over verbs"
 	fi
+	# A PE killed on one host (a leader, PE 2, or not, PE 3) ends the
+	# job over verbs as over tcp (TestAcrossHostsKilledPE).
+	say "== /opt/node.xtest over verbs: a killed PE"
+	if (cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=0 \
+		timeout 300 /opt/node.xtest -test.v -test.count=1 -test.run '^TestAcrossHostsKilledPE$'); then
+		say "/opt/node.xtest over verbs, a killed PE: OK"
+	else
+		bad "/opt/node.xtest over verbs, a killed PE"
+	fi
 	# The same job with SHMEM_INFO=1 must say that its leaders use verbs.
 	(cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=1 SHMEM_SYMMETRIC_SIZE=8m \
 		timeout 120 mpiexec.hydra -n 1 -env SHMEM_HOST h0 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$' \
