@@ -198,7 +198,7 @@ func amoSlow[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int)
 		} else {
 			vv, cc = mem.As[uint64](v), mem.As[uint64](cmp)
 		}
-		old := p.xamo(routine, pe, off, size, o, vv, cc, !post)
+		old := p.xamo(c, routine, pe, off, size, o, vv, cc, !post)
 		if size == 4 {
 			return mem.As[T](uint32(old))
 		}
@@ -258,7 +258,7 @@ func (p *PE) amoXfer(routine string, put bool, off uintptr, b []byte, pe int) {
 		}
 		return
 	}
-	p.cma(routine, put, off, b, pe)
+	p.cma(&p.ctx, routine, put, off, b, pe)
 }
 
 // amoLock takes the lock of PE pe's emulated AMOs. It is held for one

@@ -54,7 +54,10 @@ type Ctx struct {
 	// slow sends every operation through the checked slow path: set
 	// when the context is destroyed and, under SHMEM_DEBUG, always.
 	slow bool
-	_    [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 8 - 2]byte // the fields above take 90 bytes
+	// x: which hosts the context wrote, for its Quiet (nil in a job on
+	// one host; xhost.go).
+	x *ctxHostsState
+	_ [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 8 - 2 - 6 - 8]byte // the fields above take 104 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
@@ -68,10 +71,12 @@ func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if opts&^(CtxSerialized|CtxPrivate|CtxNostore) != 0 {
 		panicf("CtxCreate: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", uint(opts))
 	}
+	c := &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug}
 	if p.x != nil {
-		opts |= ctxHosts
+		c.opts |= ctxHosts
+		c.x = p.job.x.newCtxHosts()
 	}
-	return &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug}, nil
+	return c, nil
 }
 
 // CtxCreateTeam creates a context whose PE numbers are indices into
@@ -167,7 +172,7 @@ func nilCtx(routine string) {
 func (c *Ctx) quietSlow() {
 	if c != nil && c.opts&(CtxNostore|ctxDestroyed) == 0 {
 		c.fence.Add(1)
-		c.pe.xquiet() // puts and AMOs on other hosts
+		c.pe.xquiet(c) // its puts and AMOs on other hosts
 		return
 	}
 	c.noop("Quiet")

@@ -57,7 +57,7 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 		}
 		return
 	}
-	p.cma(routine, put, off, local, pe)
+	p.cma(c, routine, put, off, local, pe)
 }
 
 // PutSignalAcross serves PutSignal (ndst and nsrc elements, src as
@@ -87,7 +87,7 @@ func (c *Ctx) PutSignalAcross(routine string, dst uintptr, src []byte, ndst, nsr
 	if len(src) > 0 {
 		off = p.symOffset(routine, "dest", dst, uintptr(len(src)))
 	}
-	p.xputSignal(routine, w, off, src, p.symOffset(routine, "sig", sig, 8), v, add)
+	p.xputSignal(c, routine, w, off, src, p.symOffset(routine, "sig", sig, 8), v, add)
 	return true
 }
 
@@ -133,10 +133,10 @@ func (p *PE) symOffset(routine, arg string, sym, n uintptr) uintptr {
 
 // cma moves bytes to or from PE pe's heap in its own process, or on
 // its host when that is another.
-func (p *PE) cma(routine string, put bool, off uintptr, local []byte, pe int) {
+func (p *PE) cma(c *Ctx, routine string, put bool, off uintptr, local []byte, pe int) {
 	if x := p.job.x; x != nil && x.remote(pe) {
 		if put {
-			p.xput(routine, pe, off, local)
+			p.xput(c, routine, pe, off, local)
 		} else {
 			p.xget(routine, pe, off, local)
 		}

@@ -43,3 +43,14 @@ var CPUSetID = cpuSetID
 
 // BarrierPolicy is barrierPolicy.
 var BarrierPolicy = barrierPolicy
+
+// XQuiets returns how many Quiet round trips to other hosts this PE
+// has made (0 in a job on one host).
+func (p *PE) XQuiets() uint64 {
+	if p.x == nil {
+		return 0
+	}
+	p.x.mu.Lock()
+	defer p.x.mu.Unlock()
+	return p.x.quiets
+}

@@ -136,6 +136,7 @@ func newPE(j *Job, me int) *PE {
 	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
 	if p.x != nil {
 		p.ctx.opts = ctxHosts
+		p.ctx.x = j.x.newCtxHosts()
 	}
 	p.initTasks()
 	return p

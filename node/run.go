@@ -173,6 +173,9 @@ func (p *PE) Finalize() {
 		return
 	}
 	p.ctx.Quiet()
+	if p.x != nil {
+		p.xquiet(nil) // every context's writes on other hosts
+	}
 	p.sync("Finalize")
 	p.finalized.Store(true)
 	p.slot.State.Store(job.StateFinalized)

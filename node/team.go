@@ -50,10 +50,10 @@ func (p *PE) TeamSet(q, slot, w int, v uint32) {
 	if x := p.job.x; x != nil && x.remote(q) {
 		// A posted atomic store on q's host (a put's bytes may land in
 		// any order; a flag must change in one store).
-		p.xamo("team synchronization", q, off, 4, OpSet, uint64(v), 0, false)
+		p.xamo(&p.ctx, "team synchronization", q, off, 4, OpSet, uint64(v), 0, false)
 		return
 	}
-	p.cma("team synchronization", true, off, mem.ValueBytes(&v), q)
+	p.cma(&p.ctx, "team synchronization", true, off, mem.ValueBytes(&v), q)
 }
 
 // TeamPut writes b at byte offset off of slot slot of PE q: a copy
@@ -65,7 +65,7 @@ func (p *PE) TeamPut(q, slot, off int, b []byte) {
 		copy(mem.ByteSlice(base, o, len(b)), b)
 		return
 	}
-	p.cma("team synchronization", true, o, b, q)
+	p.cma(&p.ctx, "team synchronization", true, o, b, q)
 }
 
 // TeamPutSet is TeamPut(q, slot, off, b) followed by TeamSet(q, slot,
@@ -73,7 +73,7 @@ func (p *PE) TeamPut(q, slot, off int, b []byte) {
 func (p *PE) TeamPutSet(q, slot, off int, b []byte, w int, v uint32) {
 	if x := p.job.x; x != nil && x.remote(q) {
 		o := p.teamBytesOff("TeamPutSet", slot, off, len(b))
-		p.xputFlag("team synchronization", q, o, b, p.teamOff("TeamPutSet", slot, w), v)
+		p.xputFlag(&p.ctx, "team synchronization", q, o, b, p.teamOff("TeamPutSet", slot, w), v)
 		return
 	}
 	p.TeamPut(q, slot, off, b)
@@ -87,7 +87,7 @@ func (p *PE) TeamLoad(q, slot, w int) uint32 {
 		return atomic.LoadUint32(mem.At[uint32](b, off))
 	}
 	var v uint32
-	p.cma("team synchronization", false, off, mem.ValueBytes(&v), q)
+	p.cma(&p.ctx, "team synchronization", false, off, mem.ValueBytes(&v), q)
 	return v
 }
 

@@ -209,8 +209,14 @@ type xpe struct {
 	box    *mailbox
 	window []byte
 	msg    []byte // a leader queue message being built
-	dirty  []bool // hosts written since the last Quiet
-	ndirty int
+	// sent counts, per host, this PE's writes there (puts, posted
+	// AMOs, signals, on any context); done is what sent was when this
+	// PE's last Quiet round trip to that host was answered: every
+	// write before it had then been applied (each PE's frames to a
+	// host arrive in order). A context's Quiet goes to the hosts that
+	// context wrote after done (xquiet).
+	sent, done []uint64
+	quiets     uint64 // Quiet round trips (tests)
 	// held: the transport holds a frame of this PE back (Deferrer);
 	// the PE's next wait writes it.
 	held atomic.Bool
@@ -325,7 +331,8 @@ func (x *xhost) window(i int) []byte {
 func (x *xhost) newXpe(me int) *xpe {
 	i := int(x.idx[me])
 	return &xpe{idx: uint16(i), box: x.box(i), window: x.window(i),
-		msg: make([]byte, x.q.Max()), dirty: make([]bool, len(x.cl.Hosts)), framed: make([]bool, len(x.cl.Hosts))}
+		msg: make([]byte, x.q.Max()), sent: make([]uint64, len(x.cl.Hosts)), done: make([]uint64, len(x.cl.Hosts)),
+		framed: make([]bool, len(x.cl.Hosts))}
 }
 
 // leaderProcs is the GOMAXPROCS of a leader's process (unless the user
@@ -1124,13 +1131,13 @@ func (p *PE) xmax() int {
 // xput writes data at offset off of PE pe's heap segment (another
 // host's), in frames the size of a queue message or, from the leader,
 // of up to xMaxFrame bytes.
-func (p *PE) xput(routine string, pe int, off uintptr, data []byte) {
+func (p *PE) xput(c *Ctx, routine string, pe int, off uintptr, data []byte) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
 	notify := internode.Header{Op: xPut}
 	if p.xwrite(routine, pe, off, data, &notify) {
-		p.xdirty(pe)
+		p.xdirty(c, pe)
 		return
 	}
 	max := p.xmax()
@@ -1140,13 +1147,13 @@ func (p *PE) xput(routine string, pe int, off uintptr, data []byte) {
 		p.xsend(routine, &h, data[:n])
 		data, off = data[n:], off+uintptr(n)
 	}
-	p.xdirty(pe)
+	p.xdirty(c, pe)
 }
 
 // xputFlag writes data (at most xmax bytes) at offset off of PE pe's
 // heap segment and then stores v into the 4-byte word at offset flag
 // of it, in one frame (xPutFlag).
-func (p *PE) xputFlag(routine string, pe int, off uintptr, data []byte, flag uintptr, v uint32) {
+func (p *PE) xputFlag(c *Ctx, routine string, pe int, off uintptr, data []byte, flag uintptr, v uint32) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
@@ -1157,7 +1164,7 @@ func (p *PE) xputFlag(routine string, pe int, off uintptr, data []byte, flag uin
 	if !p.xwrite(routine, pe, off, data, &h) {
 		p.xsend(routine, &h, data)
 	}
-	p.xdirty(pe)
+	p.xdirty(c, pe)
 }
 
 // xputSignal writes data at offset off of PE pe's heap segment, then
@@ -1165,7 +1172,7 @@ func (p *PE) xputFlag(routine string, pe int, off uintptr, data []byte, flag uin
 // travels with the last piece of the data (xPutSigSet, xPutSigAdd), so
 // a PutSignal that fits one frame costs one message, not a put and a
 // posted AMO.
-func (p *PE) xputSignal(routine string, pe int, off uintptr, data []byte, sig uintptr, v uint64, add bool) {
+func (p *PE) xputSignal(c *Ctx, routine string, pe int, off uintptr, data []byte, sig uintptr, v uint64, add bool) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
@@ -1175,7 +1182,7 @@ func (p *PE) xputSignal(routine string, pe int, off uintptr, data []byte, sig ui
 	}
 	notify := internode.Header{Op: xPut, Flags: f, Arg0: v, Arg1: uint64(sig)}
 	if p.xwrite(routine, pe, off, data, &notify) {
-		p.xdirty(pe)
+		p.xdirty(c, pe)
 		return
 	}
 	max := p.xmax()
@@ -1186,16 +1193,35 @@ func (p *PE) xputSignal(routine string, pe int, off uintptr, data []byte, sig ui
 	}
 	h := internode.Header{Op: xPut, Flags: f, PE: uint32(pe), Off: uint64(off), Arg0: v, Arg1: uint64(sig)}
 	p.xsend(routine, &h, data)
-	p.xdirty(pe)
+	p.xdirty(c, pe)
 }
 
-// xdirty notes that PE pe's host was written (Quiet will wait for it).
-func (p *PE) xdirty(pe int) {
-	xp := p.x
-	if h := p.job.x.hostOf[pe]; !xp.dirty[h] {
-		xp.dirty[h] = true
-		xp.ndirty++
+// xdirty notes that c wrote PE pe's host (c's Quiet will wait for it).
+// Called with p.x.mu held.
+func (p *PE) xdirty(c *Ctx, pe int) {
+	xp, cx := p.x, c.x
+	h := p.job.x.hostOf[pe]
+	xp.sent[h]++
+	cx.last[h] = xp.sent[h]
+	if !cx.in[h] {
+		cx.in[h] = true
+		cx.hosts = append(cx.hosts, h)
 	}
+}
+
+// ctxHostsState is a context's part of the completion of writes on
+// other hosts: which hosts it wrote since its last Quiet (hosts, in)
+// and, per host, the PE's write count after its last write there
+// (last). Guarded by the PE's x.mu.
+type ctxHostsState struct {
+	last  []uint64
+	in    []bool
+	hosts []int32
+}
+
+func (x *xhost) newCtxHosts() *ctxHostsState {
+	n := len(x.cl.Hosts)
+	return &ctxHostsState{last: make([]uint64, n), in: make([]bool, n)}
 }
 
 // xget reads len(buf) bytes at offset off of PE pe's heap segment.
@@ -1218,7 +1244,7 @@ func (p *PE) xget(routine string, pe int, off uintptr, buf []byte) {
 // xamo runs AMO o on the size-byte word at offset off of PE pe's heap
 // on that PE's host and returns the old value; fetch false does not
 // wait for it (Quiet does).
-func (p *PE) xamo(routine string, pe int, off, size uintptr, o Op, v, cmp uint64, fetch bool) uint64 {
+func (p *PE) xamo(c *Ctx, routine string, pe int, off, size uintptr, o Op, v, cmp uint64, fetch bool) uint64 {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
@@ -1230,7 +1256,7 @@ func (p *PE) xamo(routine string, pe int, off, size uintptr, o Op, v, cmp uint64
 	if !fetch {
 		h.Op += xPost4 - xAMO4
 		p.xsend(routine, &h, nil)
-		p.xdirty(pe)
+		p.xdirty(c, pe)
 		return 0
 	}
 	return p.xrequest(routine, &h)
@@ -1246,25 +1272,42 @@ func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
 	p.xsend(routine, &h, nil)
 }
 
-// xquiet completes this PE's puts and AMOs on other hosts: one round
-// trip to every host written since the last Quiet.
+// xquiet completes c's puts and AMOs on other hosts: one round trip to
+// every host c wrote since its last Quiet, unless a Quiet of the PE
+// (on any context) was answered there after c's last write. The round
+// trip completes every earlier write of the PE there, whatever the
+// context. A nil c completes every write of the PE (Finalize).
 //
 //go:noinline
-func (p *PE) xquiet() {
+func (p *PE) xquiet(c *Ctx) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
-	if xp.ndirty == 0 {
+	if c == nil {
+		for h := range xp.sent {
+			if xp.sent[h] != xp.done[h] {
+				p.xquietHost(h)
+			}
+		}
 		return
 	}
-	for host, d := range xp.dirty {
-		if d {
-			h := internode.Header{Op: xQuiet, PE: uint32(p.job.x.cl.Leaders[host])}
-			p.xrequest("Quiet", &h)
-			xp.dirty[host], xp.framed[host] = false, false
+	cx := c.x
+	for _, h := range cx.hosts {
+		cx.in[h] = false
+		if cx.last[h] > xp.done[h] {
+			p.xquietHost(int(h))
 		}
 	}
-	xp.ndirty = 0
+	cx.hosts = cx.hosts[:0]
+}
+
+// xquietHost is one Quiet round trip to host h (x.mu held).
+func (p *PE) xquietHost(h int) {
+	xp := p.x
+	hd := internode.Header{Op: xQuiet, PE: uint32(p.job.x.cl.Leaders[h])}
+	p.xrequest("Quiet", &hd)
+	xp.done[h], xp.framed[h] = xp.sent[h], false
+	xp.quiets++
 }
 
 // ctlOffset is the offset of w in the control block.

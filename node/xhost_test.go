@@ -50,6 +50,47 @@ func init() {
 	// host) must see both well before that (150 ms: the bound is about a
 	// millisecond, and a loaded machine may take longer), whatever holds
 	// them back.
+	// A context's Quiet goes only to the hosts that context wrote, and
+	// not to one a Quiet of the PE completed after the context's last
+	// write there (3 hosts of 1 PE).
+	scenarios["xhost-ctx"] = func(pe *goshmem.PE) {
+		x, _ := goshmem.Calloc[int64](pe, 4)
+		me := pe.MyPE()
+		if me == 0 {
+			a, _ := pe.CtxCreate(goshmem.CtxPrivate)
+			b, _ := pe.CtxCreate(goshmem.CtxPrivate)
+			trips := func(what string, f func(), want uint64) {
+				q := pe.XQuiets()
+				f()
+				if got := pe.XQuiets() - q; got != want {
+					fail(pe, "%s: %d Quiet round trips, want %d", what, got, want)
+				}
+			}
+			goshmem.P(a, &x[0], 11, 1)
+			goshmem.AtomicAdd(b, &x[1], 22, 2)
+			trips("a.Quiet after a put to host 1", a.Quiet, 1)
+			trips("b.Quiet after an AMO on host 2", b.Quiet, 1)
+			trips("a.Quiet again", a.Quiet, 0)
+			trips("the default context's Quiet (it wrote nothing)", pe.Quiet, 0)
+			goshmem.P(a, &x[2], 33, 1)
+			goshmem.P(b, &x[3], 44, 1)
+			trips("a.Quiet after puts of a and b to host 1", a.Quiet, 1)
+			trips("b.Quiet, its put completed by a's Quiet", b.Quiet, 0)
+			goshmem.P(pe.Ctx(), &x[3], 55, 2)
+			trips("b.Quiet after a put of the default context", b.Quiet, 0)
+			trips("Quiet after a put of the default context", pe.Quiet, 1)
+			a.Destroy()
+			b.Destroy()
+		}
+		pe.BarrierAll()
+		want := map[int][]int64{1: {11, 0, 33, 44}, 2: {0, 22, 0, 55}}[me]
+		for i, w := range want {
+			if x[i] != w {
+				fail(pe, "x[%d] = %d, want %d", i, x[i], w)
+			}
+		}
+		fmt.Printf("PE %d ok ctx\n", me)
+	}
 	scenarios["xhost-held"] = func(pe *goshmem.PE) {
 		data, _ := goshmem.Calloc[int64](pe, 4)
 		flag, _ := goshmem.Calloc[int64](pe, 1)
@@ -125,8 +166,9 @@ func acrossHosts(scenario string, sizes []int, env ...string) []string {
 // leader teams checked first), 1,000 barriers with 4 PEs per host on
 // this 2-CPU machine, and 600 small reductions back to back across 3
 // hosts (the pushed reduction among the leaders: it fails at once when
-// its boxes lose their parity), and tasks whose chunks only PEs of the
-// owner's host steal. By default the leaders' waits read
+// its boxes lose their parity), tasks whose chunks only PEs of the
+// owner's host steal, and Quiet per context (each goes only to the
+// hosts its context wrote). By default the leaders' waits read
 // their sockets themselves (SHMEM_INTERNODE_POLL); two cases run with
 // only the transport's goroutines reading.
 func TestAcrossHosts(t *testing.T) {
@@ -151,6 +193,7 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", nil},
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", []string{"SHMEM_INTERNODE_POLL", "off"}},
 		{"xhost-tasks", []int{2, 2}, "ok tasks", nil},
+		{"xhost-ctx", []int{1, 1, 1}, "ok ctx", nil},
 	} {
 		name := tc.scenario
 		for _, n := range tc.sizes {
