@@ -425,13 +425,22 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	abort := &p.job.ctl.Header.Abort.State
 	polled := false
 	board := p.task.from.Load()
+	stole := false
 	for n := 0; !cond(); n++ {
+		if stole {
+			// It ran a chunk: look for the next one at once, not 64
+			// spins later (fine chunks would go one per spin round).
+			if stole = board.Load() != 0 && p.steal(); stole {
+				continue
+			}
+			b = wait.Start(pol) // busy until now: idle from here
+		}
 		ph := b.Pause()
 		if ph == wait.Spinning && n&63 != 0 {
 			continue
 		}
 		if board != nil && board.Load() != 0 && p.steal() {
-			b = wait.Start(pol) // it ran a chunk: busy, not idle
+			stole = true
 			continue
 		}
 		if ph == wait.Sleeping {

@@ -25,9 +25,9 @@ import (
 // the body reaches the owner's data through Ptr.
 //
 // Claiming is lock-free: one Claim word per owner (generation, count,
-// next chunk; see job.Task). The owner claims batches with an atomic
-// add, a thief one chunk with a compare-and-swap. The owner counts its
-// own chunks privately; thieves add theirs to the owner's TaskDone and
+// next chunk; see job.Task). The owner claims batches, a thief one
+// chunk, both with an atomic add. The owner counts its own chunks
+// privately; thieves add theirs to the owner's TaskDone and
 // ring its doorbell, and the owner waits until the two add up to the
 // count. The host's Header.Tasks counts owners with chunks left to
 // claim, so a wait's idle steal check is one load.
@@ -260,34 +260,40 @@ func (p *PE) stealOne() bool {
 		o := vs[(start+i)%len(vs)]
 		s := p.job.ctl.Slot(o)
 		e := &s.Task
-		for tries := 0; tries < 4; tries++ {
-			c := e.Claim.Load()
-			_, n, next := job.TaskUnpack(c)
-			if next >= n {
-				break
-			}
-			h := int(e.Handle.Load())
-			fn := e.Fn.Load()
-			if s.State.Load() == job.StateDead || h >= len(reg) || reg[h].fn == nil {
-				break // not this PE's to run: a dead owner, or not registered here (yet)
-			}
-			if !e.Claim.CompareAndSwap(c, c+1) {
-				continue // another claim came first: look again
-			}
-			// The execution cannot end before this chunk is done, so
-			// h and fn were read from it.
-			t := &reg[h]
-			if t.hash != fn {
-				panicf("Task.Execute: PE %d executes task %d, whose body on PE %d is %s: tasks must be created in the same order on every PE (NewTask is collective)", o, h, p.me, t.name)
-			}
-			p.runStolen(t, o, h, next)
-			s.TaskDone.Add(1)
-			wait.Ring(p.peers[o].door)
-			p.task.stolen.Add(1)
-			return true
+		if _, n, next := job.TaskUnpack(e.Claim.Load()); next >= n || s.State.Load() == job.StateDead {
+			continue // nothing left to claim, or a dead owner
 		}
+		_, n, next := job.TaskUnpack(e.Claim.Add(1) - 1)
+		if next >= n {
+			continue // the last chunks went to others meanwhile
+		}
+		// Chunk next is this PE's to run, and the execution cannot end
+		// before it is done: Handle and Fn, written before the
+		// execution was published, are read from it.
+		h, fn := int(e.Handle.Load()), e.Fn.Load()
+		if h >= len(reg) || reg[h].fn == nil || reg[h].hash != fn {
+			p.taskMismatch(o, h, reg)
+		}
+		t := &reg[h]
+		p.runStolen(t, o, h, next)
+		s.TaskDone.Add(1)
+		wait.Ring(p.peers[o].door)
+		p.task.stolen.Add(1)
+		return true
 	}
 	return false
+}
+
+// taskMismatch panics for a chunk of owner o's task h that this PE
+// claimed but has no (or another) body for.
+//
+//go:noinline
+func (p *PE) taskMismatch(o, h int, reg []task) {
+	body := "none"
+	if h < len(reg) && reg[h].fn != nil {
+		body = reg[h].name
+	}
+	panicf("Task.Execute: PE %d executes task %d, whose body on PE %d is %s: tasks must be created in the same order on every PE (NewTask is collective)", o, h, p.me, body)
 }
 
 // runStolen runs chunk c of owner o's task h on this PE. A panic in it

@@ -258,13 +258,15 @@ type Slot struct {
 // Claim packs the generation of the execution, its number of chunks and
 // the next chunk to claim (TaskClaim, TaskUnpack). The owner writes
 // Handle and Fn, resets TaskDone, and then publishes Claim with a new
-// generation and next = 0. Claiming takes chunks off next: the owner
-// with an atomic add, a thief with a compare-and-swap of the value it
-// read, so a thief's claim fails if the execution changed since it read
-// Claim, and an execution cannot end (and Handle change) while a chunk
-// a thief claimed is unfinished: what a thief read of Handle and Fn
-// between its load of Claim and a successful swap belongs to the
-// execution it claimed from.
+// generation, the count and next past the owner's first batch.
+// Claiming takes chunks off next with an atomic add (the owner a
+// batch, a thief one); the old value says which chunks the claimer
+// got, of which execution and count: those below the count are its to
+// run. An execution cannot end (and Handle change) while a chunk that
+// someone claimed is unfinished, so a thief reads Handle and Fn after
+// its add. Adds past the count are harmless: the owner's batches and
+// late thieves move next by less than 2^TaskChunkBits - count, and the
+// next execution stores a fresh Claim.
 type Task struct {
 	Claim  atomic.Uint64
 	Handle atomic.Uint32 // the task's handle (its registration number)
