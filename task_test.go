@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -389,5 +390,57 @@ func TestTaskMismatchedBodies(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "tasks must be created in the same order on every PE") {
 		t.Fatalf("error %v, want the mismatch named", err)
+	}
+}
+
+// TestTaskNearFirst: a thief takes chunks from the owners on its NUMA
+// node before any other (4 PEs, nodes 0, 0, 1, 1 simulated; PEs 0 and
+// 2 own tasks, PEs 1 and 3 start waiting once both are open): each
+// thief's sequence of owners has every chunk of its node's owner
+// before the first of the other.
+func TestTaskNearFirst(t *testing.T) {
+	cfg := node.Config{HeapSize: testHeap, NUMANodes: []int{0, 0, 1, 1}}
+	var seqs [4][]int
+	var open, total atomic.Int64
+	runCfg(t, cfg, 4, func(p *goshmem.PE) {
+		me := p.MyPE()
+		if me == 1 || me == 3 {
+			p.SetTaskSteal(false) // not before both tasks are open (NewTask's barrier waits too)
+		}
+		task := goshmem.NewTask(p, func(owner, lo, hi int) {
+			if owner == me && lo == 0 { // both tasks are open before anyone steals
+				for open.Add(1); open.Load() < 2; {
+					runtime.Gosched()
+				}
+			}
+			for range hi - lo {
+				spinFor(20 * time.Microsecond)
+				runtime.Gosched() // 4 goroutine PEs on 2 Ps: let the waiting ones run
+			}
+			if owner != me && (me == 1 || me == 3) {
+				seqs[me] = append(seqs[me], owner)
+			}
+		})
+		if me == 0 || me == 2 {
+			task.Execute(400)
+		} else {
+			for open.Load() < 2 {
+				runtime.Gosched()
+			}
+			p.SetTaskSteal(true)
+		}
+		p.BarrierAll()
+		task.Destroy()
+	})
+	for _, thief := range []int{1, 3} {
+		nearOwner := thief - 1
+		s := seqs[thief]
+		total.Add(int64(len(s)))
+		if i := slices.IndexFunc(s, func(o int) bool { return o != nearOwner }); i >= 0 && slices.Contains(s[i:], nearOwner) {
+			t.Errorf("PE %d (node %d) stole from PE %d before it had finished with PE %d, on its node: %v", thief, thief/2, s[i], nearOwner, s)
+		}
+	}
+	if total.Load() == 0 {
+		t.Error("PEs 1 and 3 stole nothing")
 	}
 }

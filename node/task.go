@@ -68,7 +68,12 @@ type tasks struct {
 	// time, and a wait inside that chunk does not steal again.
 	stealing atomic.Bool
 	rand     uint32 // where the next search for a victim starts (under stealing)
-	stolen   atomic.Uint64
+	// order is victims with those on this PE's NUMA node first (near
+	// of them), made at the first steal, once every PE has published
+	// its node (under stealing).
+	order  []int
+	near   int
+	stolen atomic.Uint64
 }
 
 // initTasks prepares p's task state once the job's mappings are known.
@@ -247,17 +252,26 @@ func (p *PE) steal() bool {
 	return ran
 }
 
-// stealOne looks for a chunk among the victims, starting at a
-// pseudo-random one (as Pure and Cilk do), and runs it.
+// stealOne looks for a chunk among the victims, those on this PE's
+// NUMA node first, each group from a pseudo-random start (as Pure and
+// Cilk probe), and runs it.
 func (p *PE) stealOne() bool {
-	vs := p.task.victims
+	if p.task.order == nil {
+		p.task.order, p.task.near = nearFirst(p.task.victims, p.NUMANode(p.me), p.NUMANode)
+	}
+	vs, near := p.task.order, p.task.near
 	p.task.rand ^= p.task.rand << 13
 	p.task.rand ^= p.task.rand >> 17
 	p.task.rand ^= p.task.rand << 5
-	start := int(p.task.rand % uint32(len(vs)))
 	reg := *p.task.reg.Load()
 	for i := range vs {
-		o := vs[(start+i)%len(vs)]
+		// Victims [0, near) first, then [near, len(vs)), each from its
+		// own start.
+		lo, size := 0, near
+		if i >= near {
+			lo, size = near, len(vs)-near
+		}
+		o := vs[lo+(int(p.task.rand%uint32(size))+i-lo)%size]
 		s := p.job.ctl.Slot(o)
 		e := &s.Task
 		if _, n, next := job.TaskUnpack(e.Claim.Load()); next >= n || s.State.Load() == job.StateDead {
@@ -294,6 +308,25 @@ func (p *PE) taskMismatch(o, h int, reg []task) {
 		body = reg[h].name
 	}
 	panicf("Task.Execute: PE %d executes task %d, whose body on PE %d is %s: tasks must be created in the same order on every PE (NewTask is collective)", o, h, p.me, body)
+}
+
+// nearFirst returns the victims on NUMA node node first, in their
+// order, then the others, and how many are near. A PE whose node is
+// unknown (-1), or a PE itself on no known node, counts as near.
+func nearFirst(victims []int, node int, nodeOf func(int) int) ([]int, int) {
+	order := make([]int, 0, len(victims))
+	for _, q := range victims {
+		if m := nodeOf(q); node < 0 || m < 0 || m == node {
+			order = append(order, q)
+		}
+	}
+	near := len(order)
+	for _, q := range victims {
+		if m := nodeOf(q); !(node < 0 || m < 0 || m == node) {
+			order = append(order, q)
+		}
+	}
+	return order, near
 }
 
 // runStolen runs chunk c of owner o's task h on this PE. A panic in it
