@@ -52,24 +52,21 @@ done
 # Jobs of 2 and 3 "hosts" (SHMEM_HOST groups) under MPICH's hydra, their
 # leaders talking over verbs on rxe0: the cross-host scenarios of
 # node's TestAcrossHosts that fit TCG's speed (README, "RDMA verbs").
-xrun='^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-teams-2-2|xhost-reduce-2-1-2)$'
+# xtest WHAT REGEXP SECONDS runs those of node's tests that match REGEXP.
+xtest() {
+	say "== /opt/node.xtest over verbs: $1"
+	if (cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=0 \
+		timeout "$3" /opt/node.xtest -test.v -test.count=1 -test.run "$2"); then
+		say "/opt/node.xtest over verbs, $1: OK"
+	else
+		bad "/opt/node.xtest over verbs, $1"
+	fi
+}
 if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq "$run"; }; then
-	say "== /opt/node.xtest over verbs"
-	if (cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=0 \
-		timeout 600 /opt/node.xtest -test.v -test.count=1 -test.run "$xrun"); then
-		say "/opt/node.xtest over verbs OK"
-	else
-		bad "/opt/node.xtest over verbs"
-	fi
+	xtest "scenarios" '^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-teams-2-2|xhost-reduce-2-1-2|xhost-ctx-1-1-1)$' 600
 	# A PE killed on one host (a leader, PE 2, or not, PE 3) ends the
-	# job over verbs as over tcp (TestAcrossHostsKilledPE).
-	say "== /opt/node.xtest over verbs: a killed PE"
-	if (cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=0 \
-		timeout 300 /opt/node.xtest -test.v -test.count=1 -test.run '^TestAcrossHostsKilledPE$'); then
-		say "/opt/node.xtest over verbs, a killed PE: OK"
-	else
-		bad "/opt/node.xtest over verbs, a killed PE"
-	fi
+	# job over verbs as over tcp.
+	xtest "a killed PE" '^TestAcrossHostsKilledPE$' 300
 	# The same job with SHMEM_INFO=1 must say that its leaders use verbs.
 	(cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=1 SHMEM_SYMMETRIC_SIZE=8m \
 		timeout 120 mpiexec.hydra -n 1 -env SHMEM_HOST h0 -env GOSHMEM_TEST_SCENARIO rma /opt/node.xtest -test.run='^$' \
