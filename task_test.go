@@ -72,7 +72,8 @@ func spinFor(d time.Duration) {
 // TestTaskEveryChunkOnce: every PE executes tasks of random sizes at
 // once, over many iterations, while the others steal from it in the
 // barrier that follows; every chunk must run exactly once, and with
-// stealing off (or alone) only on its owner.
+// stealing off (or alone) only on its owner. With stealing, PE 0's
+// first batch waits for a theft, so at least one chunk is stolen.
 func TestTaskEveryChunkOnce(t *testing.T) {
 	const maxChunks = 3000
 	for _, tc := range []struct {
@@ -83,14 +84,25 @@ func TestTaskEveryChunkOnce(t *testing.T) {
 		{"1", 1, true}, {"2", 2, true}, {"4", 4, true}, {"8", 8, true}, {"4-off", 4, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stolen atomic.Int64
+			var stolen, thefts atomic.Int64
+			hold := tc.steal && tc.npes > 1 // PE 0's first call waits for a theft
 			cfg := node.Config{HeapSize: testHeap, TaskNoSteal: !tc.steal}
 			runCfg(t, cfg, tc.npes, func(p *goshmem.PE) {
 				log := newChunkLog(p, maxChunks)
 				task := goshmem.NewTask(p, func(owner, lo, hi int) {
 					log.record(p, owner, lo, hi)
-					if owner == 0 && lo < 20 { // PE 0 has a slow start: the others steal
-						spinFor(20 * time.Microsecond)
+					if owner != p.MyPE() {
+						thefts.Add(1)
+					} else if owner == 0 && lo == 0 && hold {
+						// The first time, PE 0 holds its first batch until
+						// another PE ran one of its chunks: stealing is
+						// then certain, whatever the machine's load.
+						for end := time.Now().Add(20 * time.Second); thefts.Load() == 0; runtime.Gosched() {
+							if time.Now().After(end) {
+								panic("no PE stole a chunk within 20 s")
+							}
+						}
+						hold = false
 					}
 				})
 				rng := rand.New(rand.NewPCG(uint64(p.MyPE()), 7))
@@ -258,12 +270,13 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 }
 
 // TestTaskWaitInsideChunk: a chunk that waits (here, on a thief, for a
-// flag that the owner sets from its first chunk, 30 ms in) waits
-// plainly: the thief does not steal again from inside it, so chunks
-// never nest on a PE.
+// flag that the owner sets from its first chunk once a thief waits)
+// waits plainly: the thief does not steal again from inside it, so
+// chunks never nest on a PE.
 func TestTaskWaitInsideChunk(t *testing.T) {
 	const npes, chunks = 3, 40
 	var maxDepth atomic.Int32
+	var thefts atomic.Int64
 	run(t, npes, testHeap, func(p *goshmem.PE) {
 		flag := mustCalloc[int64](p, 1)
 		log := newChunkLog(p, chunks)
@@ -273,10 +286,17 @@ func TestTaskWaitInsideChunk(t *testing.T) {
 			for m := maxDepth.Load(); d > m && !maxDepth.CompareAndSwap(m, d); m = maxDepth.Load() {
 			}
 			if owner != p.MyPE() {
+				thefts.Add(1)
 				goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1)
 			} else {
 				if lo == 0 {
-					time.Sleep(30 * time.Millisecond)
+					// Set the flag once a thief waits for it in a chunk.
+					for end := time.Now().Add(20 * time.Second); thefts.Load() == 0; runtime.Gosched() {
+						if time.Now().After(end) {
+							panic("no PE stole a chunk within 20 s")
+						}
+					}
+					time.Sleep(10 * time.Millisecond)
 					for q := range p.NPEs() {
 						goshmem.AtomicSet(p.Ctx(), &flag[0], 1, q)
 					}
@@ -346,11 +366,14 @@ func TestTaskErrors(t *testing.T) {
 // Execute does not hang.
 func TestTaskThiefPanics(t *testing.T) {
 	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		never := mustCalloc[int64](p, 1)
 		task := goshmem.NewTask(p, func(owner, lo, hi int) {
 			if owner != p.MyPE() {
 				panic(errors.New("bad cell"))
 			}
-			spinFor(time.Millisecond)
+			// The owner's first batch waits for what never comes: only
+			// the job's failure ends it, so a thief must run a chunk.
+			goshmem.WaitUntil(p, &never[0], goshmem.CmpEQ, 1)
 		})
 		if p.MyPE() == 0 {
 			task.Execute(1000)
@@ -378,8 +401,10 @@ func TestTaskThiefPanics(t *testing.T) {
 func TestTaskMismatchedBodies(t *testing.T) {
 	err := runErr(t, 2, testHeap, func(p *goshmem.PE) {
 		var task *goshmem.Task
+		never := mustCalloc[int64](p, 1)
 		if p.MyPE() == 0 {
-			task = goshmem.NewTask(p, func(owner, lo, hi int) { spinFor(time.Millisecond) })
+			// Its first batch waits until the job fails: PE 1 must steal.
+			task = goshmem.NewTask(p, func(owner, lo, hi int) { goshmem.WaitUntil(p, &never[0], goshmem.CmpEQ, 1) })
 		} else {
 			task = goshmem.NewTask(p, func(owner, lo, hi int) {})
 		}
@@ -408,8 +433,11 @@ func TestTaskNearFirst(t *testing.T) {
 			p.SetTaskSteal(false) // not before both tasks are open (NewTask's barrier waits too)
 		}
 		task := goshmem.NewTask(p, func(owner, lo, hi int) {
-			if owner == me && lo == 0 { // both tasks are open before anyone steals
-				for open.Add(1); open.Load() < 2; {
+			if owner == me && lo == 0 {
+				// Both tasks are open before anyone steals, and both
+				// owners hold their first batch until a thief ran a
+				// chunk: stealing is certain, whatever the load.
+				for open.Add(1); open.Load() < 2 || total.Load() == 0; {
 					runtime.Gosched()
 				}
 			}
@@ -419,6 +447,7 @@ func TestTaskNearFirst(t *testing.T) {
 			}
 			if owner != me && (me == 1 || me == 3) {
 				seqs[me] = append(seqs[me], owner)
+				total.Add(1)
 			}
 		})
 		if me == 0 || me == 2 {
@@ -435,7 +464,6 @@ func TestTaskNearFirst(t *testing.T) {
 	for _, thief := range []int{1, 3} {
 		nearOwner := thief - 1
 		s := seqs[thief]
-		total.Add(int64(len(s)))
 		if i := slices.IndexFunc(s, func(o int) bool { return o != nearOwner }); i >= 0 && slices.Contains(s[i:], nearOwner) {
 			t.Errorf("PE %d (node %d) stole from PE %d before it had finished with PE %d, on its node: %v", thief, thief/2, s[i], nearOwner, s)
 		}

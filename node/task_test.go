@@ -7,6 +7,7 @@ package node_test
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,8 +52,29 @@ func scenarioTasks(pe *goshmem.PE) map[int64]int {
 	me := pe.MyPE()
 	runs, _ := goshmem.Calloc[int64](pe, maxChunks)
 	who, _ := goshmem.Calloc[int64](pe, maxChunks)
+	// thefts[0]: chunks of this PE's tasks that PEs of other processes
+	// ran (any other PE when the job is one process); thefts[1]: this
+	// PE's pid.
+	thefts, _ := goshmem.Calloc[int64](pe, 2)
+	thefts[1] = int64(os.Getpid())
+	oneProcess := os.Getenv("GOSHMEM_LOCAL_PES") == strconv.Itoa(pe.NPEs())
+	pe.BarrierAll()
+	hold := me == 0 && pe.NPEs() > 1
 	task := goshmem.NewTask(pe, func(owner, lo, hi int) {
 		r, w := goshmem.Ptr(pe, runs, owner), goshmem.Ptr(pe, who, owner)
+		if th := goshmem.Ptr(pe, thefts, owner); owner != pe.MyPE() && (oneProcess || th[1] != int64(os.Getpid())) {
+			atomic.AddInt64(&th[0], 1)
+		} else if owner == pe.MyPE() && lo == 0 && hold {
+			// PE 0's first batch waits until a PE of another process
+			// ran one of its chunks: that happens whatever the
+			// machine's load.
+			for end := time.Now().Add(20 * time.Second); atomic.LoadInt64(&thefts[0]) == 0; runtime.Gosched() {
+				if time.Now().After(end) {
+					fail(pe, "no PE stole a chunk within 20 s")
+				}
+			}
+			hold = false
+		}
 		for c := lo; c < hi; c++ {
 			if owner == 0 {
 				burn(5 * time.Microsecond)
