@@ -472,3 +472,55 @@ func TestTaskNearFirst(t *testing.T) {
 		t.Error("PEs 1 and 3 stole nothing")
 	}
 }
+
+// TestTaskSatisfiedWaitLateByOneChunk: a thief checks its own wait
+// after every chunk, so once what it waits for has happened it starts
+// no further chunk in that wait: the wait ends at most one chunk late.
+// PE 1 waits in WaitUntil and steals 20 ms chunks of PE 0's task; PE 2
+// sets PE 1's flag 50 ms in (PE 1 is then in a chunk). No chunk may
+// start on PE 1 between then and the end of its wait, and the wait
+// must end within one chunk.
+func TestTaskSatisfiedWaitLateByOneChunk(t *testing.T) {
+	const chunk = 20 * time.Millisecond
+	var setAt, returnedAt atomic.Int64 // unix ns
+	var starts []int64                 // when PE 1 started each chunk it stole (unix ns)
+	run(t, 3, testHeap, func(p *goshmem.PE) {
+		flag := mustCalloc[int64](p, 1)
+		me := p.MyPE()
+		task := goshmem.NewTask(p, func(owner, lo, hi int) {
+			if me == 1 {
+				starts = append(starts, time.Now().UnixNano())
+			}
+			for range hi - lo {
+				time.Sleep(chunk) // a chunk that lets the others run
+			}
+		})
+		switch me {
+		case 0:
+			task.Execute(20)
+		case 1:
+			goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1)
+			returnedAt.Store(time.Now().UnixNano())
+		case 2:
+			p.SetTaskSteal(false) // only PE 1 steals
+			time.Sleep(50 * time.Millisecond)
+			setAt.Store(time.Now().UnixNano())
+			goshmem.AtomicSet(p.Ctx(), &flag[0], 1, 1)
+		}
+		p.BarrierAll()
+		task.Destroy()
+	})
+	set, ret := setAt.Load(), returnedAt.Load()
+	if len(starts) == 0 || starts[0] > set {
+		t.Fatalf("PE 1 stole no chunk before its flag was set (chunks started at %v, flag set at %v)", starts, set)
+	}
+	for _, s := range starts {
+		if s > set+int64(time.Millisecond) && s < ret {
+			t.Errorf("PE 1 started a chunk %v after its wait was satisfied, before the wait ended", time.Duration(s-set))
+		}
+	}
+	// One chunk, and as much again for the scheduler of a loaded machine.
+	if d := time.Duration(ret - set); d > 2*chunk {
+		t.Errorf("PE 1's wait ended %v after its flag was set: more than one chunk (%v) late", d, chunk)
+	}
+}
