@@ -24,8 +24,8 @@ import (
 // registration of the body (in its own process), passing the owner, so
 // the body reaches the owner's data through Ptr.
 //
-// Claiming is lock-free: one Claim word per owner (generation, count,
-// next chunk; see job.Task). The owner claims batches, a thief one
+// Claiming is lock-free: one Claim word per owner (count, next chunk;
+// see job.Task). The owner claims batches, a thief one
 // chunk, both with an atomic add. The owner counts its own chunks
 // privately; thieves add theirs to the owner's TaskDone and
 // ring its doorbell, and the owner waits until the two add up to the
@@ -63,7 +63,6 @@ type tasks struct {
 	victims []int
 	// busy is set while this PE executes a task: one at a time.
 	busy atomic.Bool
-	gen  uint32 // the generation of this PE's last execution (under busy)
 	// stealing is set while this PE runs a chunk it stole: one at a
 	// time, and a wait inside that chunk does not steal again.
 	stealing atomic.Bool
@@ -180,10 +179,6 @@ func (p *PE) TaskExecute(handle, n int) {
 // from.
 func (p *PE) executeShared(t *task, handle, n int) {
 	e := &p.slot.Task
-	p.task.gen = (p.task.gen + 1) & job.TaskGenMask
-	if p.task.gen == 0 {
-		p.task.gen = 1 // a zero Claim never matches an execution
-	}
 	// Guided self-scheduling for the owner: it claims a batch of a
 	// share of what is left, so that it claims rarely while thieves
 	// take one chunk at a time, and its last batches are single
@@ -199,12 +194,12 @@ func (p *PE) executeShared(t *task, handle, n int) {
 	e.Handle.Store(uint32(handle))
 	e.Fn.Store(t.hash)
 	p.slot.TaskDone.Store(0)
-	e.Claim.Store(job.TaskClaim(p.task.gen, n, hi))
+	e.Claim.Store(job.TaskClaim(n, hi))
 	open := true
 	p.task.board.Add(1)
 	defer func() {
 		if open { // the body panicked: let no thief start another chunk
-			e.Claim.Store(job.TaskClaim(p.task.gen, n, n))
+			e.Claim.Store(job.TaskClaim(n, n))
 			p.task.board.Add(^uint32(0))
 		}
 	}()
@@ -221,9 +216,9 @@ func (p *PE) executeShared(t *task, handle, n int) {
 		if abort.Load() != 0 {
 			p.checkAbort("Task.Execute") // e.g. a thief's chunk panicked: stop here
 		}
-		_, _, next := job.TaskUnpack(e.Claim.Load())
+		_, next := job.TaskUnpack(e.Claim.Load())
 		batch := max((n-min(next, n))/share, 1)
-		_, _, lo = job.TaskUnpack(e.Claim.Add(uint64(batch)) - uint64(batch))
+		_, lo = job.TaskUnpack(e.Claim.Add(uint64(batch)) - uint64(batch))
 		if lo >= n {
 			break
 		}
@@ -274,10 +269,10 @@ func (p *PE) stealOne() bool {
 		o := vs[lo+(int(p.task.rand%uint32(size))+i-lo)%size]
 		s := p.job.ctl.Slot(o)
 		e := &s.Task
-		if _, n, next := job.TaskUnpack(e.Claim.Load()); next >= n || s.State.Load() == job.StateDead {
+		if n, next := job.TaskUnpack(e.Claim.Load()); next >= n || s.State.Load() == job.StateDead {
 			continue // nothing left to claim, or a dead owner
 		}
-		_, n, next := job.TaskUnpack(e.Claim.Add(1) - 1)
+		n, next := job.TaskUnpack(e.Claim.Add(1) - 1)
 		if next >= n {
 			continue // the last chunks went to others meanwhile
 		}

@@ -247,7 +247,7 @@ func idleCheck() (misses int) {
 // PE (the order flips from pair to pair), and PE 0 prints, per
 // measurement, the median times and each pair's ratio on/off.
 func idlePE(pe *goshmem.PE) {
-	me, npes := pe.MyPE(), pe.NPEs()
+	me := pe.MyPE()
 	world := goshmem.TeamWorld(pe)
 	src, _ := goshmem.Calloc[int64](pe, 1)
 	dst, _ := goshmem.Calloc[int64](pe, 1)
@@ -306,7 +306,6 @@ func idlePE(pe *goshmem.PE) {
 			fmt.Printf("%s\t%.3f\t%.3f\t%s\n", b.name, median(on), median(off), strings.Join(rs, " "))
 		}
 	}
-	_ = npes
 }
 
 func run(prog string, args ...string) string {

@@ -255,14 +255,13 @@ type Slot struct {
 // Task is a PE's entry on its host's task board: the task it executes
 // (at most one at a time), whose chunks it and its host-mates claim.
 //
-// Claim packs the generation of the execution, its number of chunks and
-// the next chunk to claim (TaskClaim, TaskUnpack). The owner writes
-// Handle and Fn, resets TaskDone, and then publishes Claim with a new
-// generation, the count and next past the owner's first batch.
-// Claiming takes chunks off next with an atomic add (the owner a
-// batch, a thief one); the old value says which chunks the claimer
-// got, of which execution and count: those below the count are its to
-// run. An execution cannot end (and Handle change) while a chunk that
+// Claim packs an execution's number of chunks and the next chunk to
+// claim (TaskClaim, TaskUnpack). The owner writes Handle and Fn, resets
+// TaskDone, and then publishes Claim with the count and next past the
+// owner's first batch. Claiming takes chunks off next with an atomic
+// add (the owner a batch, a thief one); the old value says which
+// chunks the claimer got and the count of their execution: those below
+// the count are its to run. An execution cannot end (and Handle change) while a chunk that
 // someone claimed is unfinished, so a thief reads Handle and Fn after
 // its add. Adds past the count are harmless: the owner's batches and
 // late thieves move next by less than 2^TaskChunkBits - count, and the
@@ -275,26 +274,23 @@ type Task struct {
 }
 
 // Claim word layout: next in the low TaskChunkBits, the number of
-// chunks in the next TaskChunkBits-1, the generation above.
+// chunks in the TaskChunkBits-1 above.
 const (
 	TaskChunkBits = 22
 	// TaskMaxChunks is the most chunks one execution can have: an owner
 	// claiming a batch may move next past the count, never past
 	// 2^TaskChunkBits.
 	TaskMaxChunks = 1<<(TaskChunkBits-1) - 1
-	taskGenShift  = 2*TaskChunkBits - 1
-	// TaskGenMask is the generation's range.
-	TaskGenMask = 1<<(64-taskGenShift) - 1
 )
 
 // TaskClaim builds a Claim word.
-func TaskClaim(gen uint32, n, next int) uint64 {
-	return uint64(gen)&TaskGenMask<<taskGenShift | uint64(n)<<TaskChunkBits | uint64(next)
+func TaskClaim(n, next int) uint64 {
+	return uint64(n)<<TaskChunkBits | uint64(next)
 }
 
 // TaskUnpack splits a Claim word.
-func TaskUnpack(c uint64) (gen uint32, n, next int) {
-	return uint32(c >> taskGenShift), int(c >> TaskChunkBits & TaskMaxChunks), int(c & (1<<TaskChunkBits - 1))
+func TaskUnpack(c uint64) (n, next int) {
+	return int(c >> TaskChunkBits & TaskMaxChunks), int(c & (1<<TaskChunkBits - 1))
 }
 
 // Doorbell is the futex word a sleeping PE waits on.
