@@ -501,7 +501,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := neededLimits(c.specs); !slices.Equal(got, []string{limMemcpy}) {
+	if got := neededLimits(c.specs); !slices.Equal(got, []string{limMemcpy, limPair, limLines}) {
 		t.Errorf("limits for reduce,broadcast,team_create: %q", got)
 	}
 	if got := bandwidthMax(c.specs, false); got != 1<<20 {
@@ -1134,5 +1134,108 @@ func TestVsBarrierInterleaved(t *testing.T) {
 	x = findTarget(t, evaluation{Results: map[string]*result{"reduce": mk(false), "barrier": bar}, NP: 2, PeerWhy: "-peer=false"}.targets(), name)
 	if x.Status != statusPass || math.Abs(x.Ratio-0.33) > 0.01 {
 		t.Errorf("without the comment: %+v; want PASS at 0.33 against the barrier program", x)
+	}
+}
+
+// TestMissCauses checks the two causes the data can show: a small
+// collective's miss against the barrier is put down to its cache lines
+// when the cost model from bench/limits lines covers the ratio, and to
+// software per call when it does not; a put ping-pong's miss against
+// the copy of its size is put down to its working set only when it
+// meets the target against memcpy at twice the size.
+func TestMissCauses(t *testing.T) {
+	s := specByName(t, "reduce")
+	mk := func(at string, q float64) *result {
+		r := newResult(s, s.Full)
+		for range 3 {
+			cm := fmt.Sprintf("%s%s %.2f [1.00-3.00]", osu.VsBarrierPrefix, at, q)
+			feed(t, r, gosh, output(false, s.Title, osu.Size, osu.LatencyUs, []point{{at, 0.1}}, cm))
+		}
+		return r
+	}
+	// Round trip 0.1 us without extra lines (h = 0.05), 0.02 us per
+	// line: a 256-byte part fills 5 lines, (0.05 + 4*0.02)/0.05 = 2.6;
+	// an 8-byte part 1 line, 1.0.
+	lines := limits{limLines: {Test: limLines, Rows: []point{{"0", 0.1}, {"8", 0.26}, {linesSlope, 0.02}}}}
+	name := "reduce, 8-256 B, 2 PEs, vs goshmem's barrier in the same round (worst size)"
+	for _, c := range []struct {
+		at    string
+		ratio float64
+		lims  limits
+		cause string // substring of the cause
+		note  string // substring of a note; "" for none
+	}{
+		{"256", 2.4, lines, "cache lines: at 256 B the data's 5 lines cost 2.60 barriers", "(h + (L-1) l) / h = 2.60"},
+		{"256", 2.9, lines, "software per call: 2.90 barriers is above the 2.60", "= 2.60"},
+		{"8", 1.7, lines, "software per call: 1.70 barriers is above the 1.00", "fills 1 cache line(s)"},
+		{"256", 2.4, limits{}, causeUnknown, ""}, // no lines limit: no model
+	} {
+		x := findTarget(t, evaluation{Results: map[string]*result{"reduce": mk(c.at, c.ratio)}, Limits: c.lims, NP: 2, PeerWhy: "-peer=false"}.targets(), name)
+		if x.Status != statusMiss || !strings.Contains(x.Cause, c.cause) {
+			t.Errorf("%s B at %.2f: %s, cause %q; want MISS, cause containing %q", c.at, c.ratio, x.Status, x.Cause, c.cause)
+		}
+		if got := strings.Join(x.Notes, "\n"); c.note != "" && !strings.Contains(got, c.note) || c.note == "" && strings.Contains(got, "cost model") {
+			t.Errorf("%s B at %.2f: notes %q; want one containing %q", c.at, c.ratio, got, c.note)
+		}
+	}
+	// A pass gets no cause and no model.
+	if x := findTarget(t, evaluation{Results: map[string]*result{"reduce": mk("8", 1.2)}, Limits: lines, NP: 2, PeerWhy: "-peer=false"}.targets(), name); x.Status != statusPass || x.Cause != "" || len(x.Notes) != 0 {
+		t.Errorf("a pass: %+v; want no cause and no notes", x)
+	}
+
+	// Ping-pong: 8 MiB one way in 400 us is 20972 MB/s.
+	ps := specByName(t, "put_pingpong")
+	pp := newResult(ps, ps.Full)
+	for range 3 {
+		feed(t, pp, gosh, output(false, ps.Title, osu.Size, osu.LatencyUs, []point{{"8388608", 400}}))
+	}
+	ppName := "put ping-pong size / one-way time, 64 KiB-64 MiB, vs best copy (worst size)"
+	for _, c := range []struct {
+		twice float64 // memcpy at 16 MiB (MB/s); 0: not measured
+		cause string
+	}{
+		{21000, "working set: at 8 MiB the ping-pong's four buffers"}, // 0.9987 of it
+		{30000, causeUnknown}, // 0.70: the working set does not explain it
+		{0, causeUnknown},
+	} {
+		rows := []point{{"8388608", 35000}}
+		if c.twice > 0 {
+			rows = append(rows, point{"16777216", c.twice})
+		}
+		ev := evaluation{Results: map[string]*result{"put_pingpong": pp}, Limits: limits{limMemcpy: {Test: limMemcpy, Rows: rows}}, NP: 2, PeerWhy: "-peer=false"}
+		x := findTarget(t, ev.targets(), ppName)
+		if x.Status != statusMiss || !strings.Contains(x.Cause, c.cause) {
+			t.Errorf("memcpy at 16 MiB %v: %s, cause %q; want MISS (0.60 against the 8 MiB copy), cause containing %q", c.twice, x.Status, x.Cause, c.cause)
+		}
+		if got := strings.Join(x.Notes, "\n"); (c.twice > 0) != strings.Contains(got, "working set:") {
+			t.Errorf("memcpy at 16 MiB %v: notes %q", c.twice, got)
+		}
+	}
+
+	// Broadcast at 1 MiB in 30 us is 34953 MB/s: 0.78 of memcpy's 45000.
+	bs := specByName(t, "broadcast")
+	bc := newResult(bs, bs.Full)
+	for range 3 {
+		feed(t, bc, gosh, output(false, bs.Title, osu.Size, osu.LatencyUs, []point{{"1048576", 30}}))
+	}
+	for _, c := range []struct {
+		pair  float64 // memcpy_pair at 1 MiB; 0: not measured
+		cause string
+	}{
+		{36000, "two copies at once"}, // 0.97 of the pair
+		{40000, causeUnknown},         // 0.87
+		{0, causeUnknown},
+	} {
+		lim := limits{limMemcpy: {Test: limMemcpy, Rows: []point{{"1048576", 45000}}}}
+		if c.pair > 0 {
+			lim[limPair] = &limitTable{Test: limPair, Rows: []point{{"1048576", c.pair}}}
+		}
+		x := evaluation{Results: map[string]*result{"broadcast": bc}, Limits: lim, NP: 2, PeerWhy: "-peer=false"}.bcastVsMemcpy("1048576")
+		if x.Status != statusMiss || !strings.Contains(x.Cause, c.cause) {
+			t.Errorf("memcpy_pair %v: %s, cause %q; want MISS (0.78 of memcpy), cause containing %q", c.pair, x.Status, x.Cause, c.cause)
+		}
+		if got := strings.Join(x.Notes, "\n"); (c.pair > 0) != strings.Contains(got, "memcpy_pair") {
+			t.Errorf("memcpy_pair %v: notes %q", c.pair, got)
+		}
 	}
 }

@@ -116,6 +116,21 @@ func limitArgs(test string, quick bool, maxSize int) []string {
 			return []string{test, "-best", "-i", "20000", "-t", "100ms", "-r", "10", "-w", "1000"}
 		}
 		return []string{test, "-best", "-i", "100000", "-t", "400ms", "-r", "20"}
+	case limPair:
+		// The broadcast's target size only: the 2-PE broadcast's
+		// two concurrent copies.
+		big := strconv.Itoa(collTargetSize)
+		if quick {
+			return []string{test, "-best", "-min", big, "-max", big, "-t", "5ms", "-r", "3"}
+		}
+		return []string{test, "-best", "-min", big, "-max", big, "-r", "7"}
+	case limLines:
+		// Up to 8 lines: the exchange's parts are at most 5 lines at
+		// the small sizes (256 B), and the slope changes past 8.
+		if quick {
+			return []string{test, "-best", "-k", "0,1,2,4,8", "-i", "20000", "-t", "50ms", "-r", "3", "-w", "1000"}
+		}
+		return []string{test, "-best", "-k", "0,1,2,4,8", "-t", "200ms", "-r", "7"}
 	case limAtomic:
 		if quick {
 			return []string{test, "-i", "100000", "-t", "100ms", "-r", "3", "-w", "1000"}
@@ -133,14 +148,21 @@ func neededLimits(sel []*spec) []string {
 		switch s.Name {
 		case "put_bw", "get_bw", "broadcast":
 			need[limMemcpy] = true
+			if s.Name == "broadcast" {
+				need[limPair] = true
+			}
 		case "put_pingpong", "barrier":
 			need[limHandoff] = true
 		case "atomics":
 			need[limAtomic] = true
 		}
+		switch s.Name {
+		case "reduce", "collect", "fcollect", "alltoall":
+			need[limLines] = true // the small collectives' cost model
+		}
 	}
 	var out []string
-	for _, t := range []string{limMemcpy, limHandoff, limAtomic} {
+	for _, t := range []string{limMemcpy, limPair, limHandoff, limAtomic, limLines} {
 		if need[t] {
 			out = append(out, t)
 		}

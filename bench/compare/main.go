@@ -18,8 +18,9 @@
 // bench/peer/build.sh, if Open MPI's oshcc and oshrun are installed
 // (otherwise it says "peer skipped: Open MPI not installed" and the
 // report has goshmem's figures only). It runs the machine limits that do
-// not move with the machine's state once (bench/limits memcpy, atomic),
-// then -rounds rounds. Each round first measures the cache-line
+// not move with the machine's state once (bench/limits memcpy, atomic,
+// memcpy_pair for the 2-PE broadcast, and lines, for the small
+// collectives' cost model), then -rounds rounds. Each round first measures the cache-line
 // hand-off limit (bench/limits handoff -best: the fastest of one line
 // and two, polled with goshmem's spin and without a pause), then runs
 // every job, goshmem and then the peer, an adjacent pair:

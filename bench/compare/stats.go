@@ -192,6 +192,9 @@ const (
 	limMemcpy   = "memcpy"
 	limHandoff  = "handoff"
 	limAtomic   = "atomic"
+	limLines    = "lines"
+	limPair     = "memcpy_pair" // two copies at once: a 2-PE broadcast's data movement
+	linesSlope  = "per_line"    // limits lines: the round's cost per extra line written and read
 	sepLines    = "separate_lines"
 	sameLine    = "same_line"
 	handoffMin  = "min" // the minimum over the hand-off's layouts and spin methods
@@ -575,7 +578,7 @@ func (e evaluation) targets() []target {
 				return r.fig(gosh, k), p, p.ok()
 			}, "peer", unit)
 		}
-		worst(&tl, sizes, func(k string) (agg, agg, bool) {
+		wk := worst(&tl, sizes, func(k string) (agg, agg, bool) {
 			ref, ok := e.limitAgg(limMemcpy, k)
 			g := r.fig(gosh, k)
 			if lat {
@@ -583,6 +586,9 @@ func (e evaluation) targets() []target {
 			}
 			return g, ref, ok
 		}, "memcpy", "MB/s")
+		if lat && tl.Status == statusMiss {
+			e.workingSet(&tl, r, wk)
+		}
 		if tl.Status == statusNA && tl.Why == "" {
 			tl.Why = "no memcpy limit for these sizes" + limitErr(e.Limits, limMemcpy)
 		}
@@ -621,9 +627,12 @@ func (e evaluation) targets() []target {
 			// The program timed the collective interleaved with the
 			// barrier (-vs-barrier): each round's figure is already
 			// the ratio of blocks taken milliseconds apart.
-			worst(&tb, sizes, func(k string) (agg, agg, bool) {
+			wk := worst(&tb, sizes, func(k string) (agg, agg, bool) {
 				return r.fig(gosh, k+keyVsBarrier), constant(1), true
 			}, "interleaved barrier", "")
+			if tb.Status == statusMiss && coll != "broadcast" {
+				e.linesModel(&tb, wk)
+			}
 		case bar == nil || !bar.fig(gosh, np).ok():
 			tb.Status, tb.Why = statusNA, "no goshmem barrier figure: run barrier too"
 		default:
@@ -735,6 +744,71 @@ func asBandwidth(lat agg, key string) agg {
 	return bw
 }
 
+// workingSet explains a put ping-pong's miss against the best copy of
+// its size when the data show it: a ping-pong of n bytes keeps four
+// buffers of n bytes in the caches (each PE's source and the
+// destination the other PE writes), the copy that the limit times two.
+// So its one-way copies run at the speed of a copy of 2n bytes, the one
+// with the same working set: at 8 MiB on a 32 MiB L3 the ping-pong's
+// buffers fill the cache, the limit's half of it. The note gives the
+// ping-pong's ratio against memcpy at 2n; when that meets the target,
+// it is the cause. (The target stays judged against the copy of n
+// bytes.)
+func (e evaluation) workingSet(t *target, r *result, key string) {
+	n, err := strconv.Atoi(key)
+	if err != nil || n <= 0 {
+		return
+	}
+	twice := strconv.Itoa(2 * n)
+	ref, ok := e.limitAgg(limMemcpy, twice)
+	if !ok {
+		return
+	}
+	med, lo, hi, np, ok := ratio(asBandwidth(r.fig(gosh, key), key), ref)
+	if !ok {
+		return
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf(
+		"working set: a ping-pong of %s keeps four buffers of that size in the caches (both PEs' source and destination), a copy of %s two; against memcpy at %s (the same working set) the ratio is %.2f [%.2f-%.2f] over %d rounds",
+		humanSize(key), humanSize(key), humanSize(twice), med, lo, hi, np))
+	if t.meets(med) {
+		t.Cause = fmt.Sprintf("working set: at %s the ping-pong's four buffers make it a copy of %s's working set, and against memcpy at that size it meets the target (see the note)",
+			humanSize(key), humanSize(twice))
+	}
+}
+
+// linesModel explains an exchange collective's miss against the
+// barrier (reduce, collect, fcollect, alltoall at 2 PEs) with the cost
+// model of docs/performance.md, from bench/limits lines: a member's
+// part of b bytes fills L = ceil((b+8)/64) cache lines (the sequence
+// number and header share the first), which each member writes and the
+// other reads, where the 2-PE barrier moves one line each way; so a
+// call costs about (h + (L-1) l) / h barriers, h the hand-off (half the
+// lines test's round trip without extra lines) and l the round's cost
+// per extra line. A ratio within the model is what the data's lines
+// cost on this machine; above it, the rest is the call's own work on
+// the critical path. (The lines test runs once, the ratio in every
+// round: a change of the machine's state between them moves both.)
+func (e evaluation) linesModel(t *target, key string) {
+	b, err := strconv.Atoi(key)
+	round, ok0 := e.Limits.value(limLines, "0")
+	l, ok1 := e.Limits.value(limLines, linesSlope)
+	if err != nil || !ok0 || !ok1 || round <= 0 {
+		return
+	}
+	h, lines := round/2, (b+8+lineBytes-1)/lineBytes
+	model := (h + float64(lines-1)*max(l, 0)) / h
+	t.Notes = append(t.Notes, fmt.Sprintf(
+		"cost model (docs/performance.md): at %s a member's part fills %d cache line(s), written by it and read by the other, where the barrier moves 1; with the hand-off h = %s us (half the lines limit's round trip) and l = %s us per extra line (its slope), (h + (L-1) l) / h = %.2f barriers",
+		humanSize(key), lines, fmtNum(h), fmtNum(l), model))
+	if t.Ratio <= model {
+		t.Cause = fmt.Sprintf("cache lines: at %s the data's %d lines cost %.2f barriers by the cost model (see the note), more than the target allows on this machine", humanSize(key), lines, model)
+		return
+	}
+	t.Cause = fmt.Sprintf("software per call: %.2f barriers is above the %.2f that the cost model gives the data's %d line(s) (see the note); the rest is the call's own work between seeing the other's publication and publishing the next (docs/performance.md, \"Small collectives\")",
+		t.Ratio, model, lines)
+}
+
 // bcastVsMemcpy evaluates the broadcast's bandwidth at size key (size /
 // latency, per round) against memcpy's bandwidth at the same size: the
 // broadcast moves size bytes into every PE's dst, copies that run in
@@ -765,14 +839,28 @@ func (e evaluation) bcastVsMemcpy(key string) target {
 	if t.Status != statusNA {
 		t.Figures += fmt.Sprintf(" (broadcast latency %s us, memcpy time %s us)", fmtNum(lat.median()), fmtNum(float64(n)/lim))
 	}
+	if pair, ok := e.Limits.value(limPair, key); t.Status == statusMiss && ok && pair > 0 && e.NP == 2 {
+		// At 2 PEs the broadcast is two copies at once (the root's
+		// into its own dst, the other PE's), which share the cache
+		// and the memory bus; bench/limits memcpy_pair times them.
+		if med, lo, hi, np, ok := ratio(asBandwidth(lat, key), constant(pair)); ok {
+			t.Notes = append(t.Notes, fmt.Sprintf(
+				"two copies at once: the broadcast fills the root's dst and the other PE's from one source at the same time; against bench/limits memcpy_pair (%s MB/s per copy, against memcpy's %s alone) the ratio is %.2f [%.2f-%.2f] over %d rounds",
+				fmtNum(pair), fmtNum(lim), med, lo, hi, np))
+			if t.meets(med) {
+				t.Cause = "two copies at once: the 2-PE broadcast's two concurrent copies run slower than memcpy's lone one, and against them (memcpy_pair) it meets the target (see the note)"
+			}
+		}
+	}
 	return t
 }
 
 // worst evaluates a target over sizes: the size whose ratio is worst
 // (the highest for an at-most target, the lowest for an at-least one)
 // decides. figs returns goshmem's and the reference's figures for a
-// size, and whether the reference exists.
-func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refName, unit string) {
+// size, and whether the reference exists. It returns the worst size's
+// key ("" when no size had both figures).
+func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refName, unit string) string {
 	var per []string
 	worstKey, worstRatio := "", math.NaN()
 	for _, k := range sizes {
@@ -794,7 +882,7 @@ func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refNam
 		if t.Why == "" && refName == "peer" {
 			t.Why = "no peer figures for these sizes"
 		}
-		return
+		return ""
 	}
 	g, ref, _ := figs(worstKey)
 	half := 0.0
@@ -803,6 +891,7 @@ func worst(t *target, sizes []string, figs func(string) (agg, agg, bool), refNam
 	}
 	judge(t, g, ref, half, unit, refName)
 	t.Figures = fmt.Sprintf("worst at %s: %s; ratio per size: %s", humanSize(worstKey), t.Figures, strings.Join(per, ", "))
+	return worstKey
 }
 
 // missingSides names the sides without a figure for key.

@@ -136,6 +136,40 @@ func TestMemcpy(t *testing.T) {
 	}
 }
 
+// TestMemcpyPair checks the two-copies-at-once table: one positive row
+// per size, the CPUs and the winner per size named, -method, both
+// threads on one CPU (a machine may have only one), and bad flags. (Its
+// speed against memcpy is the machine's business, not tested.)
+func TestMemcpyPair(t *testing.T) {
+	p := runTable(t, []string{"memcpy_pair", "-min", "65536", "-max", "131072", "-i", "5", "-r", "2"},
+		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 131072))
+	for _, v := range p.values {
+		if !(v > 0) {
+			t.Errorf("memcpy_pair: bandwidth %v, want > 0", v)
+		}
+	}
+	var out bytes.Buffer
+	if err := run([]string{"memcpy_pair", "-min", "65536", "-max", "65536", "-i", "3", "-r", "1", "-method", "copy"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# cpus: ", "one source", "# fastest method per size: 65536=copy"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("memcpy_pair output lacks %q:\n%s", want, out.String())
+		}
+	}
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTable(t, []string{"memcpy_pair", "-cpus", fmt.Sprintf("%d,%d", allowed[0], allowed[0]), "-min", "65536", "-max", "65536", "-i", "3", "-r", "1"},
+		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 65536))
+	for _, bad := range [][]string{{"memcpy_pair", "-min", "3"}, {"memcpy_pair", "-method", "nope"}, {"memcpy_pair", "extra"}} {
+		if err := run(bad, &out); err == nil {
+			t.Errorf("run(%q) accepted it", bad)
+		}
+	}
+}
+
 // TestMemcpyMethods checks that the memcpy table names the methods it
 // took the best of, the winner per size and the engine's kernel per
 // size (memmove below mem.LargeCopy), and that -method measures

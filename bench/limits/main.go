@@ -9,6 +9,7 @@
 //
 //	go run ./bench/limits memcpy     [-t 20ms] [-i 0] [-r 5] [-best] [-min 1] [-max 16777216] [-method m] [-cpus a]
 //	go run ./bench/limits memcpy_shm [same flags as memcpy]
+//	go run ./bench/limits memcpy_pair [same flags as memcpy; -cpus a,b]
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
 //	go run ./bench/limits lines      [-k 0,1,2,4,...] [-i 200000] [-t 500ms] [-r 5] [-best] [-w 10000] [-cpus a,b]
@@ -50,6 +51,13 @@
 //   - memcpy_shm: the same between two memfd segments (shm.Create and
 //     Map), the memory goshmem's symmetric heaps live in; it should
 //     match memcpy.
+//   - memcpy_pair: two copies at once, one thread bound to each of the
+//     two CPUs, of one source into a destination of each thread's own:
+//     what a 2-PE broadcast of a large buffer moves (the root fills its
+//     own dst while the other PE copies the root's source). A row is
+//     the size over the slower thread's time per copy, best method, as
+//     memcpy; the two copies share the last-level cache and the memory
+//     bus, which the lone copy of memcpy does not.
 //   - handoff: one-way latency of a cache-line hand-off between two
 //     processes bound to two CPUs (-cpus a,b: this process on a, a copy
 //     of itself started as the second process on b, sharing a memfd
@@ -140,6 +148,7 @@ const usage = `usage: limits <test> [flags]
 tests:
   memcpy      copy bandwidth between two Go heap buffers (MB/s per size)
   memcpy_shm  the same between two memfd segments
+  memcpy_pair two copies at once of one source, on two CPUs (a 2-PE broadcast)
   handoff     one-way cache-line hand-off latency between two processes (us)
   atomic      local and cross-core atomic fetch-add latency (us)
   lines       cost of moving k more cache lines from one core to another (us)
@@ -158,6 +167,12 @@ func run(args []string, w io.Writer) error {
 	switch test {
 	case "memcpy", "memcpy_shm":
 		t, err := runMemcpy(test, args)
+		if err != nil {
+			return err
+		}
+		return t.write(w)
+	case "memcpy_pair":
+		t, err := runMemcpyPair(args)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/numa"
+)
+
+// runMemcpyPair measures two copies at once, one on each of two CPUs,
+// of one source into two destinations: the data movement of a 2-PE
+// broadcast of a large buffer, in which the root fills its own dst from
+// its source while the other PE copies the same source into its dst.
+// The two copies share the last-level cache and the memory bus, so
+// each runs slower than the lone copy of the memcpy test: what a
+// broadcast is judged against in memcpy's terms leaves that out. A row
+// is the size over the time both copies took (the slower thread's
+// elapsed time per iteration), the best method of copyMethods.
+func runMemcpyPair(args []string) (*table, error) {
+	fs := flag.NewFlagSet("memcpy_pair", flag.ContinueOnError)
+	var c common
+	c.register(fs, 0, 20*time.Millisecond)
+	minSize := fs.Int("min", 65536, "smallest size in bytes (a power of two)")
+	maxSize := fs.Int("max", 16<<20, "largest size in bytes (a power of two)")
+	only := fs.String("method", "", "measure only this `method` (copy, movsb, avx2, nt, engine, glibc) instead of the best of all")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := c.check(fs); err != nil {
+		return nil, err
+	}
+	if !pow2(*minSize) || !pow2(*maxSize) || *minSize > *maxSize {
+		return nil, fmt.Errorf("memcpy_pair: -min %d and -max %d must be powers of two with -min <= -max", *minSize, *maxSize)
+	}
+	a, b, warns, err := pickCPUs(c.cpus)
+	if err != nil {
+		return nil, err
+	}
+	methods := copyMethods()
+	if *only != "" {
+		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
+		if i < 0 {
+			return nil, fmt.Errorf("memcpy_pair: -method %q is not one of this machine's methods", *only)
+		}
+		methods = methods[i : i+1]
+	}
+	t := &table{test: "memcpy_pair", cols: [2]string{"Size", "Bandwidth (MB/s)"}, prec: 2}
+	t.notes = append(t.notes, warns...)
+	how := fmt.Sprintf("iterations scaled to >= %v per run (a lone copy's)", c.dur)
+	if c.iters > 0 {
+		how = fmt.Sprintf("%d iterations per run", c.iters)
+	}
+	t.notes = append(t.notes,
+		fmt.Sprintf("cpus: %d and %d, one thread each, copying one source (Go heap) into a destination of their own at the same time", a, b),
+		fmt.Sprintf("MB = 1e6 bytes per copy over the slower thread's time per copy; %s; %s of %d runs after a warm-up run", how, c.stat(), c.reps))
+	src := make([]byte, *maxSize)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	d0, d1 := make([]byte, *maxSize), make([]byte, *maxSize)
+	var winners []string
+	for n := *minSize; n <= *maxSize; n *= 2 {
+		best, who := 0.0, ""
+		for _, m := range methods {
+			bw, err := pairBandwidth(d0[:n], d1[:n], src[:n], a, b, c, m.loop)
+			if err != nil {
+				return nil, err
+			}
+			if bw > best {
+				best, who = bw, m.name
+			}
+		}
+		t.rows = append(t.rows, row{strconv.Itoa(n), best})
+		winners = append(winners, fmt.Sprintf("%d=%s", n, who))
+	}
+	t.notes = append(t.notes, "fastest method per size: "+strings.Join(winners, " "))
+	return t, nil
+}
+
+// pairBandwidth returns the median (or best) over c.reps runs of the
+// bandwidth in MB/s of two concurrent copy loops, src into d0 on CPU a
+// and into d1 on CPU b.
+func pairBandwidth(d0, d1, src []byte, a, b int, c common, loop func(dst, src []byte, iters int)) (float64, error) {
+	iters := c.iters
+	if iters == 0 {
+		iters = calibrate(d0, src, c.dur, loop)
+	}
+	if _, err := pairRun(d0, d1, src, a, b, iters, loop); err != nil { // warm-up: both destinations
+		return 0, err
+	}
+	mbs := make([]float64, c.reps)
+	for r := range mbs {
+		el, err := pairRun(d0, d1, src, a, b, iters, loop)
+		if err != nil {
+			return 0, err
+		}
+		mbs[r] = float64(len(src)) * float64(iters) / max(el.Seconds(), 1e-9) / 1e6
+	}
+	return c.summarize(mbs, false), nil
+}
+
+// pairRun runs loop iters times on each of two threads bound to CPUs a
+// and b, started together, and returns the longer of their times. The
+// threads end with their goroutines (locked, so the runtime drops them
+// with their CPU binding).
+func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, iters int)) (time.Duration, error) {
+	var ready atomic.Int32
+	type out struct {
+		el  time.Duration
+		err error
+	}
+	res := make(chan out, 2)
+	for i, cpu := range []int{a, b} {
+		dst := d0
+		if i == 1 {
+			dst = d1
+		}
+		go func() {
+			runtime.LockOSThread()
+			err := numa.Bind([]int{cpu})
+			ready.Add(1)
+			if err != nil {
+				res <- out{err: err}
+				return
+			}
+			for ready.Load() < 2 {
+			}
+			start := time.Now()
+			loop(dst, src, iters)
+			res <- out{el: time.Since(start)}
+		}()
+	}
+	var longest time.Duration
+	var err error
+	for range 2 {
+		o := <-res
+		longest = max(longest, o.el)
+		if o.err != nil {
+			err = o.err
+		}
+	}
+	return longest, err
+}
