@@ -91,14 +91,14 @@ func ifaceIPv4(name string) (string, error) {
 // hydraArgs returns mpiexec.hydra's arguments for prog args with one
 // group of ranks per entry of hosts (the number of PEs on host h is
 // hosts[h]), each group told its host by SHMEM_HOST.
-func hydraArgs(hosts []int, env []string, prog string, args ...string) []string {
+func hydraArgs(hosts []int, env []string, hostEnv map[int][]string, prog string, args ...string) []string {
 	var a []string
 	for h, n := range hosts {
 		if h > 0 {
 			a = append(a, ":")
 		}
 		a = append(a, "-n", strconv.Itoa(n), "-env", "SHMEM_HOST", fmt.Sprintf("h%d", h))
-		for _, kv := range env {
+		for _, kv := range append(slices.Clip(env), hostEnv[h]...) {
 			k, v, _ := strings.Cut(kv, "=")
 			a = append(a, "-env", k, v)
 		}
@@ -199,9 +199,12 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 		one[i] = 1
 	}
 	genv := append([]string{"SHMEM_SYMMETRIC_SIZE=64m", "SHMEM_INTERNODE_IFACE=" + iface}, c.GoshEnv...)
-	goshEnv := func(env []string, what string, hosts []int, name string, figs map[string]string, args ...string) xstep {
-		a := hydraArgs(hosts, append(append([]string{}, genv...), env...), filepath.Join(bin, name), args...)
+	goshHosts := func(env []string, hostEnv map[int][]string, what string, hosts []int, name string, figs map[string]string, args ...string) xstep {
+		a := hydraArgs(hosts, append(append([]string{}, genv...), env...), hostEnv, filepath.Join(bin, name), args...)
 		return xstep{What: what, Side: "goshmem", Cmd: append([]string{hydra}, a...), Spec: benchSpec(name), Figs: figs}
+	}
+	goshEnv := func(env []string, what string, hosts []int, name string, figs map[string]string, args ...string) xstep {
+		return goshHosts(env, nil, what, hosts, name, figs, args...)
 	}
 	gosh := func(what string, hosts []int, name string, figs map[string]string, args ...string) xstep {
 		return goshEnv(nil, what, hosts, name, figs, args...)
@@ -210,8 +213,17 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	// 2 PEs on 2 CPUs with an idle leader, the PEs wait with the shared
 	// policy (wait.Shared: 32 polls, then yields); here the second
 	// host's PE shares the machine and would make the first host
-	// oversubscribed, so both runs are given that policy.
+	// oversubscribed, so both runs are given that policy. The second
+	// host stands for another machine: its PE, which only waits in
+	// BarrierAll while h0's pair runs, is told to sleep at once
+	// (sleepAtOnce), so that it takes none of the CPU time that another
+	// machine's PE would not take from h0 (in its default policy it
+	// yields for about a millisecond and then wakes every 10 ms to yield
+	// again, on the CPUs h0's pair runs on). What the target then
+	// measures is h0's own cost of being in a job across hosts: the
+	// leader's transport and progress goroutines, idle.
 	shared := []string{"SHMEM_WAIT_SPIN=32", "SHMEM_WAIT_YIELD=4000"}
+	sleepAtOnce := map[int][]string{1: {"SHMEM_WAIT_SPIN=1", "SHMEM_WAIT_YIELD=1"}}
 	peerFlags := fmt.Sprintf("-x UCX_TLS=tcp,self -x UCX_NET_DEVICES=%s --mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include %s", iface, iface)
 	peerStep := func(what, name string, figs map[string]string, args ...string) xstep {
 		return xstep{What: what, Side: "peer", Cmd: append([]string{filepath.Join(root, "bench", "peer", "run.sh"), name}, args...),
@@ -263,7 +275,7 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 		gosh("ping-pong with PE 2, h1's leader (h0: PEs 0-1, h1: 2)", []int{2, 1}, "put_pingpong", map[string]string{"8": "pp leader"}, append(ppArgs, "-peer", "2")...),
 		gosh("ping-pong with PE 2, not h1's leader (h0: PE 0, h1: 1-2)", []int{1, 2}, "put_pingpong", map[string]string{"8": "pp non-leader"}, append(ppArgs, "-peer", "2")...),
 		goshEnv(shared, "on-host ping-pong, one host (h0: PEs 0-1)", []int{2}, "put_pingpong", map[string]string{"8": "on-host pp, 1 host"}, "-m", "8:8", "-i", iters(200000, 20000), "-w", "1000"),
-		goshEnv(shared, "on-host ping-pong, second host idle (h0: PEs 0-1, h1: 2)", []int{2, 1}, "put_pingpong", map[string]string{"8": "on-host pp, 2 hosts"}, "-m", "8:8", "-i", iters(200000, 20000), "-w", "1000"),
+		goshHosts(shared, sleepAtOnce, "on-host ping-pong, second host idle (h0: PEs 0-1, h1: 2, asleep in its wait)", []int{2, 1}, "put_pingpong", map[string]string{"8": "on-host pp, 2 hosts"}, "-m", "8:8", "-i", iters(200000, 20000), "-w", "1000"),
 	)
 	pr.total = 3 + c.Rounds*len(steps) + 1
 
@@ -361,7 +373,7 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	fmt.Fprintf(b, "# goshmem across hosts, %s\n\n", start.Format("2006-01-02 15:04"))
 	fmt.Fprintf(b, "`go run ./bench/compare%s` on %s (%d CPUs), %s, %s; %.0f s.\n\n", argString(c.Args), m.CPU, m.CPUs, m.Kernel, m.Go, time.Since(start).Seconds())
 	fmt.Fprintf(b, "%d hosts of one PE each on this machine (SHMEM_HOST per group of ranks under `mpiexec.hydra`); every path is TCP over %s (%s):\n\n", n, iface, ip)
-	fmt.Fprintf(b, "- goshmem: `mpiexec.hydra %s`\n", strings.Join(hydraArgs(one, genv, "PROG", "ARGS"), " "))
+	fmt.Fprintf(b, "- goshmem: `mpiexec.hydra %s`\n", strings.Join(hydraArgs(one, genv, nil, "PROG", "ARGS"), " "))
 	fmt.Fprintf(b, "- raw TCP (the limit): `limits tcp -listen %s:0` on one side, `limits tcp -connect %s ...` on the other\n", ip, echoAddr)
 	if pi.Enabled {
 		fmt.Fprintf(b, "- peer (%s): `NP=%d PEER_RUN_FLAGS=\"%s\" bench/peer/run.sh NAME ARGS`\n", pi.Version, n, peerFlags)

@@ -24,11 +24,11 @@ func TestRouteIface(t *testing.T) {
 	}
 }
 
-// TestHydraArgs: one group of ranks per host, each told its host and
-// the environment, separated by ":".
+// TestHydraArgs: one group of ranks per host, each told its host, the
+// environment and its own host's additions, separated by ":".
 func TestHydraArgs(t *testing.T) {
-	got := hydraArgs([]int{2, 1}, []string{"A=1", "B=x=y"}, "prog", "-i", "5")
-	want := strings.Fields("-n 2 -env SHMEM_HOST h0 -env A 1 -env B x=y prog -i 5 : -n 1 -env SHMEM_HOST h1 -env A 1 -env B x=y prog -i 5")
+	got := hydraArgs([]int{2, 1}, []string{"A=1", "B=x=y"}, map[int][]string{1: {"C=2"}}, "prog", "-i", "5")
+	want := strings.Fields("-n 2 -env SHMEM_HOST h0 -env A 1 -env B x=y prog -i 5 : -n 1 -env SHMEM_HOST h1 -env A 1 -env B x=y -env C 2 prog -i 5")
 	if !slices.Equal(got, want) {
 		t.Errorf("hydraArgs = %q\nwant        %q", got, want)
 	}
