@@ -1178,6 +1178,27 @@ func TestMissCauses(t *testing.T) {
 			t.Errorf("%s B at %.2f: notes %q; want one containing %q", c.at, c.ratio, got, c.note)
 		}
 	}
+	// With hand-off limits from the rounds: a lines test in the same
+	// state (h 0.05 against 0.03) gives its verdict; one in a state
+	// 4x slower (h 0.05 against 0.0125) gives none.
+	for _, c := range []struct {
+		handoff float64
+		cause   string
+	}{{0.03, "cache lines:"}, {0.0125, causeUnknown}} {
+		var rounds []*limitTable
+		for range 3 {
+			rounds = append(rounds, &limitTable{Test: limHandoff, Rows: []point{{handoffMin, c.handoff}}})
+		}
+		ev := evaluation{Results: map[string]*result{"reduce": mk("256", 2.4)}, Limits: lines, NP: 2, PeerWhy: "-peer=false",
+			Rounds: map[string][]*limitTable{limHandoff: rounds}}
+		x := findTarget(t, ev.targets(), name)
+		if !strings.Contains(x.Cause, c.cause) {
+			t.Errorf("hand-off %v in the rounds: cause %q; want it to contain %q", c.handoff, x.Cause, c.cause)
+		}
+		if got := strings.Join(x.Notes, "\n"); (c.cause == causeUnknown) != strings.Contains(got, "another state of the machine") {
+			t.Errorf("hand-off %v in the rounds: notes %q", c.handoff, got)
+		}
+	}
 	// A pass gets no cause and no model.
 	if x := findTarget(t, evaluation{Results: map[string]*result{"reduce": mk("8", 1.2)}, Limits: lines, NP: 2, PeerWhy: "-peer=false"}.targets(), name); x.Status != statusPass || x.Cause != "" || len(x.Notes) != 0 {
 		t.Errorf("a pass: %+v; want no cause and no notes", x)

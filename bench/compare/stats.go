@@ -801,6 +801,25 @@ func (e evaluation) linesModel(t *target, key string) {
 	t.Notes = append(t.Notes, fmt.Sprintf(
 		"cost model (docs/performance.md): at %s a member's part fills %d cache line(s), written by it and read by the other, where the barrier moves 1; with the hand-off h = %s us (half the lines limit's round trip) and l = %s us per extra line (its slope), (h + (L-1) l) / h = %.2f barriers",
 		humanSize(key), lines, fmtNum(h), fmtNum(l), model))
+	// The lines test runs once, before the rounds; the machine's state
+	// moves h by 4x or more, and l/h with it. Against the hand-off
+	// limit of the rounds (a tighter loop: about 0.6-0.7 of the lines
+	// test's h in one state), a lines test taken in another state gives
+	// no verdict.
+	var hs agg
+	for _, r := range e.Rounds[limHandoff] {
+		if v, ok := (limits{limHandoff: r}).value(limHandoff, handoffMin); r != nil && ok && v > 0 {
+			hs.Values = append(hs.Values, v)
+		}
+	}
+	if hs.ok() {
+		if q := h / hs.median(); q < 0.5 || q > 3 {
+			t.Notes = append(t.Notes, fmt.Sprintf(
+				"the lines test ran in another state of the machine than the rounds (its h is %.1fx the rounds' median hand-off limit, %s us): the model gives no verdict here",
+				q, fmtNum(hs.median())))
+			return
+		}
+	}
 	if t.Ratio <= model {
 		t.Cause = fmt.Sprintf("cache lines: at %s the data's %d lines cost %.2f barriers by the cost model (see the note), more than the target allows on this machine", humanSize(key), lines, model)
 		return

@@ -21,7 +21,8 @@ import (
 // each runs slower than the lone copy of the memcpy test: what a
 // broadcast is judged against in memcpy's terms leaves that out. A row
 // is the size over the time both copies took (the slower thread's
-// elapsed time per iteration), the best method of copyMethods.
+// elapsed time per iteration; the two start each copy together), the
+// best method of copyMethods.
 func runMemcpyPair(args []string) (*table, error) {
 	fs := flag.NewFlagSet("memcpy_pair", flag.ContinueOnError)
 	var c common
@@ -106,11 +107,15 @@ func pairBandwidth(d0, d1, src []byte, a, b int, c common, loop func(dst, src []
 }
 
 // pairRun runs loop iters times on each of two threads bound to CPUs a
-// and b, started together, and returns the longer of their times. The
-// threads end with their goroutines (locked, so the runtime drops them
-// with their CPU binding).
+// and b, and returns the longer of their times. The threads start each
+// copy together, after a spinning barrier, as the two PEs of a
+// broadcast do after its synchronization: left to drift apart, two
+// loops of copies overlap less and read the source at different
+// places, which no broadcast does. The threads end with their
+// goroutines (locked, so the runtime drops them with their CPU
+// binding).
 func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, iters int)) (time.Duration, error) {
-	var ready atomic.Int32
+	var ready, arrived atomic.Int64
 	type out struct {
 		el  time.Duration
 		err error
@@ -132,7 +137,12 @@ func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, ite
 			for ready.Load() < 2 {
 			}
 			start := time.Now()
-			loop(dst, src, iters)
+			for i := range int64(iters) {
+				arrived.Add(1)
+				for arrived.Load() < 2*(i+1) {
+				}
+				loop(dst, src, 1)
+			}
 			res <- out{el: time.Since(start)}
 		}()
 	}
