@@ -459,7 +459,7 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		}
 		if p.x != nil && n > 0 && p.job.x.polls {
 			polled = true
-			if p.job.x.pollWait() && cond() {
+			if p.job.x.pollWait(p.job.x.pollNet(n)) && cond() {
 				return
 			}
 		}
