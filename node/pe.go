@@ -403,7 +403,9 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // transport's sockets itself (internode.Poller) and sends what its
 // host's PEs queued if the progress goroutine is not at it (xhost's
 // pollWait), every 64 spins and after every yield and sleep, but not in
-// its first 64 polls: what another host sends, even to this PE, then
+// its first 64 polls (and, unless its process talked to another host in
+// the last millisecond, reading the sockets only at every 8th pass:
+// pollNet): what another host sends, even to this PE, then
 // needs no receiving goroutine to be woken, nor a host-mate's frame the
 // progress goroutine, while a wait that an on-host store ends within
 // about a microsecond never pays for a system call. Before it waits, a
