@@ -57,20 +57,9 @@ func copyMethods() []copyMethod {
 // runMemcpy measures copy bandwidth between two heap buffers (test
 // "memcpy") or two memfd segments ("memcpy_shm").
 func runMemcpy(test string, args []string) (*table, error) {
-	fs := flag.NewFlagSet(test, flag.ContinueOnError)
-	var c common
-	c.register(fs, 0, 20*time.Millisecond)
-	minSize := fs.Int("min", 1, "smallest size in bytes (a power of two)")
-	maxSize := fs.Int("max", 16<<20, "largest size in bytes (a power of two)")
-	only := fs.String("method", "", "measure only this `method` (copy, movsb, avx2, nt, engine, glibc) instead of the best of all")
-	if err := fs.Parse(args); err != nil {
+	c, minSize, maxSize, methods, err := parseCopyFlags(test, args, 1)
+	if err != nil {
 		return nil, err
-	}
-	if err := c.check(fs); err != nil {
-		return nil, err
-	}
-	if !pow2(*minSize) || !pow2(*maxSize) || *minSize > *maxSize {
-		return nil, fmt.Errorf("%s: -min %d and -max %d must be powers of two with -min <= -max", test, *minSize, *maxSize)
 	}
 	cpu, _, _, err := pickCPUs(c.cpus)
 	if err != nil {
@@ -81,11 +70,11 @@ func runMemcpy(test string, args []string) (*table, error) {
 	var src, dst []byte
 	switch test {
 	case "memcpy":
-		src, dst = make([]byte, *maxSize), make([]byte, *maxSize)
+		src, dst = make([]byte, maxSize), make([]byte, maxSize)
 		t.notes = append(t.notes, "buffers: two Go heap slices")
 	case "memcpy_shm":
 		var closeAll func()
-		src, dst, closeAll, err = mapPair(int64(*maxSize))
+		src, dst, closeAll, err = mapPair(int64(maxSize))
 		if err != nil {
 			return nil, err
 		}
@@ -98,15 +87,7 @@ func runMemcpy(test string, args []string) (*table, error) {
 	}
 	t.notes = append(t.notes, fmt.Sprintf("cpu: %d; MB = 1e6 bytes copied; %s; %s of %d runs after a calibration run",
 		cpu, how, c.stat(), c.reps))
-	methods := copyMethods()
 	plan := mem.DefaultCopyPlan()
-	if *only != "" {
-		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
-		if i < 0 {
-			return nil, fmt.Errorf("%s: -method %q is not one of this machine's methods", test, *only)
-		}
-		methods = methods[i : i+1]
-	}
 	names := make([]string, len(methods))
 	for i, m := range methods {
 		names[i] = m.name
@@ -125,7 +106,7 @@ func runMemcpy(test string, args []string) (*table, error) {
 		if err := numa.Bind([]int{cpu}); err != nil {
 			return err
 		}
-		for n := *minSize; n <= *maxSize; n *= 2 {
+		for n := minSize; n <= maxSize; n *= 2 {
 			best, who := 0.0, ""
 			for _, m := range methods {
 				if bw := copyBandwidth(dst[:n], src[:n], c, m.loop); bw > best {
@@ -144,6 +125,38 @@ func runMemcpy(test string, args []string) (*table, error) {
 }
 
 func pow2(n int) bool { return n > 0 && n&(n-1) == 0 }
+
+// parseCopyFlags parses the flags of the copy tests (memcpy,
+// memcpy_shm, memcpy_pair): the common ones, -min (default minDefault)
+// and -max in powers of two, and -method, which leaves one of
+// copyMethods instead of all.
+func parseCopyFlags(test string, args []string, minDefault int) (c common, minSize, maxSize int, methods []copyMethod, err error) {
+	fs := flag.NewFlagSet(test, flag.ContinueOnError)
+	c.register(fs, 0, 20*time.Millisecond)
+	fs.IntVar(&minSize, "min", minDefault, "smallest size in bytes (a power of two)")
+	fs.IntVar(&maxSize, "max", 16<<20, "largest size in bytes (a power of two)")
+	only := fs.String("method", "", "measure only this `method` (copy, movsb, avx2, nt, engine, glibc) instead of the best of all")
+	if err = fs.Parse(args); err != nil {
+		return
+	}
+	if err = c.check(fs); err != nil {
+		return
+	}
+	if !pow2(minSize) || !pow2(maxSize) || minSize > maxSize {
+		err = fmt.Errorf("%s: -min %d and -max %d must be powers of two with -min <= -max", test, minSize, maxSize)
+		return
+	}
+	methods = copyMethods()
+	if *only != "" {
+		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
+		if i < 0 {
+			err = fmt.Errorf("%s: -method %q is not one of this machine's methods", test, *only)
+			return
+		}
+		methods = methods[i : i+1]
+	}
+	return
+}
 
 // mapPair maps two distinct memfd segments of size bytes each.
 func mapPair(size int64) (src, dst []byte, closeAll func(), err error) {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,32 +22,13 @@ import (
 // elapsed time per iteration; the two start each copy together), the
 // best method of copyMethods.
 func runMemcpyPair(args []string) (*table, error) {
-	fs := flag.NewFlagSet("memcpy_pair", flag.ContinueOnError)
-	var c common
-	c.register(fs, 0, 20*time.Millisecond)
-	minSize := fs.Int("min", 65536, "smallest size in bytes (a power of two)")
-	maxSize := fs.Int("max", 16<<20, "largest size in bytes (a power of two)")
-	only := fs.String("method", "", "measure only this `method` (copy, movsb, avx2, nt, engine, glibc) instead of the best of all")
-	if err := fs.Parse(args); err != nil {
+	c, minSize, maxSize, methods, err := parseCopyFlags("memcpy_pair", args, 65536)
+	if err != nil {
 		return nil, err
-	}
-	if err := c.check(fs); err != nil {
-		return nil, err
-	}
-	if !pow2(*minSize) || !pow2(*maxSize) || *minSize > *maxSize {
-		return nil, fmt.Errorf("memcpy_pair: -min %d and -max %d must be powers of two with -min <= -max", *minSize, *maxSize)
 	}
 	a, b, warns, err := pickCPUs(c.cpus)
 	if err != nil {
 		return nil, err
-	}
-	methods := copyMethods()
-	if *only != "" {
-		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
-		if i < 0 {
-			return nil, fmt.Errorf("memcpy_pair: -method %q is not one of this machine's methods", *only)
-		}
-		methods = methods[i : i+1]
 	}
 	t := &table{test: "memcpy_pair", cols: [2]string{"Size", "Bandwidth (MB/s)"}, prec: 2}
 	t.notes = append(t.notes, warns...)
@@ -60,13 +39,13 @@ func runMemcpyPair(args []string) (*table, error) {
 	t.notes = append(t.notes,
 		fmt.Sprintf("cpus: %d and %d, one thread each, copying one source (Go heap) into a destination of their own at the same time", a, b),
 		fmt.Sprintf("MB = 1e6 bytes per copy over the slower thread's time per copy; %s; %s of %d runs after a warm-up run", how, c.stat(), c.reps))
-	src := make([]byte, *maxSize)
+	src := make([]byte, maxSize)
 	for i := range src {
 		src[i] = byte(i)
 	}
-	d0, d1 := make([]byte, *maxSize), make([]byte, *maxSize)
+	d0, d1 := make([]byte, maxSize), make([]byte, maxSize)
 	var winners []string
-	for n := *minSize; n <= *maxSize; n *= 2 {
+	for n := minSize; n <= maxSize; n *= 2 {
 		best, who := 0.0, ""
 		for _, m := range methods {
 			bw, err := pairBandwidth(d0[:n], d1[:n], src[:n], a, b, c, m.loop)
