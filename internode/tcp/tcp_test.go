@@ -805,10 +805,18 @@ func TestDialRefused(t *testing.T) {
 // still arrives once, whole and in order, some of them through Poll;
 // and when the sender dies while the poller holds the socket, the loss
 // is still reported (the poller saw the end, the goroutine reports it).
+// Both ways of looking: with few leaders Poll reads each connection
+// directly, with more than directPoll it asks the ready set.
 func TestPollDelivers(t *testing.T) {
+	for _, n := range []int{2, directPoll + 2} {
+		t.Run(fmt.Sprintf("leaders=%d", n), func(t *testing.T) { testPollDelivers(t, n) })
+	}
+}
+
+func testPollDelivers(t *testing.T, leaders int) {
 	const per = 3000
-	ss, is := sinks(2)
-	l := start(t, 2, nil, is)
+	ss, is := sinks(leaders)
+	l := start(t, leaders, nil, is)
 	var polled atomic.Int64
 	stop := make(chan struct{})
 	pollDone := make(chan struct{})
