@@ -403,9 +403,10 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // transport's sockets itself (internode.Poller) and sends what its
 // host's PEs queued if the progress goroutine is not at it (xhost's
 // pollWait), every 64 spins and after every yield and sleep, but not in
-// its first 64 polls (and, unless its process talked to another host in
-// the last millisecond, reading the sockets only at every 8th pass:
-// pollNet): what another host sends, even to this PE, then
+// its first 64 polls (while its process talks to other hosts, in the
+// last millisecond: xhost.talking, also every 8 spins; otherwise it
+// reads the sockets only at every 8th yield): what another host sends,
+// even to this PE, then
 // needs no receiving goroutine to be woken, nor a host-mate's frame the
 // progress goroutine, while a wait that an on-host store ends within
 // about a microsecond never pays for a system call. Before it waits, a
@@ -428,6 +429,10 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 	polled := false
 	board := p.task.from.Load()
 	stole := false
+	// hot: this PE polls and its process talks to other hosts, so its
+	// spins read the sockets every 8 polls rather than every 64
+	// (xhost.talking); looked at again every 64 polls.
+	hot := p.x != nil && p.job.x.polls && p.job.x.talking()
 	for n := 0; !cond(); n++ {
 		if stole {
 			// It ran a chunk: look for the next one at once, not 64
@@ -439,6 +444,9 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		}
 		ph := b.Pause()
 		if ph == wait.Spinning && n&63 != 0 {
+			if hot && n&7 == 0 && p.job.x.pollWait(true) && cond() {
+				return
+			}
 			continue
 		}
 		if board != nil && board.Load() != 0 && p.steal() {
@@ -461,7 +469,8 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		}
 		if p.x != nil && n > 0 && p.job.x.polls {
 			polled = true
-			if p.job.x.pollWait(p.job.x.pollNet(n)) && cond() {
+			hot = p.job.x.talking()
+			if p.job.x.pollWait(hot || n%netIdleEvery == 0) && cond() {
 				return
 			}
 		}
