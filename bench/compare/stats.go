@@ -630,8 +630,8 @@ func (e evaluation) targets() []target {
 			wk := worst(&tb, sizes, func(k string) (agg, agg, bool) {
 				return r.fig(gosh, k+keyVsBarrier), constant(1), true
 			}, "interleaved barrier", "")
-			if tb.Status == statusMiss && coll != "broadcast" {
-				e.linesModel(&tb, wk)
+			if tb.Status == statusMiss && coll != "broadcast" && e.NP == 2 {
+				e.linesModel(&tb, wk) // (the model is the 2-PE exchange's)
 			}
 		case bar == nil || !bar.fig(gosh, np).ok():
 			tb.Status, tb.Why = statusNA, "no goshmem barrier figure: run barrier too"
