@@ -510,7 +510,8 @@ func (x *xhost) pollWait(net bool) bool {
 // 8 spins and a read: between two 1-PE hosts with the spin policy
 // (SHMEM_WAIT_SPIN=32000, what a host with a CPU to spare gets), every
 // 8 spins against every 64 gave the barrier 0.75-0.85 of its time
-// (median 0.80, 5 adjacent runs), the put ping-pong 0.84-1.07 (0.94).
+// (median 0.80, 5 adjacent runs of an experimental build), the put
+// ping-pong 0.84-1.07 (0.94); see docs/design.md for the build as it is.
 // Draining the leader queue (a load when it is empty) stays at every
 // yield.
 const (
