@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/numa"
 )
 
@@ -16,8 +17,8 @@ import (
 // broadcast of a large buffer, in which the root fills its own dst from
 // its source while the other PE copies the same source into its dst.
 // The two copies share the last-level cache and the memory bus, so
-// each runs slower than the lone copy of the memcpy test: what a
-// broadcast is judged against in memcpy's terms leaves that out. A row
+// each may run slower than the lone copy of the memcpy test, which a
+// broadcast judged in memcpy's terms does not account for. A row
 // is the size over the time both copies took (the slower thread's
 // elapsed time per iteration; the two start each copy together), the
 // best method of copyMethods.
@@ -113,13 +114,11 @@ func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, ite
 				res <- out{err: err}
 				return
 			}
-			for ready.Load() < 2 {
-			}
+			spinUntil(func() bool { return ready.Load() >= 2 })
 			start := time.Now()
 			for i := range int64(iters) {
 				arrived.Add(1)
-				for arrived.Load() < 2*(i+1) {
-				}
+				spinUntil(func() bool { return arrived.Load() >= 2*(i+1) })
 				loop(dst, src, 1)
 			}
 			res <- out{el: time.Since(start)}
@@ -135,4 +134,14 @@ func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, ite
 		}
 	}
 	return longest, err
+}
+
+// spinUntil polls cond until it holds, yielding the CPU every 1024 polls
+// (both threads may be bound to one CPU: -cpus a,a).
+func spinUntil(cond func() bool) {
+	for n := 1; !cond(); n++ {
+		if n%1024 == 0 {
+			sys.SchedYield()
+		}
+	}
 }
