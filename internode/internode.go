@@ -325,7 +325,9 @@ func (a *Arena) Reset() { a.n = 0 }
 //
 // Write queues a write of data at offset off of peer's region id, after
 // every frame and write queued for peer before it: a frame sent after
-// Write is delivered after the data is in place. It reports false,
+// Write is delivered after the data is in place. (The data may land
+// before the peer's CPU has applied the frames before it: the core
+// sends frames, not writes, where a Fence orders them.) It reports false,
 // queueing nothing, when peer has not announced region id (yet) or
 // [off, off+len(data)) is outside it: the caller sends a frame instead.
 // data may be reused after Flush(peer).

@@ -220,4 +220,10 @@ func (c *Ctx) Fence() {
 	if runtime.GOARCH != "amd64" && c.opts&CtxNostore == 0 {
 		c.fence.Add(1)
 	}
+	if c.opts&ctxHosts != 0 {
+		// Across hosts a PE's frames to a host arrive and are applied
+		// in order, but an RDMA WRITE could pass the frames before it:
+		// counted, so that xwrite sends frames instead.
+		c.pe.x.fences.Add(1)
+	}
 }

@@ -30,9 +30,14 @@ package node
 //
 // Ordering: a PE's frames to one host travel one path (its queue in
 // FIFO order, or its leader's own sends; one ordered connection per
-// pair of leaders; applied in order), so Fence has nothing to do across
-// hosts, and Quiet is one round trip to every host written since the
-// last Quiet: its answer follows the PE's earlier frames.
+// pair of leaders; applied in order), so Fence has nothing to send
+// across hosts, and Quiet is one round trip to every host written since
+// the last Quiet: its answer follows the PE's earlier frames. An RDMA
+// WRITE is the exception: the target's NIC places it on arrival, while
+// the frames before it may still wait for the target leader's CPU. So
+// Fence counts, and a put after a Fence to a host with frames not yet
+// known applied goes as frames too (xwrite), or, from xFenceQuietMin
+// up, waits for a Quiet round trip there first.
 //
 // Failure: a lost connection, or a host that reports its own failure
 // (an xAbort frame: its abort record), sets this host's abort record and
@@ -111,6 +116,11 @@ const (
 	xArena    = 1 << 20   // the progress goroutine's batch buffer
 	xPEArena  = 64 << 10  // the waiting leader PE's batch buffer
 	xMaxFrame = 1 << 30   // the largest payload a leader sends in one frame
+	// xFenceQuietMin is the smallest put that, when a Fence orders
+	// frames not yet known applied before it, waits for a Quiet round
+	// trip to go as an RDMA WRITE; a smaller one goes as frames
+	// (xwrite). A round trip costs about what copying 8-32 KiB does.
+	xFenceQuietMin = 256 << 10
 	// xRDMAMin is SHMEM_INTERNODE_RDMA_MIN's default: a put of this
 	// many bytes or more from a leader's process goes as an RDMA WRITE
 	// (internode.RemoteMemory) and a frame after it; a smaller one as
@@ -228,7 +238,15 @@ type xpe struct {
 	// framed: hosts this PE sent a frame to since its last Quiet that
 	// the target's CPU applies to memory (a put, an AMO, a flag): an
 	// RDMA READ there could pass it, so gets to them go as frames.
-	framed []bool
+	// framedAt[h] is fences when framed[h] was set: a Fence since
+	// then orders those frames before what follows, which an RDMA
+	// WRITE to h could pass (the target's NIC places it at once, the
+	// frames wait for the target leader's CPU), so puts to h go as
+	// frames until the next Quiet there (xwrite).
+	framed   []bool
+	framedAt []uint64
+	// fences counts the PE's Fence calls on any context (xfence).
+	fences atomic.Uint64
 	// stage holds a leader-process PE's payload while the transport
 	// may read it from another goroutine (the leader queue's message
 	// buffer is unused in the leader's process). The core hides its
@@ -337,7 +355,7 @@ func (x *xhost) newXpe(me int) *xpe {
 	i := int(x.idx[me])
 	return &xpe{idx: uint16(i), box: x.box(i), window: x.window(i),
 		msg: make([]byte, x.q.Max()), sent: make([]uint64, len(x.cl.Hosts)), done: make([]uint64, len(x.cl.Hosts)),
-		framed: make([]bool, len(x.cl.Hosts))}
+		framed: make([]bool, len(x.cl.Hosts)), framedAt: make([]uint64, len(x.cl.Hosts))}
 }
 
 // leaderProcs is the GOMAXPROCS of a leader's process (unless the user
@@ -970,8 +988,8 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 	h.Ctx = xp.idx
 	h.Len = uint32(len(payload))
 	host := int(x.hostOf[h.PE])
-	if appliedByCPU(h) {
-		xp.framed[host] = true
+	if appliedByCPU(h) && !xp.framed[host] {
+		xp.framed[host], xp.framedAt[host] = true, xp.fences.Load()
 	}
 	if x.leader {
 		x.lastNet.Store(time.Now().UnixNano()) // answers or the peer's next frame may come (talking)
@@ -1048,6 +1066,16 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 	if len(data) < x.rdmaMin { // (rdmaMin >= 1)
 		return false
 	}
+	if host := x.hostOf[pe]; p.x.framed[host] && p.x.fences.Load() != p.x.framedAt[host] {
+		// A Fence orders frames not yet known applied before this put:
+		// a small one goes as frames after them; a large one waits for
+		// a Quiet round trip there (far cheaper than its copy through
+		// frames), which tells that they are applied.
+		if len(data) < xFenceQuietMin {
+			return false
+		}
+		p.xquietHost(int(host))
+	}
 	if !x.leader {
 		return p.xwriteFrom(routine, pe, off, data, notify)
 	}
@@ -1089,8 +1117,8 @@ func (p *PE) xwriteFrom(routine string, pe int, off uintptr, data []byte, notify
 	if !ok {
 		return false // private memory: the leader cannot read it
 	}
-	if notify.Flags != 0 {
-		p.x.framed[p.job.x.hostOf[pe]] = true // the target's CPU stores the flag or signal
+	if host := p.job.x.hostOf[pe]; notify.Flags != 0 && !p.x.framed[host] {
+		p.x.framed[host], p.x.framedAt[host] = true, p.x.fences.Load() // the target's CPU stores the flag or signal
 	}
 	var nb [internode.HeaderSize]byte
 	notify.Encode(nb[:])

@@ -119,6 +119,54 @@ func init() {
 		pe.BarrierAll()
 		fmt.Printf("PE %d ok held\n", pe.MyPE())
 	}
+	// xhost-fence: Fence orders a small put or a posted AMO (which the
+	// target host's CPU applies) before a large put after it (over
+	// verbs an RDMA WRITE, which the target's NIC places at once). PE i
+	// of the first half writes to PE i + npes/2, on another host; the
+	// target waits for the large put's last element and must then see
+	// the word written before the Fence (the spec: shmem_fence orders
+	// the delivery of puts and AMOs to one PE).
+	// The large put is 32 KiB (above SHMEM_INTERNODE_RDMA_MIN's
+	// default) in three rounds of four and 512 KiB in the fourth (the
+	// size from which a put after such a Fence waits for a Quiet round
+	// trip rather than go as frames).
+	scenarios["xhost-fence"] = func(pe *goshmem.PE) {
+		x, _ := goshmem.Calloc[int64](pe, 1)
+		buf, _ := goshmem.Calloc[int64](pe, 64<<10)
+		ack, _ := goshmem.Calloc[int64](pe, 1)
+		src := make([]int64, len(buf))
+		half := pe.NPEs() / 2
+		me := pe.MyPE()
+		pe.BarrierAll()
+		for round := int64(1); round <= 200; round++ {
+			big := 4 << 10
+			if round%4 == 0 {
+				big = len(buf)
+			}
+			switch {
+			case me < half:
+				if round%2 == 0 {
+					goshmem.Put(pe.Ctx(), x, []int64{round}, me+half)
+				} else {
+					goshmem.AtomicSet(pe.Ctx(), &x[0], round, me+half)
+				}
+				pe.Ctx().Fence()
+				for i := range src[:big] {
+					src[i] = round
+				}
+				goshmem.Put(pe.Ctx(), buf[:big], src[:big], me+half)
+				goshmem.WaitUntil(pe, &ack[0], goshmem.CmpEQ, round)
+			case me < 2*half:
+				goshmem.WaitUntil(pe, &buf[big-1], goshmem.CmpEQ, round)
+				if got := goshmem.AtomicFetch(pe.Ctx(), &x[0], me); got != round {
+					fail(pe, "round %d: the large put after a Fence arrived, but the word put before it holds %d", round, got)
+				}
+				goshmem.P(pe.Ctx(), &ack[0], round, me-half)
+			}
+		}
+		pe.BarrierAll()
+		fmt.Printf("PE %d ok fence\n", me)
+	}
 	scenarios["xhost-teams"] = func(pe *goshmem.PE) {
 		host, leaders := pe.HostPEs()
 		h := goshmem.TeamHost(pe)
@@ -186,6 +234,8 @@ func TestAcrossHosts(t *testing.T) {
 		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_HOLD", "off"}},
 		{"xhost-held", []int{1, 1}, "ok held", nil},
 		{"xhost-held", []int{2, 2}, "ok held", nil},
+		{"xhost-fence", []int{1, 1}, "ok fence", nil},
+		{"xhost-fence", []int{2, 2}, "ok fence", nil},
 		{"xhost-teams", []int{2, 2}, "ok xpmem", nil},
 		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", nil},
 		{"xhost-barriers", []int{4, 4}, "ok barriers", nil},

@@ -63,7 +63,7 @@ xtest() {
 	fi
 }
 if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq "$run"; }; then
-	xtest "scenarios" '^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-teams-2-2|xhost-reduce-2-1-2|xhost-ctx-1-1-1)$' 600
+	xtest "scenarios" '^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-fence-1-1|xhost-fence-2-2|xhost-teams-2-2|xhost-reduce-2-1-2|xhost-ctx-1-1-1)$' 600
 	# A PE killed on one host (a leader, PE 2, or not, PE 3) ends the
 	# job over verbs as over tcp.
 	xtest "a killed PE" '^TestAcrossHostsKilledPE$' 300
@@ -75,6 +75,15 @@ if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq 
 	# Its puts of 8 KiB and more are RDMA WRITEs, its gets RDMA READs
 	# (the transport's counters, printed at the end with SHMEM_INFO).
 	grep -E 'RDMA writes [1-9][0-9]*, reads [1-9]' /tmp/info.log || { cat /tmp/info.log; bad "no RDMA WRITE or READ in the rma job"; }
+	# In the fence job a Fence orders a small put or an AMO before each
+	# large put: the 32 KiB ones must go as frames after them, the
+	# 512 KiB ones (every fourth round of 200) as RDMA WRITEs after a
+	# Quiet round trip: at least 50 writes (one per 64 KiB when the source
+	# is not in an exposed heap), none for the 150 smaller puts.
+	(cd /tmp && HYDRA_LAUNCHER=fork SHMEM_INTERNODE=verbs SHMEM_VERBS_DEVICE=rxe0 SHMEM_INFO=1 SHMEM_SYMMETRIC_SIZE=8m \
+		timeout 120 mpiexec.hydra -n 1 -env SHMEM_HOST h0 -env GOSHMEM_TEST_SCENARIO xhost-fence /opt/node.xtest -test.run='^$' \
+		: -n 1 -env SHMEM_HOST h1 -env GOSHMEM_TEST_SCENARIO xhost-fence /opt/node.xtest -test.run='^$') >/tmp/info3.log 2>&1 || { cat /tmp/info3.log; bad "the fence job"; }
+	grep -E 'verbs leader 0: .*RDMA writes ([5-9][0-9]|[1-9][0-9]{2,}),' /tmp/info3.log || { cat /tmp/info3.log; bad "the fence job's leader 0 posted fewer than 50 RDMA WRITEs"; }
 	# With 2 PEs per host every put across hosts comes from a PE outside
 	# its leader's process (the ring's neighbour of each leader is on
 	# its host): its heap-to-heap puts must be RDMA WRITEs that both
