@@ -177,11 +177,18 @@ type xhost struct {
 	// poller is tr's Poll capability, if it has one.
 	polls  bool
 	poller internode.Poller
-	// lastNet is when (unix ns) this process last sent a frame to
-	// another host or a poll of its waits delivered one: within
-	// netActive of it the waits read the sockets at every yield, later
-	// at every netIdleEvery-th (talking).
-	lastNet atomic.Int64
+	// netSeq counts the times this process sent frames to another
+	// host or a poll of its waits delivered some (netEvent): within
+	// about netActive of one the waits read the sockets at every yield,
+	// later at every netIdleEvery-th (talking). netSeen is netSeq at
+	// talking's last look, netQuiet when that look found it unchanged
+	// since the one before (unix ns; 0: not yet timed; -1: quiet for
+	// netActive already). So a clock is read only in the netActive
+	// after traffic stops, not per frame or per poll: a clock read is
+	// a system call where the clock source is not the TSC (the soft-RoCE
+	// guest's HPET, which made it most of a poll).
+	netSeq, netSeen atomic.Uint64
+	netQuiet        atomic.Int64
 	// deferrer is tr's Defer capability (with polls only: what it
 	// holds back is written at the latest when the transport's
 	// receiver next looks, which it does while a PE polls).
@@ -489,7 +496,7 @@ func (x *xhost) drain(buf []byte, touched []bool) {
 		}
 	}
 	if sent {
-		x.lastNet.Store(time.Now().UnixNano()) // answers may come (talking)
+		x.netEvent() // answers may come (talking)
 	}
 }
 
@@ -509,7 +516,7 @@ func (x *xhost) pollWait(net bool) bool {
 		x.consume.Unlock()
 	}
 	if got {
-		x.lastNet.Store(time.Now().UnixNano())
+		x.netEvent()
 	}
 	return got
 }
@@ -537,10 +544,31 @@ const (
 	netIdleEvery = 8
 )
 
+// netEvent records that this process sent frames to another host, or
+// that a poll delivered some (see talking).
+func (x *xhost) netEvent() { x.netSeq.Add(1) }
+
 // talking reports whether this process sent or got a frame from
-// another host in the last netActive (see there).
+// another host since talking's last look, or in about the last
+// netActive (see netSeq). Its looks race with each other (PEs of one
+// process): a lost update costs at most one look's answer.
 func (x *xhost) talking() bool {
-	return time.Now().UnixNano()-x.lastNet.Load() < int64(netActive)
+	if s := x.netSeq.Load(); s != x.netSeen.Load() {
+		x.netSeen.Store(s)
+		x.netQuiet.Store(0)
+		return true
+	}
+	switch q := x.netQuiet.Load(); {
+	case q < 0:
+		return false
+	case q == 0:
+		x.netQuiet.Store(time.Now().UnixNano())
+		return true
+	case time.Now().UnixNano()-q >= int64(netActive):
+		x.netQuiet.Store(-1)
+		return false
+	}
+	return true
 }
 
 // kick writes the frames the transport holds back (Deferrer), before a
@@ -549,7 +577,7 @@ func (x *xhost) talking() bool {
 //go:noinline
 func (x *xhost) kick() {
 	if x.deferrer != nil {
-		x.lastNet.Store(time.Now().UnixNano())
+		x.netEvent()
 		x.deferrer.Kick()
 	}
 }
@@ -992,7 +1020,7 @@ func (p *PE) xsend(routine string, h *internode.Header, payload []byte) {
 		xp.framed[host], xp.framedAt[host] = true, xp.fences.Load()
 	}
 	if x.leader {
-		x.lastNet.Store(time.Now().UnixNano()) // answers or the peer's next frame may come (talking)
+		x.netEvent() // answers or the peer's next frame may come (talking)
 		// A plain put is held back (its payload copied) to leave with
 		// the next frame: the flag after a Fence, or what the next
 		// wait's Kick sends. A put that carries a flag or a signal is

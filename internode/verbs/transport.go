@@ -80,11 +80,13 @@ package verbs
 //
 // A send that fails (RC gave up after its retries) reports the peer
 // lost. So does a peer that sent nothing for deadAfter (1.5 s): an
-// idle link is probed, the progress goroutine sending a credit message
-// to every peer it sent nothing to for idleProbe (0.5 s), so a live
-// peer is never silent that long, and a dead one (its process or host
-// gone, its queue pairs with it) is noticed within about 2 s, whether
-// or not anything is sent to it. (RC's own retries cannot be relied
+// idle link is probed, the progress goroutine looking every idleProbe
+// (0.5 s) and sending a credit message to every peer it sent nothing
+// to since its last look, so a live peer is never silent that long,
+// and a dead one (its process or host gone, its queue pairs with it)
+// is noticed within about 2 s (deadAfter/idleProbe looks in a row that
+// find nothing received), whether or not anything is sent to it. (The
+// looks count messages; no clock is read per message.) (RC's own retries cannot be relied
 // on for that: soft-RoCE never completes a send to a destroyed queue
 // pair, and an idle link sends nothing.)
 //
@@ -165,23 +167,28 @@ type Transport struct {
 	cq    *CQ
 	peers []*peer // nil for this leader
 
-	rx       sync.Mutex // one reaper of cq at a time
-	wc       [16]Completion
-	closing  atomic.Bool // set under rx: no more Sink calls
-	ended    sync.Once
-	done     chan struct{}
-	lastPoll atomic.Int64  // when Poll was last called (UnixNano; 0 after PollIdle)
-	idle     chan struct{} // PollIdle's wake-up of the progress goroutine
-	quit     chan struct{} // closed by Close and Abort
-	stats    stats
+	rx      sync.Mutex // one reaper of cq at a time
+	wc      [16]Completion
+	closing atomic.Bool // set under rx: no more Sink calls
+	ended   sync.Once
+	done    chan struct{}
+	// polling: a PE polls (Poll was called, and neither PollIdle nor a
+	// look of the progress goroutine that found no poll since the one
+	// before came after it). Counters and flags, not clock reads, on
+	// the paths of every poll and message: a clock read is a system
+	// call where the clock source is not the TSC (the soft-RoCE
+	// guest's HPET).
+	polling atomic.Bool
+	idle    chan struct{} // PollIdle's wake-up of the progress goroutine
+	quit    chan struct{} // closed by Close and Abort
+	stats   stats
 
 	// Exposed memory (Expose): this leader's regions, read without a
 	// lock by senders looking for a source that needs no copy.
 	regMu sync.Mutex
 	local atomic.Pointer[[]localReg]
 
-	anyHeld atomic.Bool  // a peer may hold frames back (Defer)
-	heldAt  atomic.Int64 // when anyHeld was last set (UnixNano)
+	anyHeld atomic.Bool // a peer may hold frames back (Defer)
 	// wakeReq: Defer asks the progress goroutine, which may be asleep
 	// on the CQ until the next idle probe, to come back within a look.
 	wakeReq atomic.Bool
@@ -226,12 +233,20 @@ type peer struct {
 	avail   int // credits: messages the peer can still take
 	owed    int // receive buffers reposted, credits not yet returned
 	free    []int
-	posted  int          // sends posted, not completed
-	err     error        // the peer is lost (or this transport ended)
-	last    int64        // time of the last send (UnixNano)
-	lastRx  atomic.Int64 // time of the last message received (UnixNano)
-	bye     bool         // the peer said goodbye
-	failed  bool         // Sink.Failed was called
+	posted  int   // sends posted, not completed
+	err     error // the peer is lost (or this transport ended)
+	// sendN counts the messages posted to the peer, rxN those received
+	// from it; probe compares them with what it saw at its last look
+	// (probeSent, rxSeen; rxQuiet counts its looks since rxN last
+	// moved, rxAt is when it saw that).
+	sendN     uint64
+	rxN       atomic.Uint64
+	probeSent uint64
+	rxSeen    uint64
+	rxQuiet   int
+	rxAt      time.Time
+	bye       bool // the peer said goodbye
+	failed    bool // Sink.Failed was called
 
 	// RDMA WRITE and READ. Work requests on a queue pair's send queue
 	// complete in the order posted, so counting them tells a caller
@@ -345,8 +360,7 @@ func (t *Transport) setup() error {
 		if err := p.qp.Connect(e); err != nil {
 			return fmt.Errorf("verbs: connecting to leader %d (%v): %w", i, e, err)
 		}
-		p.last = time.Now().UnixNano()
-		p.lastRx.Store(p.last)
+		p.rxAt = time.Now()
 	}
 	return nil
 }
@@ -434,7 +448,7 @@ func (t *Transport) send(to int, kind uint8, h *internode.Header, payload []byte
 // pollGrace at the latest), while something else is queued for to, or
 // when its 16 KiB of held payloads are full.
 func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
-	if len(payload) > deferMax || !t.polled(time.Now()) {
+	if len(payload) > deferMax || !t.polling.Load() {
 		return false
 	}
 	p := t.peer("Defer", to)
@@ -455,7 +469,6 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 	}
 	p.enqueue(qframe{kind: kFrame, h: *h, payload: b}, true)
 	if !t.anyHeld.Load() {
-		t.heldAt.Store(time.Now().UnixNano())
 		t.anyHeld.Store(true)
 		// The progress goroutine may have gone to sleep on the CQ
 		// before this PE polled: it must look again within the bound.
@@ -660,7 +673,7 @@ func (p *peer) post(s int, b []byte, n int) bool {
 	p.posted++
 	p.wrPosted++
 	p.t.stats.sends.Add(1)
-	p.last = time.Now().UnixNano()
+	p.sendN++
 	return true
 }
 
@@ -877,7 +890,9 @@ func (t *Transport) await(p *peer, done func() bool) {
 // blocks (internode.Poller).
 func (t *Transport) Poll() bool {
 	t.stats.polls.Add(1)
-	t.lastPoll.Store(time.Now().UnixNano())
+	if !t.polling.Load() {
+		t.polling.Store(true)
+	}
 	if !t.rx.TryLock() {
 		t.stats.pollBusy.Add(1)
 		return false
@@ -891,8 +906,8 @@ func (t *Transport) Poll() bool {
 // PollIdle tells that the caller stops polling: the progress goroutine
 // takes over at once (see progress).
 func (t *Transport) PollIdle() {
-	if t.lastPoll.Load() != 0 {
-		t.lastPoll.Store(0)
+	if t.polling.Load() {
+		t.polling.Store(false)
 		select {
 		case t.idle <- struct{}{}:
 		default:
@@ -954,7 +969,7 @@ func (t *Transport) complete(c *Completion) int {
 		return 0
 	}
 	msg := p.slot(p.rmr, s)[:c.Bytes]
-	p.lastRx.Store(time.Now().UnixNano())
+	p.rxN.Add(1)
 	delivered, err := t.receive(p, msg)
 	if err != nil {
 		t.lost(p, err)
@@ -1116,21 +1131,33 @@ func (t *Transport) progress() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	skip := func() bool { return t.wakeReq.Swap(false) } // a Defer asked for a look
+	var heldSince time.Time                              // when this goroutine first saw anyHeld (zero: not set)
 	for !t.closing.Load() {
 		now := time.Now()
-		if t.anyHeld.Load() && now.UnixNano()-t.heldAt.Load() >= int64(pollGrace) {
+		switch {
+		case !t.anyHeld.Load():
+			heldSince = time.Time{}
+		case heldSince.IsZero():
+			heldSince = now
+		case now.Sub(heldSince) >= pollGrace:
 			t.Kick() // what Defer held back waits at most two looks
+			heldSince = time.Time{}
 		}
 		if !now.Before(next) {
 			t.probe(now)
 			next = now.Add(idleProbe)
 		}
-		if t.polled(now) {
+		if t.polling.Load() {
 			// A PE polls and reaps: look again later, the CQ not
-			// armed and the reaping lock left to the PE.
+			// armed and the reaping lock left to the PE. No poll
+			// until then: it stopped polling without PollIdle.
+			polls := t.stats.polls.Load()
 			timer.Reset(pollGrace)
 			select {
 			case <-timer.C:
+				if t.stats.polls.Load() == polls {
+					t.polling.Store(false)
+				}
 			case <-t.idle:
 				timer.Stop()
 			case <-t.quit:
@@ -1141,7 +1168,7 @@ func (t *Transport) progress() {
 		}
 		if !t.rx.TryLock() {
 			// A PE reaps: it polls, and the next look sees it.
-			t.lastPoll.Store(now.UnixNano())
+			t.polling.Store(true)
 			continue
 		}
 		n, f := t.reap()
@@ -1156,7 +1183,7 @@ func (t *Transport) progress() {
 		}
 		t.stats.arm.Add(1)
 		if !t.rx.TryLock() {
-			t.lastPoll.Store(now.UnixNano())
+			t.polling.Store(true)
 			continue
 		}
 		n, f = t.reap()
@@ -1184,30 +1211,29 @@ func (t *Transport) progress() {
 	}
 }
 
-// polled reports whether Poll was called in the last pollGrace (and no
-// PollIdle came after it): a PE is polling, and reaps what comes.
-func (t *Transport) polled(now time.Time) bool {
-	return now.UnixNano()-t.lastPoll.Load() < int64(pollGrace)
-}
-
-// probe sends a credit message to every peer nothing was sent to for
-// idleProbe, and reports lost every peer silent for deadAfter.
+// probe, at looks of the progress goroutine at least idleProbe apart,
+// sends a credit message to every peer nothing was sent to since the
+// last probe, and reports lost every peer that sent nothing in
+// deadAfter/idleProbe probes in a row: silent for deadAfter at least.
 func (t *Transport) probe(now time.Time) {
-	old := now.Add(-idleProbe).UnixNano()
-	silent := now.Add(-deadAfter).UnixNano()
 	for _, p := range t.peers {
 		if p == nil {
 			continue
 		}
 		p.mu.Lock()
-		if p.err == nil && p.last < old && p.head == len(p.q) && p.avail >= 1 && len(p.free) > 0 {
+		if p.err == nil && p.sendN == p.probeSent && p.head == len(p.q) && p.avail >= 1 && len(p.free) > 0 {
 			p.control(kCredit)
 		}
+		p.probeSent = p.sendN
 		p.mu.Unlock()
-		if rx := p.lastRx.Load(); rx < silent {
+		if rx := p.rxN.Load(); rx != p.rxSeen {
+			p.rxSeen, p.rxQuiet, p.rxAt = rx, 0, now
+			continue
+		}
+		if p.rxQuiet++; p.rxQuiet >= int(deadAfter/idleProbe) {
 			t.rx.Lock()
 			t.lost(p, fmt.Errorf("verbs: leader %d sent nothing for %v (not even the idle probe, every %v): its process or host is gone, or the link is down",
-				p.idx, now.Sub(time.Unix(0, rx)).Round(time.Millisecond), idleProbe))
+				p.idx, now.Sub(p.rxAt).Round(time.Millisecond), idleProbe))
 			t.rx.Unlock()
 		}
 	}

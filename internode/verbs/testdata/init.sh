@@ -32,6 +32,9 @@ perf=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.perf=//p')
 # goshmem.env=A=1,B=2 (GUEST_ENV): extra environment for the runs.
 for kv in $(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.env=//p' | tr ',' ' '); do export "$kv"; done
 if [ -n "$perf" ]; then
+	# (A clock read is a system call, and an emulated device access,
+	# unless the clock source is the TSC.)
+	say "clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), available: $(cat /sys/devices/system/clocksource/clocksource0/available_clocksource)"
 	STEPS=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^goshmem\.steps=//p') sh /opt/perf.sh "$perf" || bad "perf.sh"
 	rdma link delete rxe0 || bad "rdma link delete rxe0"
 	if [ $fail = 0 ]; then say "GUEST-RESULT: PASS"; else say "GUEST-RESULT: FAIL"; fi
