@@ -223,7 +223,7 @@ func (c *Ctx) Fence() {
 	if c.opts&ctxHosts != 0 {
 		// Across hosts a PE's frames to a host arrive and are applied
 		// in order, but an RDMA WRITE could pass the frames before it:
-		// counted, so that xwrite sends frames instead.
+		// counted, so that xfenced keeps it behind them.
 		c.pe.x.fences.Add(1)
 	}
 }

@@ -36,7 +36,7 @@ package node
 // WRITE is the exception: the target's NIC places it on arrival, while
 // the frames before it may still wait for the target leader's CPU. So
 // Fence counts, and a put after a Fence to a host with frames not yet
-// known applied goes as frames too (xwrite), or, from xFenceQuietMin
+// known applied goes as frames too (xfenced), or, from xFenceQuietMin
 // up, waits for a Quiet round trip there first.
 //
 // Failure: a lost connection, or a host that reports its own failure
@@ -119,7 +119,8 @@ const (
 	// xFenceQuietMin is the smallest put that, when a Fence orders
 	// frames not yet known applied before it, waits for a Quiet round
 	// trip to go as an RDMA WRITE; a smaller one goes as frames
-	// (xwrite). A round trip costs about what copying 8-32 KiB does.
+	// (xfenced). (An estimate, not measured: a round trip on a NIC
+	// costs about what copying some tens of KiB through frames does.)
 	xFenceQuietMin = 256 << 10
 	// xRDMAMin is SHMEM_INTERNODE_RDMA_MIN's default: a put of this
 	// many bytes or more from a leader's process goes as an RDMA WRITE
@@ -186,7 +187,7 @@ type xhost struct {
 	// netActive already). So a clock is read only in the netActive
 	// after traffic stops, not per frame or per poll: a clock read is
 	// a system call where the clock source is not the TSC (the soft-RoCE
-	// guest's HPET, which made it most of a poll).
+	// guest's HPET).
 	netSeq, netSeen atomic.Uint64
 	netQuiet        atomic.Int64
 	// deferrer is tr's Defer capability (with polls only: what it
@@ -248,11 +249,12 @@ type xpe struct {
 	// framedAt[h] is fences when framed[h] was set: a Fence since
 	// then orders those frames before what follows, which an RDMA
 	// WRITE to h could pass (the target's NIC places it at once, the
-	// frames wait for the target leader's CPU), so puts to h go as
-	// frames until the next Quiet there (xwrite).
+	// frames wait for the target leader's CPU), so until the next
+	// Quiet there puts to h go as frames, or wait for a Quiet round
+	// trip (xfenced).
 	framed   []bool
 	framedAt []uint64
-	// fences counts the PE's Fence calls on any context (xfence).
+	// fences counts the PE's Fence calls on any context (Ctx.Fence).
 	fences atomic.Uint64
 	// stage holds a leader-process PE's payload while the transport
 	// may read it from another goroutine (the leader queue's message
@@ -1094,20 +1096,10 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 	if len(data) < x.rdmaMin { // (rdmaMin >= 1)
 		return false
 	}
-	if host := x.hostOf[pe]; p.x.framed[host] && p.x.fences.Load() != p.x.framedAt[host] {
-		// A Fence orders frames not yet known applied before this put:
-		// a small one goes as frames after them; a large one waits for
-		// a Quiet round trip there (far cheaper than its copy through
-		// frames), which tells that they are applied.
-		if len(data) < xFenceQuietMin {
-			return false
-		}
-		p.xquietHost(int(host))
-	}
 	if !x.leader {
 		return p.xwriteFrom(routine, pe, off, data, notify)
 	}
-	if x.rm == nil {
+	if x.rm == nil || !p.xfenced(pe, len(data)) {
 		return false
 	}
 	host := int(x.hostOf[pe])
@@ -1133,6 +1125,24 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 	return true
 }
 
+// xfenced reports whether a put of n bytes to PE pe (another host's)
+// may go as an RDMA WRITE as far as Fence is concerned. When a Fence
+// orders frames not yet known applied before it (framed), a small put
+// must go as frames after them (false); a large one first waits for a
+// Quiet round trip there (far cheaper than its copy through frames),
+// which tells that they are applied. The caller holds xp.mu.
+func (p *PE) xfenced(pe, n int) bool {
+	host := p.job.x.hostOf[pe]
+	if !p.x.framed[host] || p.x.fences.Load() == p.x.framedAt[host] {
+		return true
+	}
+	if n < xFenceQuietMin {
+		return false
+	}
+	p.xquietHost(int(host))
+	return true
+}
+
 // xwriteFrom is xwrite on a PE outside the leader's process: when data
 // lies in the PE's own heap and the leader has exposed the heaps, the
 // leader writes it with RDMA from there (xPutFrom) and answers when
@@ -1144,6 +1154,9 @@ func (p *PE) xwriteFrom(routine string, pe int, off uintptr, data []byte, notify
 	src, ok := p.heap.Offset(mem.Addr(data), uintptr(len(data)))
 	if !ok {
 		return false // private memory: the leader cannot read it
+	}
+	if !p.xfenced(pe, len(data)) {
+		return false
 	}
 	if host := p.job.x.hostOf[pe]; notify.Flags != 0 && !p.x.framed[host] {
 		p.x.framed[host], p.x.framedAt[host] = true, p.x.fences.Load() // the target's CPU stores the flag or signal

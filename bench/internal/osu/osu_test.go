@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -408,5 +411,31 @@ add_rate                    0.02            0.02            0.02           10000
 		if _, err := ParseOutput(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("ParseOutput(%q) error %v; want %q", in, err, msg)
 		}
+	}
+}
+
+// TestStartProfile: GOSHMEM_BENCH_CPUPROFILE gives one profile per
+// process, named after the PE that took it, and nothing without it.
+func TestStartProfile(t *testing.T) {
+	var taken atomic.Bool
+	if stop := startProfile("", 0, &taken); stop != nil || taken.Load() {
+		t.Fatal("no path: a profile was started")
+	}
+	path := filepath.Join(t.TempDir(), "cpu")
+	stop := startProfile(path, 3, &taken)
+	if stop == nil {
+		t.Fatal("a path: no profile started")
+	}
+	if again := startProfile(path, 4, &taken); again != nil {
+		again()
+		t.Fatal("a second PE of the process started a second profile")
+	}
+	stop()
+	st, err := os.Stat(path + ".pe3")
+	if err != nil || st.Size() == 0 {
+		t.Fatalf("the profile %s.pe3: %v, %v", path, st, err)
+	}
+	if _, err := os.Stat(path + ".pe4"); err == nil {
+		t.Error("a profile for the second PE exists")
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/pprof"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem"
@@ -38,6 +40,7 @@ func Main(prog, name string, minPEs int, d Defaults, body func(b *Bench)) {
 
 // MainExtra is Main with a program's own flags x (ParseExtra).
 func MainExtra(prog, name string, minPEs int, d Defaults, x Extra, body func(b *Bench)) {
+	var profiling atomic.Bool // a PE of this process took the profile
 	out := io.Discard
 	if hostsPE0(os.Getenv) {
 		out = os.Stderr
@@ -61,8 +64,38 @@ func MainExtra(prog, name string, minPEs int, d Defaults, x Extra, body func(b *
 		}
 		b.gather = Malloc[float64](b, b.N)
 		b.Out.Start(name, b.N, c)
+		if stop := startProfile(os.Getenv(EnvCPUProfile), b.Me, &profiling); stop != nil {
+			defer stop()
+		}
 		body(b)
 	})
+}
+
+// EnvCPUProfile names the environment variable that asks the
+// benchmarks for a CPU profile: GOSHMEM_BENCH_CPUPROFILE=PATH writes,
+// from the first PE of each process to get there, PATH.peN (N its PE
+// number), covering the run of body (go tool pprof PROGRAM PATH.peN).
+const EnvCPUProfile = "GOSHMEM_BENCH_CPUPROFILE"
+
+// startProfile starts the CPU profile that path asks for, once per
+// process (claimed through taken), and returns what stops it; nil when
+// there is none to take.
+func startProfile(path string, me int, taken *atomic.Bool) func() {
+	if path == "" || !taken.CompareAndSwap(false, true) {
+		return nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.pe%d", path, me))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "# %s: %v\n", EnvCPUProfile, err)
+		return nil
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // hostsPE0 reports whether this process hosts PE 0: a process started

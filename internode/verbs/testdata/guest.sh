@@ -154,6 +154,12 @@ rc=$?
 set -e
 if [ -n "${GUEST_PERF:-}" ] && grep -q 'GUEST-RESULT: PASS' "$LOG"; then
 	tr -d '\r' <"$LOG" | grep '^FIG ' >"$W/perf.txt"
+	# CPU profiles (perf.sh's prof step), base64 between markers.
+	tr -d '\r' <"$LOG" | awk -v w="$W" '/^PROF-BEGIN /{f=w "/prof-" $2 ".b64"; next} /^PROF-END/{close(f); f=""; next} f{print > f}'
+	for b in "$W"/prof-*.b64; do
+		[ -e "$b" ] || continue
+		base64 -d "$b" >"${b%.b64}" && rm -f "$b" && echo "guest.sh: CPU profile ${b%.b64} (go tool pprof $ROOT/opt/bench/put_pingpong ${b%.b64})"
+	done
 	awk -f "$REPO/internode/verbs/testdata/ratios.awk" "$W/perf.txt"
 	echo "guest.sh: PASS (performance, $GUEST_PERF rounds; figures in $W/perf.txt)"
 	exit 0

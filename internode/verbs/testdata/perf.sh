@@ -62,6 +62,21 @@ for r in $(seq 1 "$R"); do
 		done
 		gosh tcp put_bw -m 4096:4194304 -i 300 -w 10 | fig "$r" bw-tcp
 	fi
+	# prof: a CPU profile of each PE of the 8-byte ping-pong over verbs
+	# (bench's GOSHMEM_BENCH_CPUPROFILE), printed in base64 between
+	# PROF-BEGIN and PROF-END lines: guest.sh writes them out as
+	# prof-ROUND.peN next to the log, for go tool pprof with
+	# $GUEST_WORK/root/opt/bench/put_pingpong.
+	if step prof; then
+		rm -f /tmp/prof.pe*
+		GOSHMEM_BENCH_CPUPROFILE=/tmp/prof gosh verbs put_pingpong -m 8:8 -i 3000 -w 300 | fig "$r" pp-verbs-prof
+		for f in /tmp/prof.pe*; do
+			[ -s "$f" ] || continue
+			echo "PROF-BEGIN $r.${f##*.}"
+			base64 "$f"
+			echo "PROF-END"
+		done
+	fi
 	if step amo; then
 		gosh verbs atomics -m 8:8 -i 3000 -w 300 | awk -v r="$r" '{print "RAW", $0} $1 == "fetch_add" {print "FIG", r, "fadd-verbs-8", $2}'
 		pt ib_atomic_lat -n 3000 | ptfig "$r" atomiclat 6 1
