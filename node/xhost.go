@@ -182,14 +182,16 @@ type xhost struct {
 	// host or a poll of its waits delivered some (netEvent): within
 	// about netActive of one the waits read the sockets at every yield,
 	// later at every netIdleEvery-th (talking). netSeen is netSeq at
-	// talking's last look, netQuiet when that look found it unchanged
-	// since the one before (unix ns; 0: not yet timed; -1: quiet for
-	// netActive already). So a clock is read only in the netActive
-	// after traffic stops, not per frame or per poll: a clock read is
+	// talking's last look, netQuiet when a look found it unchanged
+	// since the one before (unix ns, taken every netLookEvery looks; 0:
+	// not yet timed; -1: quiet for netActive already). So a clock is
+	// read only in the netActive after traffic stops, and then only at
+	// every netLookEvery-th look, not per frame or per poll: a clock read is
 	// a system call where the clock source is not the TSC (the soft-RoCE
 	// guest's HPET).
 	netSeq, netSeen atomic.Uint64
 	netQuiet        atomic.Int64
+	netLooks        atomic.Uint32 // talking's looks (see there)
 	// deferrer is tr's Defer capability (with polls only: what it
 	// holds back is written at the latest when the transport's
 	// receiver next looks, which it does while a PE polls).
@@ -544,6 +546,7 @@ func (x *xhost) pollWait(net bool) bool {
 const (
 	netActive    = time.Millisecond
 	netIdleEvery = 8
+	netLookEvery = 256
 )
 
 // netEvent records that this process sent frames to another host, or
@@ -560,13 +563,22 @@ func (x *xhost) talking() bool {
 		x.netQuiet.Store(0)
 		return true
 	}
-	switch q := x.netQuiet.Load(); {
-	case q < 0:
+	q := x.netQuiet.Load()
+	if q < 0 {
 		return false
-	case q == 0:
-		x.netQuiet.Store(time.Now().UnixNano())
+	}
+	// Quiet since the last look: the clock is read at every
+	// netLookEvery-th look only (a wait looks every 64 spins and at
+	// every yield), so a wait that ends within that many looks reads
+	// none.
+	if x.netLooks.Add(1)%netLookEvery != 0 {
 		return true
-	case time.Now().UnixNano()-q >= int64(netActive):
+	}
+	now := time.Now().UnixNano()
+	switch {
+	case q == 0:
+		x.netQuiet.Store(now)
+	case now-q >= int64(netActive):
 		x.netQuiet.Store(-1)
 		return false
 	}

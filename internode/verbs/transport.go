@@ -191,7 +191,8 @@ type Transport struct {
 	anyHeld atomic.Bool // a peer may hold frames back (Defer)
 	// wakeReq: Defer asks the progress goroutine, which may be asleep
 	// on the CQ until the next idle probe, to come back within a look.
-	wakeReq atomic.Bool
+	// onCQ: the progress goroutine is in (or about to enter) its Wait.
+	wakeReq, onCQ atomic.Bool
 }
 
 // localReg is a region this leader exposed.
@@ -472,8 +473,12 @@ func (t *Transport) Defer(to int, h *internode.Header, payload []byte) bool {
 		t.anyHeld.Store(true)
 		// The progress goroutine may have gone to sleep on the CQ
 		// before this PE polled: it must look again within the bound.
+		// Wake (a deadline set, a clock read) only if it sleeps there:
+		// if it sleeps after the load, its Wait's skip sees wakeReq.
 		t.wakeReq.Store(true)
-		t.cq.Wake()
+		if t.onCQ.Load() {
+			t.cq.Wake()
+		}
 	}
 	return true
 }
@@ -1196,7 +1201,9 @@ func (t *Transport) progress() {
 		if t.anyHeld.Load() { // come back to post what Defer holds
 			wake = now.Add(pollGrace)
 		}
+		t.onCQ.Store(true)
 		err := t.cq.Wait(wake, skip)
+		t.onCQ.Store(false)
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			t.stats.deadlines.Add(1)

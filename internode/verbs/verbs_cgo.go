@@ -141,22 +141,31 @@ static int gs_get_event(struct ibv_comp_channel *ch) {
 	return 0;
 }
 
-// gs_poll reaps up to n completions into the arrays; it returns the
-// count, or a negative value on error.
-static int gs_poll(struct ibv_cq *cq, int n, uint64_t *ids, int *ops, uint32_t *bytes, int *status) {
+// gs_wc is one completion as Go reads it.
+struct gs_wc {
+	uint64_t id;
+	int op;
+	uint32_t bytes;
+	int status;
+};
+
+// gs_poll reaps up to n (at most 16) completions into out, C memory
+// that the CQ owns (no Go pointer crosses, so nothing escapes to the Go
+// heap per call); it returns the count, or a negative value on error.
+static int gs_poll(struct ibv_cq *cq, int n, struct gs_wc *out) {
 	struct ibv_wc wc[16];
 	if (n > 16) n = 16;
 	int got = ibv_poll_cq(cq, n, wc);
 	for (int i = 0; i < got; i++) {
-		ids[i] = wc[i].wr_id;
+		out[i].id = wc[i].wr_id;
 		switch (wc[i].opcode) {
-		case IBV_WC_SEND: ops[i] = 0; break;
-		case IBV_WC_RDMA_WRITE: ops[i] = 1; break;
-		case IBV_WC_RDMA_READ: ops[i] = 2; break;
-		default: ops[i] = 3; break;
+		case IBV_WC_SEND: out[i].op = 0; break;
+		case IBV_WC_RDMA_WRITE: out[i].op = 1; break;
+		case IBV_WC_RDMA_READ: out[i].op = 2; break;
+		default: out[i].op = 3; break;
 		}
-		bytes[i] = wc[i].byte_len;
-		status[i] = wc[i].status;
+		out[i].bytes = wc[i].byte_len;
+		out[i].status = wc[i].status;
 	}
 	return got;
 }
@@ -349,6 +358,9 @@ type CQ struct {
 	cq *C.struct_ibv_cq
 	ch *C.struct_ibv_comp_channel // NewNotifyCQ's channel
 	f  *os.File                   // a duplicate of ch's descriptor, in the runtime's poller
+	// wc is Poll's buffer of 16 completions, in C memory: Go arrays
+	// passed to C would escape, four allocations per poll.
+	wc *C.struct_gs_wc
 }
 
 // NewNotifyCQ makes a completion queue with a completion channel, so a
@@ -372,7 +384,7 @@ func (d *Device) NewNotifyCQ(depth int) (*CQ, error) {
 		C.ibv_destroy_comp_channel(ch)
 		return nil, fmt.Errorf("verbs: ibv_create_cq(%d) on %s: %v", depth, d.Name, cerr)
 	}
-	return &CQ{cq: cq, ch: ch, f: os.NewFile(uintptr(fd), "verbs-cq-channel")}, nil
+	return &CQ{cq: cq, ch: ch, f: os.NewFile(uintptr(fd), "verbs-cq-channel"), wc: newWCs()}, nil
 }
 
 // Arm asks for an event at the next completion (once). Poll again after
@@ -436,27 +448,33 @@ func (d *Device) NewCQ(depth int) (*CQ, error) {
 	if cq == nil {
 		return nil, fmt.Errorf("verbs: ibv_create_cq(%d) on %s: %v", depth, d.Name, err)
 	}
-	return &CQ{cq: cq}, nil
+	return &CQ{cq: cq, wc: newWCs()}, nil
 }
 
 // Poll reaps up to len(out) completions (at most 16 per call) without
-// waiting and returns how many it stored.
+// waiting and returns how many it stored. Calls on one CQ must not
+// overlap (they share its buffer): the transport reaps under its lock.
 func (q *CQ) Poll(out []Completion) (int, error) {
-	var ids [16]C.uint64_t
-	var ops, status [16]C.int
-	var bytes [16]C.uint32_t
-	n := C.gs_poll(q.cq, C.int(min(len(out), 16)), &ids[0], &ops[0], &bytes[0], &status[0])
+	n := C.gs_poll(q.cq, C.int(min(len(out), 16)), q.wc)
 	if n < 0 {
 		return 0, fmt.Errorf("verbs: ibv_poll_cq failed (%d)", int(n))
 	}
+	wc := unsafe.Slice(q.wc, 16)
 	for i := range int(n) {
-		c := Completion{ID: uint64(ids[i]), Op: Opcode(ops[i]), Bytes: int(bytes[i]), Status: int(status[i])}
+		w := &wc[i]
+		c := Completion{ID: uint64(w.id), Op: Opcode(w.op), Bytes: int(w.bytes), Status: int(w.status)}
 		if c.Status != 0 {
-			c.Err = C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(status[i])))
+			c.Err = C.GoString(C.ibv_wc_status_str(C.enum_ibv_wc_status(w.status)))
 		}
 		out[i] = c
 	}
 	return int(n), nil
+}
+
+// newWCs allocates a CQ's completion buffer in C memory (freed by
+// Close).
+func newWCs() *C.struct_gs_wc {
+	return (*C.struct_gs_wc)(C.calloc(16, C.size_t(unsafe.Sizeof(C.struct_gs_wc{}))))
 }
 
 // Close destroys q.
@@ -468,6 +486,8 @@ func (q *CQ) Close() error {
 		return fmt.Errorf("verbs: ibv_destroy_cq: %v", syscall.Errno(r))
 	}
 	q.cq = nil
+	C.free(unsafe.Pointer(q.wc))
+	q.wc = nil
 	if q.ch != nil {
 		q.StopWaits()
 		C.ibv_destroy_comp_channel(q.ch)
