@@ -85,10 +85,10 @@ package verbs
 // to since its last look, so a live peer is never silent that long,
 // and a dead one (its process or host gone, its queue pairs with it)
 // is noticed within about 2 s (deadAfter/idleProbe looks in a row that
-// find nothing received), whether or not anything is sent to it. (The
-// looks count messages; no clock is read per message.) (RC's own retries cannot be relied
-// on for that: soft-RoCE never completes a send to a destroyed queue
-// pair, and an idle link sends nothing.)
+// find nothing received), whether or not anything is sent to it. The
+// looks compare message counts: no clock is read per message. (RC's
+// own retries cannot be relied on for that: soft-RoCE never completes
+// a send to a destroyed queue pair, and an idle link sends nothing.)
 //
 // Close sends goodbye after what is queued (a clean end is not a
 // failure for the peer) and waits, at most 2 s, for its goodbye to be
