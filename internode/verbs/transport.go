@@ -108,6 +108,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internode"
 )
 
@@ -124,6 +125,7 @@ const (
 	firstChunk  = slotSize - prefixSize - internode.HeaderSize
 	moreChunk   = slotSize - prefixSize
 	pollGrace   = time.Millisecond       // the progress goroutine keeps out of the way of a PE that polled this recently
+	cqEvery     = 8                      // a Poll that sees no message (arrived) reads the completion queue only every cqEvery-th time (send and RDMA completions)
 	idleProbe   = 500 * time.Millisecond // an idle link is probed this often
 	deadAfter   = 3 * idleProbe          // a peer silent this long is lost
 	closeWait   = 2 * time.Second        // Close's bound on writing what is queued
@@ -236,6 +238,15 @@ type peer struct {
 	free    []int
 	posted  int   // sends posted, not completed
 	err     error // the peer is lost (or this transport ended)
+	// rxMark[s] is the word at bytes 4-7 of receive buffer s: a
+	// message's kind (never 0) and three zero bytes, cleared before the
+	// buffer is posted again. RC fills a queue pair's receive buffers
+	// in the order they were posted, which is the ring order (complete
+	// reposts each in the order they are filled), so the peer's next
+	// message lands in buffer nextRx: a load tells a poll whether a
+	// message came, without a call into the provider (Poll).
+	rxMark []*atomic.Uint32
+	nextRx atomic.Uint32
 	// sendN counts the messages posted to the peer, rxN those received
 	// from it; probe compares them with what it saw at its last look
 	// (probeSent, rxSeen; rxQuiet counts its looks since rxN last
@@ -333,8 +344,10 @@ func (t *Transport) setup() error {
 		if p.rmr, err = t.dev.Alloc(slots*slotSize, LocalWrite); err != nil {
 			return err
 		}
+		base := mem.RegionOf(p.rmr.Bytes()).Base
 		for s := range slots {
 			p.free = append(p.free, s)
+			p.rxMark = append(p.rxMark, mem.At[atomic.Uint32](base, uintptr(s*slotSize+4)))
 			if err := p.qp.PostRecv(p.id(s, true), p.rmr, p.slot(p.rmr, s)); err != nil {
 				return err
 			}
@@ -877,7 +890,7 @@ func (t *Transport) await(p *peer, done func() bool) {
 	for n := 0; p.err == nil && !done(); n++ {
 		if n < awaitPolls {
 			p.mu.Unlock()
-			if !t.Poll() {
+			if !t.poll(true) {
 				runtime.Gosched()
 			}
 			p.mu.Lock()
@@ -892,11 +905,21 @@ func (t *Transport) await(p *peer, done func() bool) {
 
 // Poll reaps the completion queue from the caller's goroutine (a
 // waiting leader) and reports whether it delivered a frame; it never
-// blocks (internode.Poller).
-func (t *Transport) Poll() bool {
-	t.stats.polls.Add(1)
+// blocks (internode.Poller). While no message has come (arrived) it
+// reads the queue only at every cqEvery-th call: an empty queue costs
+// a call into the provider, a look at the next receive buffers a load
+// per peer.
+func (t *Transport) Poll() bool { return t.poll(false) }
+
+// poll is Poll; always reads the completion queue, as await's polls do
+// (they wait for send completions and credits, not for messages).
+func (t *Transport) poll(always bool) bool {
+	n := t.stats.polls.Add(1)
 	if !t.polling.Load() {
 		t.polling.Store(true)
+	}
+	if !always && n%cqEvery != 0 && !t.arrived() {
+		return false // no message came: the completion queue waits
 	}
 	if !t.rx.TryLock() {
 		t.stats.pollBusy.Add(1)
@@ -906,6 +929,20 @@ func (t *Transport) Poll() bool {
 	t.rx.Unlock()
 	t.stats.pollFrames.Add(uint64(frames))
 	return frames > 0
+}
+
+// arrived reports whether a message from a peer is in the receive
+// buffer it lands in (rxMark): loads, where reading the completion
+// queue is a call into the provider (through cgo). A message is seen
+// as soon as the NIC has written it; its completion may come a little
+// later, and the polls that follow read the queue until it is reaped.
+func (t *Transport) arrived() bool {
+	for _, p := range t.peers {
+		if p != nil && p.rxMark[p.nextRx.Load()].Load() != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // PollIdle tells that the caller stops polling: the progress goroutine
@@ -980,6 +1017,8 @@ func (t *Transport) complete(c *Completion) int {
 		t.lost(p, err)
 		return delivered
 	}
+	p.rxMark[s].Store(0)
+	p.nextRx.Store(uint32((s + 1) % slots))
 	if err := p.qp.PostRecv(p.id(s, true), p.rmr, p.slot(p.rmr, s)); err != nil {
 		t.lost(p, fmt.Errorf("verbs: reposting a receive buffer for leader %d: %w", idx, err))
 		return delivered
