@@ -126,6 +126,7 @@ const (
 	moreChunk   = slotSize - prefixSize
 	pollGrace   = time.Millisecond       // the progress goroutine keeps out of the way of a PE that polled this recently
 	cqEvery     = 8                      // a Poll that sees no message (arrived) reads the completion queue only every cqEvery-th time (send and RDMA completions)
+	markPeers   = 32                     // with more peers, arrived's load per peer costs more than a read of the queue: Poll always reads it
 	idleProbe   = 500 * time.Millisecond // an idle link is probed this often
 	deadAfter   = 3 * idleProbe          // a peer silent this long is lost
 	closeWait   = 2 * time.Second        // Close's bound on writing what is queued
@@ -908,7 +909,7 @@ func (t *Transport) await(p *peer, done func() bool) {
 // blocks (internode.Poller). While no message has come (arrived) it
 // reads the queue only at every cqEvery-th call: an empty queue costs
 // a call into the provider, a look at the next receive buffers a load
-// per peer.
+// per peer (so with more than markPeers peers it always reads it).
 func (t *Transport) Poll() bool { return t.poll(false) }
 
 // poll is Poll; always reads the completion queue, as await's polls do
@@ -918,7 +919,7 @@ func (t *Transport) poll(always bool) bool {
 	if !t.polling.Load() {
 		t.polling.Store(true)
 	}
-	if !always && n%cqEvery != 0 && !t.arrived() {
+	if !always && len(t.peers) <= markPeers && n%cqEvery != 0 && !t.arrived() {
 		return false // no message came: the completion queue waits
 	}
 	if !t.rx.TryLock() {
