@@ -29,7 +29,7 @@ const (
 // result from member i-p. log2(p) rounds, each moving the whole vector
 // once in each direction: the right choice for small vectors on teams
 // that cannot share memory.
-func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
 	n, me, p := t.NPEs(), t.me, floorPow2(t.NPEs())
 	t.rd++
 	e := t.rd
@@ -50,7 +50,7 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 		x := view(t, routine, dst, me+p, buf)
 		copyData(buf, x)
 		signal(me+p, rdAck)
-		fold(dst, buf)
+		fold(dst, dst, buf)
 	}
 	for k := 1; k < p; k <<= 1 {
 		r := bitLen(k) - 1
@@ -61,7 +61,7 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 		copyData(buf, x)
 		signal(partner, rdAck+r*wordsPerLine)
 		wait(rdAck + r*wordsPerLine) // the partner has read my dst
-		fold(dst, buf)
+		fold(dst, dst, buf)
 	}
 	if me < n-p { // hand the result back to member me+p
 		signal(me+p, rdBack)
@@ -84,7 +84,7 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 // (r, e&1) for the last time: a box is never overwritten unread. The
 // fold-in and hand-back boxes of the members beyond the largest power
 // of two follow the same chain.
-func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
 	n, me, p := t.NPEs(), t.me, floorPow2(t.NPEs())
 	t.rd++
 	e := t.rd
@@ -107,13 +107,13 @@ func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(acc, x
 		copyData(dst, recv(pushBack, rdBack))
 		return
 	case me < n-p: // fold in member me+p's source
-		fold(dst, recv(pushFold, rdFold))
+		fold(dst, dst, recv(pushFold, rdFold))
 	}
 	for k := 1; k < p; k <<= 1 {
 		r := bitLen(k) - 1
 		w := pushWord + r*wordsPerLine
 		send(me^k, r, w, dst)
-		fold(dst, recv(r, w))
+		fold(dst, dst, recv(r, w))
 	}
 	if me < n-p {
 		send(me+p, pushBack, rdBack, dst)
@@ -138,7 +138,7 @@ const (
 // are pulls from the left neighbour's dst; a member overwrites a chunk
 // only after its right neighbour has acknowledged reading the old
 // value, and returns only when the right neighbour has read everything.
-func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
 	n, me, size := t.NPEs(), t.me, len(src)
 	copyData(dst, src)
 	if n == 1 {
@@ -163,7 +163,7 @@ func reduceRing[T any](t *Team, routine string, dst, src []T, fold func(acc, x [
 	for s := 0; s < n-1; s++ { // reduce-scatter
 		t.pe.TeamWait(routine, t.slot, ringProd, prodBase+uint32(s+1))
 		lo, hi := chunk(me - 1 - s)
-		fold(dst[lo:hi], view(t, routine, dst[lo:hi], left, buf[:hi-lo]))
+		fold(dst[lo:hi], dst[lo:hi], view(t, routine, dst[lo:hi], left, buf[:hi-lo]))
 		ack(s + 1)
 		produce(s + 2)
 	}
@@ -234,7 +234,7 @@ const (
 // vector in all, in log2(n) rounds. A member overwrites a half it gave
 // away only after the partner acknowledged reading its partial of it,
 // and returns only after its allgather partners have read its halves.
-func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(acc, x []T)) {
+func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
 	n, me := t.NPEs(), t.me
 	copyData(dst, src)
 	t.rab++
@@ -259,7 +259,7 @@ func reduceRabenseifner[T any](t *Team, routine string, dst, src []T, fold func(
 		signal(r.partner, rsReady+w)
 		wait(rsReady + w)
 		keep := dst[r.keepLo:r.keepHi]
-		fold(keep, view(t, routine, keep, r.partner, buf[:len(keep)]))
+		fold(keep, keep, view(t, routine, keep, r.partner, buf[:len(keep)]))
 		signal(r.partner, rsAck+w)
 	}
 	for i := len(rounds) - 1; i >= 0; i-- { // allgather

@@ -59,6 +59,9 @@ type Team struct {
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
+	// smallReduce: a reduction of at most exchangeData bytes runs
+	// through the exchange (reduceDropbox); set by finish.
+	smallReduce bool
 	// nodeSync: the team holds every PE in world order (TeamWorld, and
 	// TeamShared and TeamHost on one host), has the default barrier
 	// algorithm, and synchronizes with the PE's own barrier (SyncAll's:
@@ -291,6 +294,12 @@ func (t *Team) finish() {
 	t.centralSync = t.shared && len(t.worlds) > 1 && (t.alg.barrier == "central" ||
 		(t.alg.barrier == "" || t.alg.barrier == "auto") && t.pe.CentralBarrier())
 	t.numaSpan, t.numaGroups = t.spansNodes()
+	// The choices of reduce for up to exchangeData bytes, made once: on
+	// a team that maps each other, with the default algorithms, a small
+	// reduction goes through the exchange (unless the NUMA levels are
+	// forced), which reduce tests before anything else.
+	t.smallReduce = t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") &&
+		!(t.numaSpan && t.alg.numa == "always")
 	if t.shared {
 		// The members' slots as mapped here, for the dropboxes.
 		t.slotBase = make([]mem.Base, len(t.worlds))

@@ -94,6 +94,10 @@ func Slice[T any](base Base, off uintptr, n int) []T {
 	return unsafe.Slice((*T)(unsafe.Add(base, off)), n)
 }
 
+// Add returns the address off bytes past base. The caller has checked
+// the bounds.
+func Add(base Base, off uintptr) Base { return unsafe.Add(base, off) }
+
 // At returns a *T at byte offset off from base. The caller has checked
 // the bounds and alignment.
 func At[T any](base Base, off uintptr) *T {
