@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/node"
@@ -59,6 +60,12 @@ type Team struct {
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
+	// barOut[r], barTo[r] and barIn[r]: on a team that maps each other,
+	// round r of the dissemination barrier stores into the flag
+	// barOut[r] of world PE barTo[r] and waits on barIn[r], this PE's
+	// own (set by finish; nil on other teams).
+	barOut, barIn []*atomic.Uint32
+	barTo         []int
 	// smallReduce: a reduction of at most exchangeData bytes runs
 	// through the exchange (reduceDropbox); set by finish.
 	smallReduce bool
@@ -305,6 +312,15 @@ func (t *Team) finish() {
 		t.slotBase = make([]mem.Base, len(t.worlds))
 		for i, q := range t.worlds {
 			t.slotBase[i] = mem.RegionOf(t.pe.TeamBytes(q, int(t.slots[i]), 0, 4*node.TeamSlotWords)).Base
+		}
+		// The dissemination barrier's flags as pointers, as the PE's own
+		// barrier keeps them: round r stores into the flag of member
+		// me+2^r and waits on its own.
+		for r := 0; 1<<r < len(t.worlds); r++ {
+			partner := (t.me + 1<<r) % len(t.worlds)
+			t.barOut = append(t.barOut, mem.At[atomic.Uint32](t.slotBase[partner], uintptr(r*wordsPerLine*4)))
+			t.barTo = append(t.barTo, t.worlds[partner])
+			t.barIn = append(t.barIn, mem.At[atomic.Uint32](t.slotBase[t.me], uintptr(r*wordsPerLine*4)))
 		}
 		for _, q := range t.pe.CPUMates() {
 			i := t.members.Index(q)
@@ -679,6 +695,14 @@ func (t *Team) sync(routine string) {
 		return
 	case t.alg.barrier == "tree":
 		t.treeSync(routine, e)
+		return
+	}
+	if t.barOut != nil {
+		for r, out := range t.barOut {
+			out.Store(e)
+			t.pe.Wake(t.barTo[r])
+			t.pe.WaitWord(routine, t.barIn[r], e)
+		}
 		return
 	}
 	for r := 0; 1<<r < n; r++ {

@@ -848,8 +848,8 @@ const maxLiveTeams = node.TeamSlots - teamshared.Reserved
 // pool as it was (200 live teams at once still work afterwards) and the
 // Go heap bounded.
 func TestTeamSlotReuse(t *testing.T) {
-	if maxLiveTeams != 251 {
-		t.Errorf("a PE can belong to %d created teams, want 251 (256 slots, 5 predefined)", maxLiveTeams)
+	if maxLiveTeams != 250 {
+		t.Errorf("a PE can belong to %d created teams, want 250 (255 slots, 5 predefined)", maxLiveTeams)
 	}
 	const n, rounds = 3, 1000
 	var grew atomic.Int64
@@ -963,7 +963,7 @@ func TestTeamExhaustion(t *testing.T) {
 		if tm != nil || err == nil {
 			t.Errorf("PE %d: team %d = %v, %v; want nil and an error", me, maxLiveTeams+1, tm != nil, err)
 		} else {
-			checkContains(t, "out of slots", err.Error(), "goshmem.TeamSplitStrided", "destroy", "251")
+			checkContains(t, "out of slots", err.Error(), "goshmem.TeamSplitStrided", "destroy", fmt.Sprint(maxLiveTeams))
 			msgs.set(me, err.Error())
 		}
 		// Split2D fails the same way, on every PE.
@@ -1040,7 +1040,7 @@ func TestTeamExhaustionOnePE(t *testing.T) {
 				}
 			}
 			tm, err := w.SplitStrided(0, 1, n, nil)
-			if tm != nil || err == nil || !strings.Contains(err.Error(), "PE 0 belongs to 251 teams") || !strings.Contains(err.Error(), "destroy") {
+			if tm != nil || err == nil || !strings.Contains(err.Error(), fmt.Sprintf("PE 0 belongs to %d teams", maxLiveTeams)) || !strings.Contains(err.Error(), "destroy") {
 				t.Errorf("n=%d PE %d: team with the exhausted PE 0 = %v, %v", n, me, tm != nil, err)
 			}
 			tail, err := w.SplitStrided(1, 1, n-1, nil)
@@ -1211,7 +1211,7 @@ func TestTeamConcurrentSplits(t *testing.T) {
 }
 
 // TestTeamSplitFailsOnEveryPE: when one PE of the new team has no slot
-// left (it is in 251 one-PE teams), the split fails on every PE of the
+// left (it is in maxLiveTeams one-PE teams), the split fails on every PE of the
 // parent with the same error (shmem_team_split_strided returns nonzero
 // on all PEs of the parent team), and a split that leaves that PE out
 // still succeeds.
@@ -1239,7 +1239,7 @@ func TestTeamSplitFailsOnEveryPE(t *testing.T) {
 						t.Errorf("PE %d: SplitStrided%v with PE 0 out of slots = %v, %v; want nil and an error on every PE", me, s, tm != nil, err)
 						continue
 					}
-					checkContains(t, "out of slots", err.Error(), "goshmem.TeamSplitStrided: PE 0 belongs to 251 teams", "destroy")
+					checkContains(t, "out of slots", err.Error(), fmt.Sprintf("goshmem.TeamSplitStrided: PE 0 belongs to %d teams", maxLiveTeams), "destroy")
 					msgs.set(me, err.Error())
 				}
 				x, y, err := w.Split2D(1, nil, nil)

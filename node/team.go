@@ -20,28 +20,29 @@ const TeamSlots = job.TeamSlots
 // TeamSlotWords is the number of 32-bit words of a slot.
 const TeamSlotWords = job.TeamSlotBytes / 4
 
-// teamOff returns the offset of word w of slot s from the start of a
-// heap segment.
-func (p *PE) teamOff(routine string, slot, w int) uintptr {
+// teamOff returns the offset of word w of slot s of PE q from the
+// start of q's heap segment (the pools are staggered by PE: see
+// job.TeamStagger).
+func (p *PE) teamOff(routine string, q, slot, w int) uintptr {
 	if uint(slot) >= TeamSlots || uint(w) >= TeamSlotWords {
 		panicf("%s: team slot %d word %d outside [0, %d) x [0, %d)", routine, slot, w, TeamSlots, TeamSlotWords)
 	}
-	return p.heap.Size + uintptr(slot)*job.TeamSlotBytes + uintptr(w)*4
+	return p.heap.Size + job.TeamStagger(q) + uintptr(slot)*job.TeamSlotBytes + uintptr(w)*4
 }
 
 // teamBytesOff returns the offset of the n bytes at byte offset off of
-// slot s from the start of a heap segment.
-func (p *PE) teamBytesOff(routine string, slot, off, n int) uintptr {
+// slot s of PE q from the start of q's heap segment.
+func (p *PE) teamBytesOff(routine string, q, slot, off, n int) uintptr {
 	if off < 0 || n < 0 || off+n > job.TeamSlotBytes {
 		panicf("%s: [%d, %d) outside a %d-byte team slot", routine, off, off+n, job.TeamSlotBytes)
 	}
-	return p.teamOff(routine, slot, 0) + uintptr(off)
+	return p.teamOff(routine, q, slot, 0) + uintptr(off)
 }
 
 // TeamSet stores v into word w of slot slot of PE q and wakes q if it
 // sleeps. Every team word has a single writer, so a store suffices.
 func (p *PE) TeamSet(q, slot, w int, v uint32) {
-	off := p.teamOff("TeamSet", slot, w)
+	off := p.teamOff("TeamSet", q, slot, w)
 	if b := p.peers[q].base; b != nil {
 		atomic.StoreUint32(mem.At[uint32](b, off), v)
 		wait.Ring(p.peers[q].door)
@@ -60,7 +61,7 @@ func (p *PE) TeamSet(q, slot, w int, v uint32) {
 // when q is mapped here, else CMA or, on another host, a put through
 // the leaders. A TeamSet to q after it is seen after the data.
 func (p *PE) TeamPut(q, slot, off int, b []byte) {
-	o := p.teamBytesOff("TeamPut", slot, off, len(b))
+	o := p.teamBytesOff("TeamPut", q, slot, off, len(b))
 	if base := p.peers[q].base; base != nil {
 		copy(mem.ByteSlice(base, o, len(b)), b)
 		return
@@ -72,8 +73,8 @@ func (p *PE) TeamPut(q, slot, off int, b []byte) {
 // w, v), in one message when q is on another host (b of at most 4 KiB).
 func (p *PE) TeamPutSet(q, slot, off int, b []byte, w int, v uint32) {
 	if x := p.job.x; x != nil && x.remote(q) {
-		o := p.teamBytesOff("TeamPutSet", slot, off, len(b))
-		p.xputFlag(&p.ctx, "team synchronization", q, o, b, p.teamOff("TeamPutSet", slot, w), v)
+		o := p.teamBytesOff("TeamPutSet", q, slot, off, len(b))
+		p.xputFlag(&p.ctx, "team synchronization", q, o, b, p.teamOff("TeamPutSet", q, slot, w), v)
 		return
 	}
 	p.TeamPut(q, slot, off, b)
@@ -82,7 +83,7 @@ func (p *PE) TeamPutSet(q, slot, off int, b []byte, w int, v uint32) {
 
 // TeamLoad returns word w of slot slot of PE q.
 func (p *PE) TeamLoad(q, slot, w int) uint32 {
-	off := p.teamOff("TeamLoad", slot, w)
+	off := p.teamOff("TeamLoad", q, slot, w)
 	if b := p.peers[q].base; b != nil {
 		return atomic.LoadUint32(mem.At[uint32](b, off))
 	}
@@ -95,9 +96,19 @@ func (p *PE) TeamLoad(q, slot, w int) uint32 {
 // (counting with wrap-around: the words hold epochs that only grow).
 // routine names the collective in the error if the job fails.
 func (p *PE) TeamWait(routine string, slot, w int, v uint32) {
-	word := mem.At[atomic.Uint32](p.heap.Base, p.teamOff(routine, slot, w))
+	word := mem.At[atomic.Uint32](p.heap.Base, p.teamOff(routine, p.me, slot, w))
 	if int32(word.Load()-v) < 0 {
 		p.waitFlag(routine, word, v)
+	}
+}
+
+// WaitWord waits until *w, a word of a team slot mapped here that
+// another PE raises (ringing this PE's doorbell), has reached v, counting
+// with wrap-around, as TeamWait does; routine names the collective in
+// the error if the job fails.
+func (p *PE) WaitWord(routine string, w *atomic.Uint32, v uint32) {
+	if int32(w.Load()-v) < 0 {
+		p.waitFlag(routine, w, v)
 	}
 }
 
@@ -107,7 +118,7 @@ func (p *PE) TeamWait(routine string, slot, w int, v uint32) {
 // arrival count: they may not have seen the last arrival yet, while
 // this PE, which saw it, has freed the slot and taken it again).
 func (p *PE) TeamClear(slot, keep int) {
-	off := p.teamOff("TeamClear", slot, 0)
+	off := p.teamOff("TeamClear", p.me, slot, 0)
 	b := mem.ByteSlice(p.heap.Base, off, job.TeamSlotBytes)
 	if uint(keep) >= TeamSlotWords {
 		clear(b)
@@ -144,7 +155,7 @@ func (p *PE) ProcessOf(q int) int { return int(p.job.ctl.Slot(q).Pid.Load()) }
 // if it sleeps. PE q's heap must be mapped here (teams use it only
 // inside a shared-memory domain).
 func (p *PE) TeamAdd(q, slot, w int, d uint32) {
-	off := p.teamOff("TeamAdd", slot, w)
+	off := p.teamOff("TeamAdd", q, slot, w)
 	b := p.peers[q].base
 	if b == nil {
 		panicf("TeamAdd: PE %d is not mapped into this process", q)
@@ -157,7 +168,7 @@ func (p *PE) TeamAdd(q, slot, w int, d uint32) {
 // returns the new value; it wakes nobody. PE q's heap must be mapped
 // here (teams use it only inside a shared-memory domain).
 func (p *PE) TeamFetchAdd(q, slot, w int, d uint32) uint32 {
-	off := p.teamOff("TeamFetchAdd", slot, w)
+	off := p.teamOff("TeamFetchAdd", q, slot, w)
 	b := p.peers[q].base
 	if b == nil {
 		panicf("TeamFetchAdd: PE %d is not mapped into this process", q)
@@ -171,7 +182,7 @@ func (p *PE) TeamFetchAdd(q, slot, w int, d uint32) uint32 {
 // barrier is its use): whoever raises it must wake this PE. A failed job panics, also
 // when the word has reached v (see CentralBarrier).
 func (p *PE) TeamWaitOn(routine string, q, slot, w int, v uint32) {
-	off := p.teamOff(routine, slot, w)
+	off := p.teamOff(routine, q, slot, w)
 	b := p.peers[q].base
 	if b == nil {
 		panicf("%s: PE %d is not mapped into this process", routine, q)
@@ -202,7 +213,7 @@ func (p *PE) CheckAbort(routine string) {
 // TeamBytes returns the n bytes at byte offset off of slot slot of PE
 // q as mapped here, or nil when q's heap is not mapped.
 func (p *PE) TeamBytes(q, slot, off, n int) []byte {
-	o := p.teamBytesOff("TeamBytes", slot, off, n)
+	o := p.teamBytesOff("TeamBytes", q, slot, off, n)
 	b := p.peers[q].base
 	if b == nil {
 		return nil

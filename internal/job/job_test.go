@@ -197,7 +197,7 @@ func TestOpenControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := c.Header
-	if h.NPEs != npes || h.HeapSize != 5<<20 || h.JobID != 0xfeed || h.Version != 4 {
+	if h.NPEs != npes || h.HeapSize != 5<<20 || h.JobID != 0xfeed || h.Version != 5 {
 		t.Fatalf("init wrote NPEs %d HeapSize %d JobID %#x Version %d", h.NPEs, h.HeapSize, h.JobID, h.Version)
 	}
 	if c.Layout != l {
@@ -226,9 +226,9 @@ func TestOpenControl(t *testing.T) {
 		setup func(h *job.Header)
 		want  []string
 	}{
-		{"zeroed segment", mapControl(t, l.Size), npes, nil, []string{"not a goshmem v4 job", "magic 0x0"}},
-		{"bad magic", b, npes, func(h *job.Header) { h.Magic = 0xdeadbeef }, []string{"not a goshmem v4 job", "magic 0xdeadbeef", "different goshmem version"}},
-		{"bad version", b, npes, func(h *job.Header) { h.Version = 2 }, []string{"not a goshmem v4 job"}},
+		{"zeroed segment", mapControl(t, l.Size), npes, nil, []string{"not a goshmem v5 job", "magic 0x0"}},
+		{"bad magic", b, npes, func(h *job.Header) { h.Magic = 0xdeadbeef }, []string{"not a goshmem v5 job", "magic 0xdeadbeef", "different goshmem version"}},
+		{"bad version", b, npes, func(h *job.Header) { h.Version = 2 }, []string{"not a goshmem v5 job"}},
 		{"fewer PEs", b, 2, nil, []string{"control segment is for 3 PEs, environment says 2"}},
 		{"one PE", b, 1, nil, []string{"control segment is for 3 PEs, environment says 1"}},
 		{"more PEs than fit", b, 4, nil, []string{fmt.Sprintf("control segment of %d bytes is too small for 4 PEs (%d needed)", l.Size, job.LayoutFor(4).Size)}},
