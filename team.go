@@ -60,6 +60,9 @@ type Team struct {
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
+	// others are the members' world PE numbers but this PE's, whose
+	// doorbells a publication in a dropbox rings.
+	others []int
 	// barOut[r], barTo[r] and barIn[r]: on a team that maps each other,
 	// round r of the dissemination barrier stores into the flag
 	// barOut[r] of world PE barTo[r] and waits on barIn[r], this PE's
@@ -285,6 +288,12 @@ func newTeams(pe *PE) *teams {
 // finish derives what a team's collectives need from its membership.
 func (t *Team) finish() {
 	t.worlds = t.members.PEs()
+	t.others = nil
+	for _, q := range t.worlds {
+		if q != t.pe.MyPE() {
+			t.others = append(t.others, q)
+		}
+	}
 	cfg := t.pe.Config()
 	t.alg = algorithms{cfg.BarrierAlgorithm, cfg.ReduceAlgorithm, cfg.BcastAlgorithm, cfg.FCollectAlgorithm, cfg.NUMACollectives}
 	d0 := t.domainOf(t.worlds[0])
