@@ -515,7 +515,7 @@ func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 	e, off := t.xstart()
 	box := boxAt(t.slotBase[t.me], off)
 	if inBox(n) {
-		copySmall(mem.Slice[T](box, 8, n), src)
+		fill(box, src)
 	}
 	t.seal(box, uint32(n), e)
 	at, total, big := 0, 0, false
@@ -697,7 +697,7 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 //
 //	e, off := t.xstart()
 //	box := boxAt(t.slotBase[t.me], off)
-//	copySmall(mem.Slice[T](box, 8, n), src) // the data
+//	fill(box, src) // the data
 //	t.seal(box, hdr, e)
 //
 // and reading member m's part is
@@ -736,6 +736,22 @@ func (t *Team) boxReady(m int, off uintptr, e uint32) (mem.Base, bool) {
 	return b, int32(mem.At[atomic.Uint32](b, 0).Load()-e) >= 0
 }
 
+// fill copies src into this member's dropbox box, after its 8-byte
+// head. Data past the head's line is written first and the head line's
+// 56 bytes last, right before seal: the readers poll the head line, and
+// a reader that reads it back between this member's first store to it
+// and the sequence number makes that store's line travel twice.
+func fill[T any](box mem.Base, src []T) {
+	n := len(src)
+	if uintptr(n)*mem.SizeOf[T]() <= 56 {
+		copySmall(mem.Slice[T](box, 8, n), src)
+		return
+	}
+	b := mem.Bytes(src)
+	copy(mem.ByteSlice(box, 64, len(b)-56), b[56:])
+	copy(mem.ByteSlice(box, 8, 56), b[:56])
+}
+
 // copySmall is copy for the few elements of a dropbox: up to 8 of
 // them, an inline loop rather than a call of runtime.memmove.
 func copySmall[T any](dst, src []T) {
@@ -765,7 +781,7 @@ func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(dst, 
 	n, members := len(src), t.n
 	e, off := t.xstart()
 	box := boxAt(t.slotBase[t.me], off)
-	copySmall(mem.Slice[T](box, 8, n), src)
+	fill(box, src)
 	t.seal(box, 0, e)
 	// src is in this member's dropbox now. This member's own
 	// contribution comes from src unless dst overlaps it: reading its
@@ -807,7 +823,7 @@ func fcollectDropbox[T any](t *Team, routine string, dst, src []T) {
 	n := len(src)
 	e, off := t.xstart()
 	box := boxAt(t.slotBase[t.me], off)
-	copySmall(mem.Slice[T](box, 8, n), src)
+	fill(box, src)
 	t.seal(box, 0, e)
 	for m := 0; m < t.n; m++ {
 		if m == t.me {
@@ -836,7 +852,7 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 	}
 	e, off := t.xstart()
 	box := boxAt(t.slotBase[t.me], off)
-	copySmall(mem.Slice[T](box, 8, members*n), data)
+	fill(box, data)
 	t.seal(box, 0, e)
 	for m := 0; m < members; m++ {
 		var blk []T
@@ -952,7 +968,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 			t.backed = awaitDone(t, routine, *last)
 		}
 		box := boxAt(t.slotBase[t.me], off)
-		copySmall(mem.Slice[T](box, 8, len(src)), src)
+		fill(box, src)
 		t.seal(box, 0, e)
 		*last = e
 		copySmall(dst, src)
