@@ -158,6 +158,13 @@ func checkStrided(routine, arg string, have, n, stride int) {
 	if stride == 1 && have >= n && have >= 1 {
 		return // (no division: collectives call this on their way to publishing)
 	}
+	checkStridedAny(routine, arg, have, n, stride)
+}
+
+// checkStridedAny is checkStrided at any stride.
+//
+//go:noinline
+func checkStridedAny(routine, arg string, have, n, stride int) {
 	if have < 1 || n-1 > (have-1)/stride {
 		panicf("%s: %s has %d elements, %s needed for %d elements at stride %d", routine, arg, have, neededStrided(n, stride), n, stride)
 	}
