@@ -329,3 +329,42 @@ func TestVsBarrier(t *testing.T) {
 		}
 	}
 }
+
+// TestInterleave: bench/interleave (not OSU-style) prints its title and
+// one row per operation with a positive median, a range around it and
+// its ratio to the world barrier (1.00 for the barrier itself).
+func TestInterleave(t *testing.T) {
+	out, code := run(t, "interleave", 2, "-rounds", "3", "-block", "20")
+	if code != 0 {
+		t.Fatalf("exit code %d, output:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "# goshmem interleave: 2 PEs, 3 rounds of 20 calls") {
+		t.Fatalf("no title:\n%s", out)
+	}
+	row := regexp.MustCompile(`^(\S+(?: \d+ B)?)\s+([0-9.]+)\s+\[([0-9.]+)-([0-9.]+)\]\s+([0-9.]+)$`)
+	var ops []string
+	for _, l := range lines[2:] {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			t.Errorf("bad row %q", l)
+			continue
+		}
+		med, _ := strconv.ParseFloat(m[2], 64)
+		lo, _ := strconv.ParseFloat(m[3], 64)
+		hi, _ := strconv.ParseFloat(m[4], 64)
+		ratio, _ := strconv.ParseFloat(m[5], 64)
+		if med <= 0 || lo > med || med > hi || ratio <= 0 {
+			t.Errorf("row %q: median %v outside [%v, %v] or ratio %v not positive", l, med, lo, hi, ratio)
+		}
+		if m[1] == "world.Sync" && ratio != 1 {
+			t.Errorf("world.Sync's ratio to itself is %v", ratio)
+		}
+		ops = append(ops, m[1])
+	}
+	want := []string{"world.Sync", "split.Sync", "reduce 8 B", "fcollect 8 B", "collect 8 B", "alltoall 8 B", "broadcast 8 B",
+		"reduce 256 B", "fcollect 256 B", "collect 256 B", "broadcast 256 B"}
+	if !slices.Equal(ops, want) {
+		t.Errorf("operations %q, want %q", ops, want)
+	}
+}
