@@ -44,6 +44,13 @@ type Job struct {
 	// central: SyncAll and BarrierAll use the central counter barrier
 	// (centralBarrier), the same choice in every process of the job.
 	central bool
+	// hotPolicy, when hot is set, is what a wait follows instead of
+	// policy while this process talks to other hosts and the wait
+	// reads the transport itself (see waitSlow): policy without the
+	// helpers, which that wait does not need (the leaders' transports
+	// wake only to receive, and it receives).
+	hotPolicy wait.Policy
+	hot       bool
 	// barPolicy is the waiting policy of the central barrier's waits:
 	// policy, with goroutine PEs parking sooner (centralGoYield).
 	barPolicy wait.Policy
@@ -153,6 +160,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		npes = busy // the PEs that share this machine's CPUs
 	}
 	j.policy = autoPolicy(npes, helpers, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	j.hotPolicy, j.hot = hotPolicy(npes, helpers, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	if j.policy.Mode == wait.Goroutines {
 		j.notify = make([]wait.Notify, localPEs)
 	}
@@ -164,12 +172,15 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	}
 	if cfg.WaitSpin > 0 {
 		j.policy.Spin = cfg.WaitSpin
+		j.hot = false // the user's choice, hot or not
 	}
 	if cfg.WaitYield > 0 {
 		j.policy.Yield = cfg.WaitYield
+		j.hotPolicy.Yield = cfg.WaitYield
 	}
 	if cfg.WaitSleep > 0 {
 		j.policy.MaxSleep = cfg.WaitSleep
+		j.hotPolicy.MaxSleep = cfg.WaitSleep
 	}
 	j.barPolicy = barrierPolicy(j.policy, cfg.WaitYield)
 	return j, nil
@@ -302,6 +313,19 @@ func autoPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.P
 		return wait.Shared(mode)
 	}
 	return wait.Auto(npes, ncpu, mode)
+}
+
+// hotPolicy returns the policy of a wait that reads the transport
+// itself while its process talks to other hosts (see PE.waitSlow), for
+// the same facts as autoPolicy, and whether it differs from
+// autoPolicy's: the policy without the helpers, which such a wait does
+// not need (a leader's transport wakes only to receive, and the wait
+// receives). It differs where the helpers alone make the PEs share
+// their CPUs (wait.Shared): a hot wait then spins as PEs that fit do,
+// instead of yielding after a microsecond.
+func hotPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs int) (wait.Policy, bool) {
+	pol := autoPolicy(npes, 0, localPEs, jobCPUs, numCPU, gomaxprocs)
+	return pol, helpers > 0 && pol.Spin > autoPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs).Spin
 }
 
 // bell returns how this process rings PE q's doorbell: with q's Notify

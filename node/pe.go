@@ -424,15 +424,21 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		p.x.held.Store(false)
 		p.job.x.kick() // no wait may depend on a frame held back
 	}
-	b := wait.Start(pol)
 	abort := &p.job.ctl.Header.Abort.State
 	polled := false
 	board := p.task.from.Load()
 	stole := false
 	// hot: this PE polls and its process talks to other hosts, so its
 	// spins read the sockets every 8 polls rather than every 64
-	// (xhost.talking); looked at again every 64 polls.
+	// (xhost.talking); looked at again every 64 polls. A hot wait
+	// spins as long as PEs that fit their CPUs do (Job.hotPolicy),
+	// where the policy yields early so that woken transport helpers get
+	// a CPU: the answer it waits for comes through its own polls.
 	hot := p.x != nil && p.job.x.polls && p.job.x.talking()
+	if hot && pol == &p.job.policy && p.job.hot {
+		pol = &p.job.hotPolicy
+	}
+	b := wait.Start(pol)
 	for n := 0; !cond(); n++ {
 		if stole {
 			// It ran a chunk: look for the next one at once, not 64

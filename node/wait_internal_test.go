@@ -71,3 +71,31 @@ func TestWatcherP(t *testing.T) {
 		}
 	}
 }
+
+// TestHotPolicy: where transport helpers share the CPUs (wait.Shared),
+// a wait that reads the transport itself while its process talks to
+// other hosts spins as PEs that fit their CPUs do; where the policy
+// spins fully already, or the PEs are oversubscribed anyway, nothing
+// changes.
+func TestHotPolicy(t *testing.T) {
+	for _, c := range []struct {
+		name                                               string
+		npes, helpers, localPEs, jobCPUs, numCPU, maxprocs int
+		hot                                                bool
+	}{
+		{"2 one-PE hosts on 2 CPUs", 2, 2, 1, 2, 2, 2, true},
+		{"64 PEs and a leader on 64 CPUs", 64, 1, 1, 64, 64, 64, true},
+		{"1 PE and a leader on 2 CPUs", 1, 1, 1, 2, 2, 2, false},
+		{"3 PEs and 2 leaders on 2 CPUs", 3, 2, 1, 2, 2, 2, false},
+		{"one host", 2, 0, 1, 2, 2, 2, false},
+	} {
+		pol := autoPolicy(c.npes, c.helpers, c.localPEs, c.jobCPUs, c.numCPU, c.maxprocs)
+		hotPol, hot := hotPolicy(c.npes, c.helpers, c.localPEs, c.jobCPUs, c.numCPU, c.maxprocs)
+		if hot != c.hot {
+			t.Errorf("%s: hot %v (policy %+v, without helpers %+v), want %v", c.name, hot, pol, hotPol, c.hot)
+		}
+		if hot && (hotPol.Spin != wait.Auto(1, 1, pol.Mode).Spin || hotPol.Mode != pol.Mode) {
+			t.Errorf("%s: hot policy %+v, want the fitting policy's spins (%d) in mode %v", c.name, hotPol, wait.Auto(1, 1, pol.Mode).Spin, pol.Mode)
+		}
+	}
+}
