@@ -137,18 +137,14 @@ const rdMax = 16 << 10
 // the two are even at 4 KiB, partitioned wins from 16 KiB.
 const flatMax = 1 << 10
 
-// reduce runs a reduction: after a team sync, either the team's PE 0
-// folds every member's source (flat combining, for small vectors), or
-// each member folds its cache-line-aligned slice of the vector across
-// all members (partitioned, for large ones); the reducer writes the
-// result once into every member's dst, and a second sync completes it.
-// The reducer folds into its own dst, starting from its own source, so
-// dst may alias src.
+// reduce runs a reduction. Small ones inside a shared-memory domain go
+// through the exchange (reduceDropbox, chosen first: smallReduce); the
+// rest are reduceAny's.
 func reduce[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
 	t.check(routine)
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
-	if t.smallReduce && uint(len(src))*uint(mem.SizeOf[T]())-1 < exchangeData {
+	if t.smallReduce && len(src) > 0 && fitsDropbox[T](t, len(src)) {
 		reduceDropbox(t, routine, dst, src, fold)
 		return
 	}
@@ -156,7 +152,15 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []
 }
 
 // reduceAny is reduce once its arguments are checked, when the small
-// path (smallReduce) does not take it.
+// path (smallReduce) does not take it: level by level (hierarchical),
+// by recursive doubling, Rabenseifner's algorithm or the ring between
+// domains, or after a team sync either the team's PE 0 folds every
+// member's source (flat combining, for small vectors) or each member
+// folds its cache-line-aligned slice of the vector across all members
+// (partitioned, for large ones); the reducer writes the result once
+// into every member's dst, and a second sync completes it. The reducer
+// folds into its own dst, starting from its own source, so dst may
+// alias src.
 //
 //go:noinline
 func reduceAny[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
@@ -181,9 +185,6 @@ func reduceAny[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b
 	}
 	auto := t.alg.reduce == "" || t.alg.reduce == "auto"
 	switch {
-	case auto && n > 0 && fitsDropbox[T](t, n):
-		reduceDropbox(t, routine, dst, src, fold)
-		return
 	case n == 0:
 		t.sync(routine)
 		t.sync(routine)
