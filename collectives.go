@@ -724,7 +724,7 @@ func exchangeBox(e uint32) uintptr { return exchangeBoxes + uintptr(e&1)*exchang
 // and wakes the team's other members that sleep.
 func (t *Team) seal(box mem.Base, hdr, e uint32) {
 	*mem.At[uint32](box, 4) = hdr          // ordered before e like the data
-	mem.At[atomic.Uint32](box, 0).Store(e) // an XCHG: the doorbell contract needs the store ordered before the Wake loads
+	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e) // a plain store when the sleepers fence, else an XCHG (the doorbell contract)
 	for _, q := range t.others {
 		t.pe.Wake(q)
 	}
@@ -980,7 +980,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		awaitSlow(t, routine, b, off, e)
 	}
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
-	mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4).Store(e)
+	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
 	t.pe.Wake(t.worlds[root])
 }
 

@@ -125,6 +125,7 @@ func LoadConfig() (node.Config, error) {
 		WaitSpin:  c.WaitSpin,
 		WaitYield: c.WaitYield,
 		WaitSleep: c.WaitSleep,
+		NoFence:   !c.WaitFence,
 
 		BarrierAlgorithm:  c.BarrierAlgorithm,
 		ReduceAlgorithm:   c.ReduceAlgorithm,
@@ -166,6 +167,11 @@ func banner(cfg node.Config, pe *PE) {
 		t := pe.Transport()
 		fmt.Fprintf(os.Stderr, "on-node transport: %s (%s)\n", t.Name, t.Reason)
 		fmt.Fprintf(os.Stderr, "heap policy: %s\n", pe.HeapPlacement())
+		if pe.WaitFenced() {
+			fmt.Fprintln(os.Stderr, "waits: a waiter fences (membarrier) before it sleeps; flags are published with plain stores")
+		} else {
+			fmt.Fprintln(os.Stderr, "waits: flags are published with atomic exchanges (no membarrier fence: SHMEM_WAIT_FENCE=off, goroutine PEs, or a kernel without it)")
+		}
 		if c := pe.Cluster(); c != nil {
 			fmt.Fprintf(os.Stderr, "cluster: %s\n", c)
 		}

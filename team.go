@@ -708,7 +708,7 @@ func (t *Team) sync(routine string) {
 	}
 	if t.barOut != nil {
 		for r, out := range t.barOut {
-			out.Store(e)
+			t.pe.Publish(out, e)
 			t.pe.Wake(t.barTo[r])
 			t.pe.WaitWord(routine, t.barIn[r], e)
 		}

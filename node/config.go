@@ -22,6 +22,7 @@ type Config struct {
 	WaitSpin  int           // SHMEM_WAIT_SPIN (0: auto)
 	WaitYield int           // SHMEM_WAIT_YIELD (0: auto)
 	WaitSleep time.Duration // SHMEM_WAIT_SLEEP (0: default)
+	NoFence   bool          // SHMEM_WAIT_FENCE=off: no membarrier, flags published with XCHG
 
 	// HeapPolicy is SHMEM_HEAP_POLICY, where each PE's heap pages live:
 	// "local" (also ""), "interleave" or "none" (see PE.HeapPlacement).

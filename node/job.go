@@ -50,7 +50,10 @@ type Job struct {
 	// helpers, which that wait does not need (the leaders' transports
 	// wake only to receive, and it receives).
 	hotPolicy wait.Policy
-	hot       bool
+	// fenced: this process registered for membarrier and its waits
+	// fence before they sleep (wait.Policy.Fenced, unless goroutine PEs).
+	fenced bool
+	hot    bool
 	// barPolicy is the waiting policy of the central barrier's waits:
 	// policy, with goroutine PEs parking sooner (centralGoYield).
 	barPolicy wait.Policy
@@ -182,6 +185,11 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		j.policy.MaxSleep = cfg.WaitSleep
 		j.hotPolicy.MaxSleep = cfg.WaitSleep
 	}
+	// The asymmetric fence of the doorbell contract (internal/wait):
+	// registering is one system call per process.
+	j.fenced = !cfg.NoFence && sys.MembarrierRegister() == nil
+	j.policy.SetFenced(j.fenced)
+	j.hotPolicy.SetFenced(j.fenced)
 	j.barPolicy = barrierPolicy(j.policy, cfg.WaitYield)
 	return j, nil
 }

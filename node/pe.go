@@ -172,6 +172,11 @@ func (p *PE) HeapSize() int { return int(p.heap.Size) }
 // Transport reports how this PE's process reaches its peers' heaps.
 func (p *PE) Transport() Transport { return p.job.transport }
 
+// WaitFenced reports whether this PE's waits fence with membarrier
+// before they sleep, so that flags are published with plain stores
+// (SHMEM_WAIT_FENCE; internal/wait's doorbell contract).
+func (p *PE) WaitFenced() bool { return p.policy.Fenced }
+
 // PEAccessible reports whether pe is a valid PE that this PE can reach
 // (shmem_pe_accessible): every PE of the job is, by mapping or CMA, or
 // through the hosts' leaders.
@@ -223,7 +228,7 @@ func (p *PE) sync(routine string) {
 	e := p.epoch
 	for r, out := range p.barOut {
 		if out != nil {
-			out.Store(e)
+			p.Publish(&out.Uint32, e)
 			wait.Ring(p.barDoor[r])
 		} else {
 			p.xctl(routine, p.barTo[r], p.barCtl[r], e)
@@ -507,7 +512,7 @@ func (p *PE) syncStart() {
 	pol.MinSleep = pol.MaxSleep
 	for r, out := range p.barOut {
 		if out != nil {
-			out.Store(e)
+			p.Publish(&out.Uint32, e)
 			wait.Ring(p.barDoor[r])
 		} else {
 			p.xctl("Init", p.barTo[r], p.barCtl[r], e)

@@ -224,6 +224,12 @@ func (p *PE) TeamBytes(q, slot, off, n int) []byte {
 // Wake wakes PE q if it sleeps in a wait (after a store it may wait for).
 func (p *PE) Wake(q int) { wait.Ring(p.peers[q].door) }
 
+// Publish stores v into w, a word in shared memory that another PE may
+// wait for, after every earlier store of this PE; a Wake of that PE
+// follows. Under the job's fenced policy it is a plain store (the
+// sleepers fence: internal/wait's doorbell contract), else an XCHG.
+func (p *PE) Publish(w *atomic.Uint32, v uint32) { p.policy.Publish(w, v) }
+
 // SetTeam records team, the API layer's team a context was created on
 // (shmem_team_create_ctx), for CtxTeam to return, and onDestroy (may be
 // nil), which Destroy calls once, after it has destroyed c: the team

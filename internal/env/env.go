@@ -43,6 +43,7 @@ const (
 	VarWaitSpin         = "SHMEM_WAIT_SPIN"
 	VarWaitYield        = "SHMEM_WAIT_YIELD"
 	VarWaitSleep        = "SHMEM_WAIT_SLEEP"
+	VarWaitFence        = "SHMEM_WAIT_FENCE"
 	VarBarrierAlg       = "SHMEM_BARRIER_ALGORITHM"
 	VarReduceAlg        = "SHMEM_REDUCE_ALGORITHM"
 	VarBcastAlg         = "SHMEM_BCAST_ALGORITHM"
@@ -160,6 +161,9 @@ type Config struct {
 	// InternodeIface is SHMEM_INTERNODE_IFACE: the interface or address
 	// the leaders listen on ("": the default route's interface).
 	InternodeIface string
+	// WaitFence is SHMEM_WAIT_FENCE: sleepers fence with membarrier so
+	// that writers publish flags with plain stores.
+	WaitFence bool
 	// InternodePoll is SHMEM_INTERNODE_POLL: a waiting leader PE reads
 	// its transport's connections itself.
 	InternodePoll bool
@@ -405,6 +409,15 @@ func defs() []def {
 				"the job's CPUs; when they do, 4000 for processes (a yield hands the CPU " +
 				"to the PE waited for) and 32 for goroutines (parking is cheap).",
 		}, func(c *Config) *int { return &c.WaitYield }),
+		boolKnob(Knob{
+			Name: VarWaitFence, Default: "on",
+			Help: "Whether a PE about to sleep in a wait first makes every running PE " +
+				"execute a memory barrier (membarrier(2), a few microseconds), so that " +
+				"PEs publish flags, sequence numbers and put data with plain stores and " +
+				"no wake-up is ever late. off, or a kernel without membarrier: flags " +
+				"are published with atomic exchanges, and a put's wake-up can be late " +
+				"by up to one sleep. Set it alike for every process of a job.",
+		}, func(c *Config) *bool { return &c.WaitFence }),
 		boolKnob(Knob{
 			Name: VarTaskSteal, Default: "on",
 			Help: "Whether a PE that waits (WaitUntil and its forms, SignalWaitUntil, " +

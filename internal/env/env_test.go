@@ -28,6 +28,7 @@ func wantDefaults() Config {
 		Host:              "auto",
 		Internode:         "tcp",
 		InternodeIface:    "auto",
+		WaitFence:         true,
 		InternodePoll:     true,
 		InternodeHold:     true,
 		InternodeRDMA:     true,

@@ -90,6 +90,7 @@ func ExampleKnobs() {
 	// GOSHMEM_SIM_DOMAINS int 0 []
 	// SHMEM_WAIT_SPIN int 0 []
 	// SHMEM_WAIT_YIELD int 0 []
+	// SHMEM_WAIT_FENCE bool on []
 	// SHMEM_TASK_STEAL bool on []
 	// SHMEM_WAIT_SLEEP duration 10ms []
 }

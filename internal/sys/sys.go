@@ -211,6 +211,40 @@ func FutexWake(addr *uint32, n int) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, uintptr(n), 0, 0, 0)
 }
 
+// membarrier commands (linux/membarrier.h).
+const (
+	membarrierQuery                   = 0
+	membarrierGlobalExpedited         = 1 << 1
+	membarrierRegisterGlobalExpedited = 1 << 2
+)
+
+// MembarrierRegister registers this process for MembarrierGlobal: from
+// then on, a MembarrierGlobal in any process makes this process's
+// running threads execute a full memory barrier. It fails on kernels
+// before 4.16 or where a seccomp filter forbids membarrier.
+func MembarrierRegister() error {
+	r, _, e := unix.Syscall(unix.SYS_MEMBARRIER, membarrierQuery, 0, 0)
+	if e != 0 {
+		return fmt.Errorf("membarrier(QUERY): %w", e)
+	}
+	if r&membarrierGlobalExpedited == 0 {
+		return fmt.Errorf("membarrier: MEMBARRIER_CMD_GLOBAL_EXPEDITED not supported (commands %#x)", r)
+	}
+	if _, _, e := unix.Syscall(unix.SYS_MEMBARRIER, membarrierRegisterGlobalExpedited, 0, 0); e != 0 {
+		return fmt.Errorf("membarrier(REGISTER_GLOBAL_EXPEDITED): %w", e)
+	}
+	return nil
+}
+
+// MembarrierGlobal returns when every running thread of every process
+// that called MembarrierRegister has executed a full memory barrier
+// (an IPI to each CPU running one; threads not running went through a
+// context switch, which is one). It is the slow half of an asymmetric
+// fence: the other side's stores then need no fence of their own.
+func MembarrierGlobal() {
+	unix.RawSyscallNoError(unix.SYS_MEMBARRIER, membarrierGlobalExpedited, 0, 0)
+}
+
 // PidfdOpen returns a pidfd for pid.
 func PidfdOpen(pid int) (int, error) {
 	fd, err := unix.PidfdOpen(pid, 0)

@@ -28,16 +28,30 @@
 // between the two, and the waiter would sleep with FutexArmed clear:
 // every later writer would skip its wake-up until the timeout.
 //
-// When the writer's store is an atomic (AMOs, signals, barrier flags:
-// XCHG or LOCK-prefixed on amd64) the pair is a Dekker handshake and no
-// wake-up is lost: either the waiter's re-check sees the data, or the
-// writer's load sees Sleepers != 0 and bumps Seq before the waiter's
-// futex_wait compares it. Plain stores (put) can still sit in the
-// writer's store buffer while its load of Sleepers runs ahead; the
-// waiter therefore spins briefly after registering before it sleeps,
-// and every sleep has a timeout, so such a wake-up is at worst late,
-// never lost. The timeout is also when the waiter checks that the job
-// is alive (see node).
+// When the writer's store is an atomic (AMOs: LOCK-prefixed on amd64)
+// the pair is a Dekker handshake and no wake-up is lost: either the
+// waiter's re-check sees the data, or the writer's load sees Sleepers
+// != 0 and bumps Seq before the waiter's futex_wait compares it.
+//
+// Plain stores (put's data, and the sequence words and flags that
+// collectives and barriers publish with Policy.Publish) can still sit
+// in the writer's store buffer while its load of Sleepers runs ahead.
+// An asymmetric fence closes that window (Policy.Fenced): every process
+// of the job registered for membarrier(2) at start, and a waiter calls
+// membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) after it registers and
+// before its re-check. That makes every running thread of those
+// processes execute a full barrier: a writer whose load of Sleepers ran
+// after that barrier sees the registration and wakes the waiter; one
+// whose load ran before it had its earlier store drained by the
+// barrier, so the waiter's re-check sees the data. Writers then pay no
+// fence at all (a plain MOV instead of an XCHG that waits for its line),
+// and the waiter pays one system call (a few microseconds, with an IPI
+// per CPU running a PE) on a path that is about to sleep anyway.
+// Without membarrier (kernels before 4.16, a seccomp filter) Publish
+// is an XCHG, and a plain-store put's wake-up can still be late: the
+// waiter then polls briefly after registering, and every sleep has a
+// timeout, so it is at worst late, never lost. The timeout is also
+// when the waiter checks that the job is alive (see node).
 //
 // Writers pay one load of a line that is only written when its owner
 // goes to sleep, and a predictable branch; the wake is outlined.
@@ -109,6 +123,30 @@ type Policy struct {
 	// thread returns from a blocking system call).
 	MinSleep time.Duration
 	Mode     Mode // how to yield and sleep
+	// Fenced: futex sleepers fence with membarrier after registering
+	// (see the package comment), so writers publish with plain stores.
+	// Set by SetFenced; never in mode Goroutines, whose parks would pay
+	// the system call at every hand-over.
+	Fenced bool
+}
+
+// SetFenced sets p.Fenced when membarrier is available (registered
+// reports that this process registered for it) and p's waiters sleep
+// on the futex.
+func (p *Policy) SetFenced(registered bool) {
+	p.Fenced = registered && p.Mode != Goroutines
+}
+
+// Publish stores v into w, a word that a PE may wait for, ordered after
+// every earlier store: with a plain store under a fenced policy, else
+// with an atomic store (XCHG), whose full fence the doorbell contract
+// then relies on. A Ring of the waiter's doorbell follows.
+func (p *Policy) Publish(w *atomic.Uint32, v uint32) {
+	if p.Fenced {
+		mem.StoreRelease(w, v)
+		return
+	}
+	w.Store(v)
 }
 
 // The phases of the policies Auto returns. When PEs fit their CPUs a
@@ -375,11 +413,17 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 		b.registered()
 	}
 	polls := 64
-	if park {
+	switch {
+	case park:
 		parked = bell.Local.channel()
 		// In-process writers: a goroutine switch costs about as much as
 		// these polls, and the timeout bounds the rest.
 		polls = 4
+	case b.p.Fenced:
+		// Every store a writer made before its load of Sleepers missed
+		// this registration is visible after this (package comment).
+		sys.MembarrierGlobal()
+		polls = 1
 	}
 	for range polls {
 		if cond() {
