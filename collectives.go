@@ -723,7 +723,7 @@ func exchangeBox(e uint32) uintptr { return exchangeBoxes + uintptr(e&1)*exchang
 // data is in place: it writes header word hdr, then sequence number e,
 // and wakes the team's other members that sleep.
 func (t *Team) seal(box mem.Base, hdr, e uint32) {
-	*mem.At[uint32](box, 4) = hdr          // ordered before e like the data
+	*mem.At[uint32](box, 4) = hdr                  // ordered before e like the data
 	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e) // a plain store when the sleepers fence, else an XCHG (the doorbell contract)
 	for _, q := range t.others {
 		t.pe.Wake(q)
