@@ -720,11 +720,31 @@ func (t *Team) xstart() (uint32, uintptr) {
 func exchangeBox(e uint32) uintptr { return exchangeBoxes + uintptr(e&1)*exchangeBytes }
 
 // seal completes a publication in this member's dropbox box, whose
-// data is in place: it writes header word hdr, then sequence number e,
-// and wakes the team's other members that sleep.
+// data is in place: it writes header word hdr, then sequence number e
+// with an XCHG, and wakes the team's other members that sleep.
 func (t *Team) seal(box mem.Base, hdr, e uint32) {
-	*mem.At[uint32](box, 4) = hdr                  // ordered before e like the data
-	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e) // a plain store when the sleepers fence, else an XCHG (the doorbell contract)
+	*mem.At[uint32](box, 4) = hdr          // ordered before e like the data
+	mem.At[atomic.Uint32](box, 0).Store(e) // an XCHG: the doorbell contract needs the store ordered before the Wake loads
+	t.wakeOthers()
+}
+
+// sealPlain is seal with a plain store of e where the job's sleepers
+// fence (PE.Publish; internal/wait's doorbell contract). Only the tiny
+// broadcast ring uses it: there the root does not wait next, and its
+// XCHG waited for the line that its reader polls (the plain store took
+// the 2-PE 8 B broadcast to 0.83 of the time, and 0.92 in the slow
+// state). Where a member waits right after publishing (exchanges,
+// barriers) and for the large ring, plain stores measured no faster
+// (performance.md, "Publishing without a fence"), so those keep the
+// XCHG.
+func (t *Team) sealPlain(box mem.Base, e uint32) {
+	*mem.At[uint32](box, 4) = 0
+	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e)
+	t.wakeOthers()
+}
+
+// wakeOthers wakes the team's other members that sleep.
+func (t *Team) wakeOthers() {
 	for _, q := range t.others {
 		t.pe.Wake(q)
 	}
@@ -970,7 +990,11 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		}
 		box := boxAt(t.slotBase[t.me], off)
 		fill(box, src)
-		t.seal(box, 0, e)
+		if ring == 0 {
+			t.sealPlain(box, e)
+		} else {
+			t.seal(box, 0, e)
+		}
 		*last = e
 		copySmall(dst, src)
 		return
@@ -980,7 +1004,11 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		awaitSlow(t, routine, b, off, e)
 	}
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
-	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
+	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); ring == 0 {
+		t.pe.Publish(done, e)
+	} else {
+		done.Store(e)
+	}
 	t.pe.Wake(t.worlds[root])
 }
 

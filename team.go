@@ -708,7 +708,7 @@ func (t *Team) sync(routine string) {
 	}
 	if t.barOut != nil {
 		for r, out := range t.barOut {
-			t.pe.Publish(out, e)
+			out.Store(e) // an XCHG: plain stores measured no faster where the PE waits next
 			t.pe.Wake(t.barTo[r])
 			t.pe.WaitWord(routine, t.barIn[r], e)
 		}

@@ -3,6 +3,7 @@ package node_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -84,15 +85,41 @@ func TestFencedPublication(t *testing.T) {
 	}
 }
 
-// TestGoroutinePEsDoNotFence: goroutine PEs park in the process, so
-// their waits never pay membarrier, and flags stay atomic exchanges.
-func TestGoroutinePEsDoNotFence(t *testing.T) {
-	err := goshmem.RunLocalConfig(longSleep, 2, func(pe *goshmem.PE) {
-		if pe.WaitFenced() {
-			panic("goroutine PEs' waits fence")
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
+// TestGoroutinePEsFence: goroutine PEs that fit their threads spin
+// long and rarely park, so they fence like processes (where the kernel
+// has membarrier); goroutine PEs that outnumber them park at almost
+// every hand-over, so they do not pay a system call there and publish
+// with atomic exchanges.
+func TestGoroutinePEsFence(t *testing.T) {
+	haveFence := sys.MembarrierRegister() == nil
+	for _, tc := range []struct {
+		npes, procs int
+		want        bool
+	}{
+		{2, 2, haveFence},
+		{8, 2, false},
+	} {
+		t.Run(fmt.Sprintf("%d-PEs-on-%d-threads", tc.npes, tc.procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
+			err := goshmem.RunLocalConfig(longSleep, tc.npes, func(pe *goshmem.PE) {
+				if got := pe.WaitFenced(); got != tc.want {
+					panic(fmt.Sprintf("PE %d: WaitFenced() = %v, want %v (policy %+v)", pe.MyPE(), got, tc.want, pe.WaitPolicy()))
+				}
+				// Every call below publishes under that contract.
+				w := goshmem.TeamWorld(pe)
+				x, _ := goshmem.Calloc[int64](pe, 1)
+				y, _ := goshmem.Calloc[int64](pe, 1)
+				for i := range 200 {
+					x[0] = int64(i + pe.MyPE())
+					goshmem.SumReduce(w, y, x)
+					if want := int64(tc.npes*i + tc.npes*(tc.npes-1)/2); y[0] != want {
+						panic(fmt.Sprintf("PE %d: reduction %d = %d, want %d", pe.MyPE(), i, y[0], want))
+					}
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -123,18 +123,24 @@ type Policy struct {
 	// thread returns from a blocking system call).
 	MinSleep time.Duration
 	Mode     Mode // how to yield and sleep
-	// Fenced: futex sleepers fence with membarrier after registering
-	// (see the package comment), so writers publish with plain stores.
-	// Set by SetFenced; never in mode Goroutines, whose parks would pay
-	// the system call at every hand-over.
+	// Fenced: sleepers fence with membarrier after registering (see
+	// the package comment), so writers publish with plain stores. Set
+	// by SetFenced.
 	Fenced bool
 }
 
+// fencedGoSpin is the shortest spin of a goroutine PE's policy that
+// fences: goroutine PEs that outnumber their threads park at almost
+// every hand-over (Spin 1), where a system call per park would cost
+// more than the fence saves; PEs that fit spin long and rarely park.
+const fencedGoSpin = 1000
+
 // SetFenced sets p.Fenced when membarrier is available (registered
-// reports that this process registered for it) and p's waiters sleep
-// on the futex.
+// reports that this process registered for it) and p's waiters rarely
+// sleep in mode Goroutines (they spin at least fencedGoSpin polls).
+// Call it after the policy's phases are final.
 func (p *Policy) SetFenced(registered bool) {
-	p.Fenced = registered && p.Mode != Goroutines
+	p.Fenced = registered && (p.Mode != Goroutines || p.Spin >= fencedGoSpin)
 }
 
 // Publish stores v into w, a word that a PE may wait for, ordered after
@@ -413,13 +419,13 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 		b.registered()
 	}
 	polls := 64
-	switch {
-	case park:
+	if park {
 		parked = bell.Local.channel()
 		// In-process writers: a goroutine switch costs about as much as
 		// these polls, and the timeout bounds the rest.
 		polls = 4
-	case b.p.Fenced:
+	}
+	if b.p.Fenced {
 		// Every store a writer made before its load of Sleepers missed
 		// this registration is visible after this (package comment).
 		sys.MembarrierGlobal()

@@ -601,64 +601,88 @@ func awaitRegistered(t *testing.T, d *job.Doorbell) {
 
 // TestNoLostWakeupPlainStores is the fenced contract under load: two
 // threads pass a counter back and forth, each publishing with
-// Policy.Publish (a plain store on amd64) and ringing, each sleeping on
-// the futex at once when it waits. Sleeps last 5 s unless woken, so a
-// wake-up lost to a store still in the writer's store buffer shows as
-// a wait of seconds.
+// Policy.Publish (a plain store on amd64) and ringing, each sleeping at
+// once when it waits (on the futex, or parked in the process as
+// goroutine PEs do). Sleeps last 5 s unless woken, so a wake-up lost to
+// a store still in the writer's store buffer shows as a wait of
+// seconds.
 func TestNoLostWakeupPlainStores(t *testing.T) {
 	if err := sys.MembarrierRegister(); err != nil {
 		t.Skipf("no asymmetric fence on this kernel: %v", err)
 	}
-	p := wait.Policy{Mode: wait.Processes, MinSleep: 5 * time.Second, MaxSleep: 5 * time.Second}
-	p.SetFenced(true)
-	if !p.Fenced {
-		t.Fatal("SetFenced(true) on a futex policy left Fenced false")
-	}
-	var doors [2]job.Doorbell
-	var words [2]atomic.Uint32
-	rounds := 3000
-	if testing.Short() {
-		rounds = 500
-	}
-	var slow [2]atomic.Int64 // waits longer than a second
-	run := func(me int, done chan<- struct{}) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		defer close(done)
-		other := 1 - me
-		for i := uint32(1); i <= uint32(rounds); i++ {
-			if me == 0 {
-				p.Publish(&words[other], i)
-				wait.Ring(wait.Bell{Door: &doors[other]})
+	for _, tc := range []struct {
+		name string
+		mode wait.Mode
+		park bool
+	}{
+		{"futex", wait.Processes, false},
+		{"park", wait.Goroutines, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := wait.Policy{Mode: tc.mode, MinSleep: 5 * time.Second, MaxSleep: 5 * time.Second}
+			if tc.park {
+				p.Spin = 1000 // SetFenced fences goroutine PEs that spin long
 			}
-			start := time.Now()
-			cond := func() bool { return words[me].Load() >= i }
-			b := wait.Start(&p)
-			for !cond() {
-				if b.Pause() == wait.Sleeping && b.Sleep(wait.Bell{Door: &doors[me]}, cond) {
-					break
+			p.SetFenced(true)
+			if !p.Fenced {
+				t.Fatalf("SetFenced(true) left Fenced false on %+v", p)
+			}
+			p.Spin = 0 // now sleep at once
+			var doors [2]job.Doorbell
+			var notes [2]wait.Notify
+			bell := func(i int) wait.Bell {
+				b := wait.Bell{Door: &doors[i]}
+				if tc.park {
+					b.Local = &notes[i]
+				}
+				return b
+			}
+			var words [2]atomic.Uint32
+			rounds := 20000
+			if testing.Short() {
+				rounds = 500
+			}
+			var slow [2]atomic.Int64 // waits longer than a second
+			run := func(me int, done chan<- struct{}) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				defer close(done)
+				other := 1 - me
+				for i := uint32(1); i <= uint32(rounds); i++ {
+					if me == 0 {
+						p.Publish(&words[other], i)
+						wait.Ring(bell(other))
+					}
+					start := time.Now()
+					cond := func() bool { return words[me].Load() >= i }
+					b := wait.Start(&p)
+					for !cond() {
+						if b.Pause() == wait.Sleeping && b.Sleep(bell(me), cond) {
+							break
+						}
+					}
+					if time.Since(start) > time.Second {
+						slow[me].Add(1)
+					}
+					if me == 1 {
+						p.Publish(&words[other], i)
+						wait.Ring(bell(other))
+					}
 				}
 			}
-			if time.Since(start) > time.Second {
-				slow[me].Add(1)
+			d0, d1 := make(chan struct{}), make(chan struct{})
+			go run(0, d0)
+			go run(1, d1)
+			for _, d := range []chan struct{}{d0, d1} {
+				select {
+				case <-d:
+				case <-time.After(120 * time.Second):
+					t.Fatal("a waiter is stuck")
+				}
 			}
-			if me == 1 {
-				p.Publish(&words[other], i)
-				wait.Ring(wait.Bell{Door: &doors[other]})
+			if n := slow[0].Load() + slow[1].Load(); n > 0 {
+				t.Errorf("%d of %d waits took over a second: wake-ups lost to plain stores", n, 2*rounds)
 			}
-		}
-	}
-	d0, d1 := make(chan struct{}), make(chan struct{})
-	go run(0, d0)
-	go run(1, d1)
-	for _, d := range []chan struct{}{d0, d1} {
-		select {
-		case <-d:
-		case <-time.After(120 * time.Second):
-			t.Fatal("a waiter is stuck")
-		}
-	}
-	if n := slow[0].Load() + slow[1].Load(); n > 0 {
-		t.Errorf("%d of %d waits took over a second: wake-ups lost to plain stores", n, 2*rounds)
+		})
 	}
 }
