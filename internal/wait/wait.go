@@ -33,8 +33,8 @@
 // waiter's re-check sees the data, or the writer's load sees Sleepers
 // != 0 and bumps Seq before the waiter's futex_wait compares it.
 //
-// Plain stores (put's data, and the sequence words and flags that
-// collectives and barriers publish with Policy.Publish) can still sit
+// Plain stores (put's data, and the words published with
+// Policy.Publish, such as a small broadcast's sequence word) can still sit
 // in the writer's store buffer while its load of Sleepers runs ahead.
 // An asymmetric fence closes that window (Policy.Fenced): every process
 // of the job registered for membarrier(2) at start, and a waiter calls
