@@ -413,10 +413,10 @@ func defs() []def {
 			Name: VarWaitFence, Default: "on",
 			Help: "Whether a PE about to sleep in a wait first makes every running PE " +
 				"execute a memory barrier (membarrier(2), a few microseconds), so that " +
-				"PEs publish flags, sequence numbers and put data with plain stores and " +
-				"no wake-up is ever late. off, or a kernel without membarrier: flags " +
-				"are published with atomic exchanges, and a put's wake-up can be late " +
-				"by up to one sleep. Set it alike for every process of a job.",
+				"a put's plain stores never get a late wake-up and small broadcasts " +
+				"publish with plain stores. off, or a kernel without membarrier: those " +
+				"words are atomic exchanges, and a put's wake-up can be late by up to " +
+				"one sleep. Set it alike for every process of a job.",
 		}, func(c *Config) *bool { return &c.WaitFence }),
 		boolKnob(Knob{
 			Name: VarTaskSteal, Default: "on",
