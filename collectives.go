@@ -729,11 +729,11 @@ func (t *Team) seal(box mem.Base, hdr, e uint32) {
 }
 
 // sealPlain is seal with a plain store of e where the job's sleepers
-// fence (PE.Publish; internal/wait's doorbell contract). Only the tiny
-// broadcast ring uses it: there the root does not wait next, and its
-// XCHG waited for the line that its reader polls (the plain store took
-// the 2-PE 8 B broadcast to 0.83 of the time, and 0.92 in the slow
-// state). Where a member waits right after publishing (exchanges,
+// fence (PE.Publish; internal/wait's doorbell contract). Only
+// broadcasts of one line (up to 56 data bytes) use it: there the root
+// does not wait next, and its XCHG waited for the line that its reader
+// polls (the plain store took the 2-PE 8 B broadcast to 0.83 of the
+// time, and 0.92 in the slow state). Where a member waits right after publishing (exchanges,
 // barriers) and for the large ring, plain stores measured no faster
 // (performance.md, "Publishing without a fence"), so those keep the
 // XCHG.
@@ -990,7 +990,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		}
 		box := boxAt(t.slotBase[t.me], off)
 		fill(box, src)
-		if ring == 0 {
+		if bytes <= 56 {
 			t.sealPlain(box, e)
 		} else {
 			t.seal(box, 0, e)
@@ -1004,7 +1004,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		awaitSlow(t, routine, b, off, e)
 	}
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
-	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); ring == 0 {
+	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); bytes <= 56 {
 		t.pe.Publish(done, e)
 	} else {
 		done.Store(e)

@@ -22,7 +22,8 @@
 // SplitStrided (its flags in the team slots, not the control block).
 // The collectives run on TeamWorld with int64 elements: SumReduce,
 // FCollect, Collect and Broadcast (root 0) of 8 and 256 bytes per PE,
-// and Alltoall of 8 bytes per pair.
+// Broadcast of 32 bytes too (one line, like 8, but through the ring of
+// larger dropboxes), and Alltoall of 8 bytes per pair.
 package main
 
 import (
@@ -72,6 +73,7 @@ func main() {
 			{"collect 8 B", func() { goshmem.Collect(w, dst[:n], src[:1]) }},
 			{"alltoall 8 B", func() { goshmem.Alltoall(w, dst[:n], src[:n], 1) }},
 			{"broadcast 8 B", func() { goshmem.Broadcast(w, dst[:1], src[:1], 0) }},
+			{"broadcast 32 B", func() { goshmem.Broadcast(w, dst[:4], src[:4], 0) }},
 			{"reduce 256 B", func() { goshmem.SumReduce(w, dst[:32], src[:32]) }},
 			{"fcollect 256 B", func() { goshmem.FCollect(w, dst[:32*n], src[:32]) }},
 			{"collect 256 B", func() { goshmem.Collect(w, dst[:32*n], src[:32]) }},

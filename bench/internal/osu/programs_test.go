@@ -362,7 +362,7 @@ func TestInterleave(t *testing.T) {
 		}
 		ops = append(ops, m[1])
 	}
-	want := []string{"world.Sync", "split.Sync", "reduce 8 B", "fcollect 8 B", "collect 8 B", "alltoall 8 B", "broadcast 8 B",
+	want := []string{"world.Sync", "split.Sync", "reduce 8 B", "fcollect 8 B", "collect 8 B", "alltoall 8 B", "broadcast 8 B", "broadcast 32 B",
 		"reduce 256 B", "fcollect 256 B", "collect 256 B", "broadcast 256 B"}
 	if !slices.Equal(ops, want) {
 		t.Errorf("operations %q, want %q", ops, want)
