@@ -308,20 +308,25 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 	}
 }
 
+// sleeperKinds are the two ways a waiter sleeps: a futex wait of its
+// thread (PEs that are processes), or a park on the PE's Notify
+// (goroutine PEs).
+var sleeperKinds = []struct {
+	name string
+	mode wait.Mode
+	park bool
+}{
+	{"futex", wait.Processes, false},
+	{"park", wait.Goroutines, true},
+}
+
 // TestNoLostWakeup runs many short producer/consumer rounds, the
 // consumer sleeping on the futex (Processes) or parking on the
 // in-process Notify (Goroutines) at once and the producer storing
 // atomically and ringing: every wait must end, none needing more than a
 // few timeouts.
 func TestNoLostWakeup(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		mode wait.Mode
-		park bool
-	}{
-		{"futex", wait.Processes, false},
-		{"park", wait.Goroutines, true},
-	} {
+	for _, tc := range sleeperKinds {
 		t.Run(tc.name, func(t *testing.T) {
 			var d job.Doorbell
 			bell := wait.Bell{Door: &d}
@@ -610,14 +615,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 	if err := sys.MembarrierRegister(); err != nil {
 		t.Skipf("no asymmetric fence on this kernel: %v", err)
 	}
-	for _, tc := range []struct {
-		name string
-		mode wait.Mode
-		park bool
-	}{
-		{"futex", wait.Processes, false},
-		{"park", wait.Goroutines, true},
-	} {
+	for _, tc := range sleeperKinds {
 		t.Run(tc.name, func(t *testing.T) {
 			p := wait.Policy{Mode: tc.mode, MinSleep: 5 * time.Second, MaxSleep: 5 * time.Second}
 			if tc.park {
