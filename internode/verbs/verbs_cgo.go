@@ -22,18 +22,29 @@ static struct ibv_mr *gs_reg_mr(struct ibv_pd *pd, uintptr_t addr, size_t len, i
 	return ibv_reg_mr(pd, (void *)addr, len, access);
 }
 
-static struct ibv_qp *gs_create_rc(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq, int depth) {
-	struct ibv_qp_init_attr a;
-	memset(&a, 0, sizeof a);
-	a.send_cq = scq;
-	a.recv_cq = rcq;
-	a.qp_type = IBV_QPT_RC;
-	a.cap.max_send_wr = depth;
-	a.cap.max_recv_wr = depth;
-	a.cap.max_send_sge = 1;
-	a.cap.max_recv_sge = 1;
-	a.cap.max_inline_data = 64;
-	return ibv_create_qp(pd, &a);
+// gs_create_rc makes an RC queue pair with the most inline data of
+// those it tries (256 bytes: a small put and its flag in one message;
+// else 64; else none) and stores what the device granted in *inl.
+static struct ibv_qp *gs_create_rc(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq, int depth, uint32_t *inl) {
+	static const uint32_t tries[] = {256, 64, 0};
+	for (int i = 0; i < 3; i++) {
+		struct ibv_qp_init_attr a;
+		memset(&a, 0, sizeof a);
+		a.send_cq = scq;
+		a.recv_cq = rcq;
+		a.qp_type = IBV_QPT_RC;
+		a.cap.max_send_wr = depth;
+		a.cap.max_recv_wr = depth;
+		a.cap.max_send_sge = 1;
+		a.cap.max_recv_sge = 1;
+		a.cap.max_inline_data = tries[i];
+		struct ibv_qp *qp = ibv_create_qp(pd, &a);
+		if (qp != NULL) {
+			*inl = a.cap.max_inline_data;
+			return qp;
+		}
+	}
+	return NULL;
 }
 
 static int gs_to_init(struct ibv_qp *qp, uint8_t port, int access) {
@@ -84,7 +95,7 @@ static int gs_to_rts(struct ibv_qp *qp, uint32_t psn) {
 // gs_post queues one signaled work request: opcode 0 SEND, 1 RDMA
 // WRITE, 2 RDMA READ.
 static int gs_post(struct ibv_qp *qp, uint64_t id, int op, uintptr_t addr, uint32_t len, uint32_t lkey,
-                   uint64_t raddr, uint32_t rkey) {
+                   uint64_t raddr, uint32_t rkey, uint32_t inl) {
 	struct ibv_sge sge = { .addr = addr, .length = len, .lkey = lkey };
 	struct ibv_send_wr wr, *bad = NULL;
 	memset(&wr, 0, sizeof wr);
@@ -92,7 +103,7 @@ static int gs_post(struct ibv_qp *qp, uint64_t id, int op, uintptr_t addr, uint3
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	if (op == 0 && len <= 64) wr.send_flags |= IBV_SEND_INLINE; // a small frame: no DMA read of the buffer
+	if (op == 0 && len <= inl) wr.send_flags |= IBV_SEND_INLINE; // a small message: no DMA read of the buffer
 	switch (op) {
 	case 0: wr.opcode = IBV_WR_SEND; break;
 	case 1: wr.opcode = IBV_WR_RDMA_WRITE; break;
@@ -501,17 +512,19 @@ type RC struct {
 	d   *Device
 	qp  *C.struct_ibv_qp
 	psn uint32
+	inl uint32 // most bytes a SEND carries inline (the device's grant)
 }
 
 // NewRC makes an RC queue pair whose sends and receives complete on
 // send and recv (which may be the same CQ), with depth outstanding work
 // requests each way, in state INIT with remote write and read allowed.
 func (d *Device) NewRC(send, recv *CQ, depth int) (*RC, error) {
-	qp, err := C.gs_create_rc(d.pd, send.cq, recv.cq, C.int(depth))
+	var inl C.uint32_t
+	qp, err := C.gs_create_rc(d.pd, send.cq, recv.cq, C.int(depth), &inl)
 	if qp == nil {
 		return nil, fmt.Errorf("verbs: ibv_create_qp(RC, depth %d) on %s: %v", depth, d.Name, err)
 	}
-	r := &RC{d: d, qp: qp, psn: rand.Uint32() & 0xffffff}
+	r := &RC{d: d, qp: qp, psn: rand.Uint32() & 0xffffff, inl: uint32(inl)}
 	if e := C.gs_to_init(qp, C.uint8_t(d.Port), C.int(LocalWrite|RemoteWrite|RemoteRead)); e != 0 {
 		r.Close()
 		return nil, fmt.Errorf("verbs: queue pair to INIT: %v", syscall.Errno(e))
@@ -566,7 +579,7 @@ func (r *RC) post(id uint64, op int, m *MR, local []byte, raddr uint64, rkey uin
 		return err
 	}
 	if x := C.gs_post(r.qp, C.uint64_t(id), C.int(op), C.uintptr_t(addr), C.uint32_t(len(local)), C.uint32_t(m.LKey),
-		C.uint64_t(raddr), C.uint32_t(rkey)); x != 0 {
+		C.uint64_t(raddr), C.uint32_t(rkey), C.uint32_t(r.inl)); x != 0 {
 		return fmt.Errorf("verbs: ibv_post_send: %v", syscall.Errno(x))
 	}
 	return nil

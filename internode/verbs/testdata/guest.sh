@@ -96,7 +96,7 @@ for p in $LIBS; do
 	dpkg-deb -x "$W/debs/${p}"_*.deb "$ROOT"
 done
 dpkg-deb -x "$W/debs"/perftest_*.deb "$STAGE/perftest"
-for b in ib_write_lat ib_write_bw ib_atomic_lat; do install -D -m 0755 "$STAGE/perftest/usr/bin/$b" "$ROOT/usr/bin/$b"; done
+for b in ib_write_lat ib_send_lat ib_write_bw ib_atomic_lat; do install -D -m 0755 "$STAGE/perftest/usr/bin/$b" "$ROOT/usr/bin/$b"; done
 dpkg-deb -x "$W/debs"/iproute2_*.deb "$STAGE/iproute2"
 install -D -m 0755 "$STAGE/iproute2/usr/bin/rdma" "$ROOT/usr/bin/rdma"
 dpkg-deb -x "$W/debs"/busybox-static_*.deb "$STAGE/bb"

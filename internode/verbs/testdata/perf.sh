@@ -48,6 +48,9 @@ for r in $(seq 1 "$R"); do
 	if step lat; then
 		gosh verbs put_pingpong -m 8:8 -i 3000 -w 300 | fig "$r" pp-verbs
 		pt ib_write_lat -s 8 -n 3000 | ptfig "$r" writelat 6 1
+		# SENDs, as goshmem's small puts are: what a SEND costs here
+		# beyond a WRITE that the peer polls in memory (informative).
+		pt ib_send_lat -s 8 -n 3000 | ptfig "$r" sendlat 6 1
 		gosh tcp put_pingpong -m 8:8 -i 3000 -w 300 | fig "$r" pp-tcp
 	fi
 	if step pp; then

@@ -24,7 +24,9 @@ function target(name, num, den, op, limit,    r, n, a, m, lo, hi, st) {
 	printf "| %s | %.2f | %.2f-%.2f (%d rounds) | %s %s | %s |\n", name, m, lo, hi, n, op, (limit > 0 ? limit : "-"), st
 }
 
-$1 == "FIG" { v[$2, $3] = $4; if ($2 > rounds) rounds = $2; seen[$3] = 1 }
+# A figure that is not a positive finite number (perftest printed "inf"
+# once) is no figure.
+$1 == "FIG" && $4 + 0 > 0 && $4 + 0 < 1e300 { v[$2, $3] = $4; if ($2 > rounds) rounds = $2; seen[$3] = 1 }
 
 END {
 	print "| target | ratio | spread | wants | status |"
@@ -34,6 +36,8 @@ END {
 		target("put bandwidth " s / 1048576 " MiB over verbs vs ib_write_bw", "bw-verbs-" s, "writebw-" s, ">=", 0.8)
 	target("fetch-add over verbs vs ib_atomic_lat", "fadd-verbs-8", "atomiclat-8", "<=", 0)
 	target("put ping-pong 8 B over verbs vs over tcp", "pp-verbs-8", "pp-tcp-8", "<=", 0)
+	target("put ping-pong 8 B over verbs vs ib_send_lat", "pp-verbs-8", "sendlat-8", "<=", 0)
+	target("ib_send_lat vs ib_write_lat", "sendlat-8", "writelat-8", "<=", 0)
 	for (s = 4096; s <= 1048576; s *= 2)
 		target("put ping-pong " s " B: verbs time vs tcp time", "pp-verbs-" s, "pp-tcp-" s, "<=", 0.999)
 	for (s = 4096; s <= 4194304; s *= 2)
