@@ -51,6 +51,12 @@ for r in $(seq 1 "$R"); do
 		# SENDs, as goshmem's small puts are: what a SEND costs here
 		# beyond a WRITE that the peer polls in memory (informative).
 		pt ib_send_lat -s 8 -n 3000 | ptfig "$r" sendlat 6 1
+		# This package's own posts and reaps in ib_write_lat's loop
+		# (TestRCPingPong): what Go and cgo cost per message here.
+		for t in /opt/*verbs*.test; do
+			SHMEM_VERBS_DEVICE=rxe0 timeout 120 "$t" -test.run '^TestRCPingPong$' -test.v 2>&1 |
+				awk -v r="$r" '{print "RAW", $0} /RC ping-pong/ {for (i = 1; i < NF; i++) if ($(i+1) == "us") print "FIG", r, "rcpp-8", $i}'
+		done
 		gosh tcp put_pingpong -m 8:8 -i 3000 -w 300 | fig "$r" pp-tcp
 	fi
 	if step pp; then
