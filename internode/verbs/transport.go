@@ -926,7 +926,7 @@ func (t *Transport) poll(always bool) bool {
 		t.stats.pollBusy.Add(1)
 		return false
 	}
-	_, frames := t.reap()
+	_, frames := t.reapOnce()
 	t.rx.Unlock()
 	t.stats.pollFrames.Add(uint64(frames))
 	return frames > 0
@@ -962,20 +962,34 @@ func (t *Transport) PollIdle() {
 // how many frames were delivered. t.rx held.
 func (t *Transport) reap() (n, frames int) {
 	for !t.closing.Load() {
-		k, err := t.cq.Poll(t.wc[:])
-		if err != nil {
-			t.lostAll(err)
-			return n, frames
-		}
+		k, f := t.reapOnce()
 		if k == 0 {
 			return n, frames
 		}
-		n += k
-		for i := range k {
-			frames += t.complete(&t.wc[i])
-		}
+		n, frames = n+k, frames+f
 	}
 	return n, frames
+}
+
+// reapOnce reads the completion queue once (up to len(t.wc) entries)
+// and handles what it found. A polling PE calls it rather than reap:
+// a frame it delivers may be what the PE waits for, and one more read
+// of an empty queue (a cgo call) would only delay its seeing that; what
+// is left is read at its next poll, or by the progress goroutine.
+// t.rx held.
+func (t *Transport) reapOnce() (n, frames int) {
+	if t.closing.Load() {
+		return 0, 0
+	}
+	k, err := t.cq.Poll(t.wc[:])
+	if err != nil {
+		t.lostAll(err)
+		return 0, 0
+	}
+	for i := range k {
+		frames += t.complete(&t.wc[i])
+	}
+	return k, frames
 }
 
 // complete handles one completion; it returns 1 when a frame was
