@@ -733,10 +733,10 @@ func (t *Team) seal(box mem.Base, hdr, e uint32) {
 // broadcasts of one line (up to 56 data bytes) use it: there the root
 // does not wait next, and its XCHG waited for the line that its reader
 // polls (the plain store took the 2-PE 8 B broadcast to 0.83 of the
-// time, and 0.92 in the slow state). Where a member waits right after publishing (exchanges,
-// barriers) and for the large ring, plain stores measured no faster
-// (performance.md, "Publishing without a fence"), so those keep the
-// XCHG.
+// time, and 0.92 in the slow state). Where a member waits right after
+// publishing (exchanges, barriers), and for broadcasts of more lines,
+// plain stores measured no faster (performance.md, "Publishing without
+// a fence"), so those keep the XCHG.
 func (t *Team) sealPlain(box mem.Base, e uint32) {
 	*mem.At[uint32](box, 4) = 0
 	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e)

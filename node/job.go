@@ -50,10 +50,7 @@ type Job struct {
 	// helpers, which that wait does not need (the leaders' transports
 	// wake only to receive, and it receives).
 	hotPolicy wait.Policy
-	// fenced: this process registered for membarrier and its waits
-	// fence before they sleep (wait.Policy.Fenced, unless goroutine PEs).
-	fenced bool
-	hot    bool
+	hot       bool
 	// barPolicy is the waiting policy of the central barrier's waits:
 	// policy, with goroutine PEs parking sooner (centralGoYield).
 	barPolicy wait.Policy
@@ -187,9 +184,9 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	}
 	// The asymmetric fence of the doorbell contract (internal/wait):
 	// registering is one system call per process.
-	j.fenced = !cfg.NoFence && sys.MembarrierRegister() == nil
-	j.policy.SetFenced(j.fenced)
-	j.hotPolicy.SetFenced(j.fenced)
+	fenced := !cfg.NoFence && sys.MembarrierRegister() == nil
+	j.policy.SetFenced(fenced)
+	j.hotPolicy.SetFenced(fenced)
 	j.barPolicy = barrierPolicy(j.policy, cfg.WaitYield)
 	return j, nil
 }
