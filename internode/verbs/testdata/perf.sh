@@ -55,7 +55,9 @@ for r in $(seq 1 "$R"); do
 		# (TestRCPingPong): what Go and cgo cost per message here.
 		for t in /opt/*verbs*.test; do
 			SHMEM_VERBS_DEVICE=rxe0 timeout 120 "$t" -test.run '^TestRCPingPong$' -test.v 2>&1 |
-				awk -v r="$r" '{print "RAW", $0} /RC ping-pong/ {for (i = 1; i < NF; i++) if ($(i+1) == "us") print "FIG", r, "rcpp-8", $i}'
+				awk -v r="$r" '{print "RAW", $0} /RC ping-pong,/ {for (i = 1; i < NF; i++) if ($(i+1) == "us") print "FIG", r, "rcpp-8", $i}'
+			SHMEM_VERBS_DEVICE=rxe0 timeout 120 "$t" -test.run '^TestRCPingPongProcesses$' -test.v 2>&1 |
+				awk -v r="$r" '{print "RAW", $0} /RC ping-pong across/ {for (i = 1; i < NF; i++) if ($(i+1) == "us") print "FIG", r, "rcpp2-8", $i}'
 		done
 		gosh tcp put_pingpong -m 8:8 -i 3000 -w 300 | fig "$r" pp-tcp
 	fi

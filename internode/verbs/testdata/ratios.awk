@@ -40,6 +40,8 @@ END {
 	target("ib_send_lat vs ib_write_lat", "sendlat-8", "writelat-8", "<=", 0)
 	target("Go RC ping-pong (TestRCPingPong) vs ib_write_lat", "rcpp-8", "writelat-8", "<=", 0)
 	target("put ping-pong 8 B over verbs vs Go RC ping-pong", "pp-verbs-8", "rcpp-8", "<=", 0)
+	target("Go RC ping-pong across 2 processes vs in 1", "rcpp2-8", "rcpp-8", "<=", 0)
+	target("put ping-pong 8 B over verbs vs Go RC ping-pong across 2 processes", "pp-verbs-8", "rcpp2-8", "<=", 0)
 	for (s = 4096; s <= 1048576; s *= 2)
 		target("put ping-pong " s " B: verbs time vs tcp time", "pp-verbs-" s, "pp-tcp-" s, "<=", 0.999)
 	for (s = 4096; s <= 4194304; s *= 2)
