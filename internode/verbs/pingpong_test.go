@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -28,33 +27,8 @@ import (
 // if a counter arrives wrong or the ping-pong stalls.
 func TestRCPingPong(t *testing.T) {
 	d := openOrSkip(t)
-	var qs [2]*RC
-	var cqs [2]*CQ
-	var mrs [2]*MR
 	bufs := [2][]byte{mapped(t, 4096), mapped(t, 4096)}
-	for i := range qs {
-		cq, err := d.NewCQ(64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cq.Close() })
-		q, err := d.NewRC(cq, cq, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { q.Close() })
-		m, err := d.Register(bufs[i], LocalWrite|RemoteWrite|RemoteRead)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		qs[i], cqs[i], mrs[i] = q, cq, m
-	}
-	for i := range qs {
-		if err := qs[i].Connect(qs[1-i].Endpoint()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	qs, cqs, mrs := rcPair(t, d, bufs)
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("needs 2 threads running at once")
 	}
@@ -210,20 +184,7 @@ func TestRCPingPongProcesses(t *testing.T) {
 		}
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRCPingPongProcesses$")
-	cmd.Env = append(os.Environ(), pingChildEnv+"=1")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdin, stdout := startChild(t, "TestRCPingPongProcesses", pingChildEnv)
 	defer cmd.Process.Kill()
 	fmt.Fprintln(stdin, me)
 	sc := bufio.NewScanner(stdout)

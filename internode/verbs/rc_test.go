@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -82,33 +83,8 @@ func waitFor(t *testing.T, cq *CQ, id uint64, op Opcode) Completion {
 func TestRCLoopback(t *testing.T) {
 	d := openOrSkip(t)
 	t.Logf("device %s port %d link %s lid %d gid %x mtu %d", d.Name, d.Port, map[bool]string{true: "Ethernet (RoCE)", false: "InfiniBand"}[d.LinkETH], d.LID, d.GID, d.MTU)
-	var qs [2]*RC
-	var cqs [2]*CQ
-	var mrs [2]*MR
 	bufs := [2][]byte{mapped(t, 1<<20), mapped(t, 1<<20)}
-	for i := range qs {
-		cq, err := d.NewCQ(64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cq.Close() })
-		q, err := d.NewRC(cq, cq, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { q.Close() })
-		m, err := d.Register(bufs[i], LocalWrite|RemoteWrite|RemoteRead)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { m.Close() })
-		qs[i], cqs[i], mrs[i] = q, cq, m
-	}
-	for i := range qs {
-		if err := qs[i].Connect(qs[1-i].Endpoint()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	qs, cqs, mrs := rcPair(t, d, bufs)
 	a, b := bufs[0], bufs[1]
 
 	// WRITE 256 KiB from a into b at an offset.
@@ -171,6 +147,37 @@ func TestRCLoopback(t *testing.T) {
 	}
 }
 
+// rcPair makes two RC queue pairs of one process, each with its own
+// CQ and with bufs[i] registered for it, connected to each other;
+// everything is closed when the test ends.
+func rcPair(t *testing.T, d *Device, bufs [2][]byte) (qs [2]*RC, cqs [2]*CQ, mrs [2]*MR) {
+	t.Helper()
+	for i := range qs {
+		cq, err := d.NewCQ(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cq.Close() })
+		q, err := d.NewRC(cq, cq, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { q.Close() })
+		m, err := d.Register(bufs[i], LocalWrite|RemoteWrite|RemoteRead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		qs[i], cqs[i], mrs[i] = q, cq, m
+	}
+	for i := range qs {
+		if err := qs[i].Connect(qs[1-i].Endpoint()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return qs, cqs, mrs
+}
+
 // TestOpenNamedMissing: a device name that does not exist gives the
 // no-device error naming it.
 func TestOpenNamedMissing(t *testing.T) {
@@ -218,20 +225,7 @@ func TestRCAcrossProcesses(t *testing.T) {
 	}
 	defer m.Close()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRCAcrossProcesses$", "-test.v")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, in, out := startChild(t, "TestRCAcrossProcesses", childEnv)
 	defer cmd.Process.Kill()
 	fmt.Fprintf(in, "%s %x %x\n", q.Endpoint(), m.Addr, m.RKey)
 	sc := bufio.NewScanner(out)
@@ -268,6 +262,28 @@ func TestRCAcrossProcesses(t *testing.T) {
 	if !slices.Contains(lines, "read: the parent's own bytes, for the child to read") {
 		t.Fatalf("the child's RDMA READ did not return the parent's bytes:\n%s", strings.Join(lines, "\n"))
 	}
+}
+
+// startChild starts this test binary again as the remote side of test
+// name (with env=1 in its environment), talking to it through its
+// standard input and output.
+func startChild(t *testing.T, name, env string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+name+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env+"=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, in, out
 }
 
 // newRC makes a CQ and an RC queue pair on it, closed when the test
