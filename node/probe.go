@@ -36,6 +36,7 @@ func Probe(cfg Config) (Transport, []string) {
 	} else {
 		notes = append(notes, "cma: unavailable: "+cmaErr.Error())
 	}
+	notes = append(notes, probeFence(cfg))
 	switch {
 	case cfg.Transport == "cma" && cmaErr != nil:
 		return Transport{"none", "SHMEM_TRANSPORT=cma but process_vm_readv fails: " + cmaErr.Error()}, notes
@@ -95,4 +96,18 @@ func probeHeapPolicy(cfg Config, b []byte) string {
 		s += "; " + h.Note
 	}
 	return s
+}
+
+// probeFence describes the waits' doorbell contract a job would use
+// here (internal/wait): whether a waiter fences with membarrier before
+// it sleeps, so that a put never wakes it late and small broadcasts
+// publish with plain stores.
+func probeFence(cfg Config) string {
+	if cfg.NoFence {
+		return "waits: SHMEM_WAIT_FENCE=off: flags are atomic exchanges, a put's wake-up can be late by up to one sleep"
+	}
+	if err := sys.MembarrierRegister(); err != nil {
+		return "waits: no membarrier fence (" + err.Error() + "): flags are atomic exchanges, a put's wake-up can be late by up to one sleep"
+	}
+	return "waits: membarrier fence available: a waiter fences before it sleeps, a put never wakes it late (SHMEM_WAIT_FENCE)"
 }

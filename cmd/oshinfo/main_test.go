@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/numa"
 )
 
@@ -472,6 +473,32 @@ func TestUsageHidesSysfsRoot(t *testing.T) {
 	doc, _, _ := strings.Cut(string(src), "package main")
 	if !strings.Contains(doc, "--sysfs-root DIR") {
 		t.Error("the package documentation does not describe --sysfs-root DIR")
+	}
+}
+
+// TestRunWaitFence: the transport section says which doorbell contract
+// a job's waits would use here: the membarrier fence (where the kernel
+// has it) by default, atomic exchanges with SHMEM_WAIT_FENCE=off.
+func TestRunWaitFence(t *testing.T) {
+	for _, tc := range []struct{ value, want string }{
+		{"", "  waits: "},
+		{"off", "  waits: SHMEM_WAIT_FENCE=off: flags are atomic exchanges"},
+	} {
+		t.Run("fence="+tc.value, func(t *testing.T) {
+			cleanEnv(t)
+			t.Setenv("SHMEM_WAIT_FENCE", tc.value)
+			code, out, errs := runInfo(t)
+			if code != 0 {
+				t.Fatalf("run() = %d; stderr %q", code, errs)
+			}
+			tr := section(t, out, "On-node transport")
+			if !strings.Contains(tr, tc.want) {
+				t.Errorf("transport section lacks %q:\n%s", tc.want, tr)
+			}
+			if tc.value == "" && sys.MembarrierRegister() == nil && !strings.Contains(tr, "waits: membarrier fence available") {
+				t.Errorf("this kernel has membarrier, but the transport section says:\n%s", tr)
+			}
+		})
 	}
 }
 
