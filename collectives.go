@@ -688,7 +688,9 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 // of their own.)
 
 // The primitives below are small enough to inline, and every exchange
-// and dropbox broadcast writes them out in place: the instructions
+// and dropbox broadcast writes them out in place (a helper that did
+// boxReady and awaitSlow together would cost 123 in the compiler's
+// inlining budget of 80, and stay a call): the instructions
 // between seeing the last member's publication and publishing the next
 // call are what a small collective costs beyond its hand-offs, and on
 // the development machine they cost far more than their count suggests
