@@ -925,11 +925,19 @@ func TestPollLeavesNothingUnread(t *testing.T) {
 // wake no goroutine of the transport (each such wake-up costs a thread
 // switch on a CPU a PE needs); the receiving goroutine may fire once,
 // for a frame that came before the first Poll disarmed it.
+//
+// The premise is a leader that polls all the time. The polling
+// goroutine below records the longest gap between its polls; a round
+// in which it went a whole grace without polling (a loaded machine,
+// -race with other packages' tests on the same CPUs, can leave it
+// unscheduled that long) proves nothing either way, so the round is
+// measured again, up to 3 times.
 func TestPollQuietsTheReceiver(t *testing.T) {
 	const (
 		frames = 200
 		grace  = 100 * time.Millisecond
 		gap    = 5 * time.Millisecond // frames span 10 graces
+		tries  = 3
 	)
 	ss, is := sinks(2)
 	l := start(t, 2, nil, is)
@@ -943,40 +951,57 @@ func TestPollQuietsTheReceiver(t *testing.T) {
 	// one stall of the poller may cost one more of each.
 	l.ts[1].rx.graceN.Store(int64(grace))
 	connect(t, l, ss[1])
-	before, r0 := wakes.Load(), rearms.Load()
-	if before == 0 {
+	if wakes.Load() == 0 {
 		t.Fatal("the receiving goroutine did not deliver the first frame (no Poll yet)")
 	}
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				l.ts[1].Poll()
+	sent := 0
+	for try := 1; ; try++ {
+		before, r0 := wakes.Load(), rearms.Load()
+		stop := make(chan struct{})
+		done := make(chan time.Duration)
+		go func() {
+			var longest time.Duration
+			last := time.Now()
+			for {
+				select {
+				case <-stop:
+					done <- longest
+					return
+				default:
+					l.ts[1].Poll()
+					now := time.Now()
+					longest = max(longest, now.Sub(last))
+					last = now
+				}
 			}
+		}()
+		for range frames {
+			sent++
+			h := internode.Header{Seq: uint32(sent)}
+			if err := l.ts[0].Send(1, &h, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "a frame", func() bool { return ss[1].count(0) == sent+1 })
+			time.Sleep(gap)
 		}
-	}()
-	for k := 1; k <= frames; k++ {
-		h := internode.Header{Seq: uint32(k)}
-		if err := l.ts[0].Send(1, &h, nil); err != nil {
-			t.Fatal(err)
+		close(stop)
+		longest := <-done
+		n, r := wakes.Load()-before, rearms.Load()-r0
+		t.Logf("round %d: %d frames over %v: the receiving goroutine re-armed %d times, woke %d times; the poller's longest gap between polls %v",
+			try, frames, frames*gap, r, n, longest)
+		if longest >= grace {
+			if try == tries {
+				t.Fatalf("in all %d rounds the polling goroutine went %v or more without polling (the machine is overloaded): nothing to judge", tries, grace)
+			}
+			continue
 		}
-		waitFor(t, "a frame", func() bool { return ss[1].count(0) == k+1 })
-		time.Sleep(gap)
-	}
-	close(stop)
-	<-done
-	n, r := wakes.Load()-before, rearms.Load()-r0
-	t.Logf("%d frames over %v: the receiving goroutine re-armed %d times, woke %d times", frames, frames*gap, r, n)
-	if r > 2 {
-		t.Errorf("the receiving goroutine re-armed %d times while a leader's polls got the frames (over %v), want at most 2", r, frames*gap)
-	}
-	if n > r+1 {
-		t.Errorf("the receiving goroutine was woken %d times while disarmed but for %d re-arms", n, r)
+		if r > 2 {
+			t.Errorf("the receiving goroutine re-armed %d times while a leader's polls got the frames (over %v), want at most 2", r, frames*gap)
+		}
+		if n > r+1 {
+			t.Errorf("the receiving goroutine was woken %d times while disarmed but for %d re-arms", n, r)
+		}
+		return
 	}
 }
 
