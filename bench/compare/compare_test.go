@@ -1169,6 +1169,10 @@ func TestMissCauses(t *testing.T) {
 		{"256", 2.9, lines, "software per call: 2.90 barriers is above the 2.60", "= 2.60"},
 		{"8", 1.7, lines, "software per call: 1.70 barriers is above the 1.00", "fills 1 cache line(s)"},
 		{"256", 2.4, limits{}, causeUnknown, ""}, // no lines limit: no model
+		// A negative slope (rows from two states of the machine, as in
+		// full-6: 0.40 us at 0-2 lines, 0.15-0.23 at 4-8): no verdict,
+		// not a model that makes five lines cost what one does.
+		{"256", 2.4, limits{limLines: {Test: limLines, Rows: []point{{"0", 0.40}, {"8", 0.23}, {linesSlope, -0.0323}}}}, causeUnknown, "slope is negative"},
 	} {
 		x := findTarget(t, evaluation{Results: map[string]*result{"reduce": mk(c.at, c.ratio)}, Limits: c.lims, NP: 2, PeerWhy: "-peer=false"}.targets(), name)
 		if x.Status != statusMiss || !strings.Contains(x.Cause, c.cause) {

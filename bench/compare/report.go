@@ -33,7 +33,8 @@ type report struct {
 	Limits     limits
 	LimitOrder []string // the limits tests run, in order
 	// LimitRounds are the limits measured again in each round (memcpy's
-	// bulk sizes), by test, round r at r-1 (nil: that round's failed).
+	// bulk sizes, the hand-off), by test, round r at r-1 (nil or without
+	// rows: that round's failed).
 	LimitRounds map[string][]*limitTable
 	Targets     []target
 	Cfgs        []peCfg      // the PE configurations run

@@ -467,6 +467,9 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	if handoffEach {
 		rep.Limits[limHandoff] = mergeRounds(handoffs)
+		// Per round too: the cost model of the small collectives checks
+		// that the lines test ran in the rounds' state (linesModel).
+		rep.LimitRounds[limHandoff] = handoffs
 	}
 	if memcpyEach {
 		rep.Limits[limMemcpy] = mergeBest(rep.Limits[limMemcpy], rep.LimitRounds[limMemcpy])

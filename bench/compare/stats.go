@@ -797,7 +797,16 @@ func (e evaluation) linesModel(t *target, key string) {
 		return
 	}
 	h, lines := round/2, (b+8+lineBytes-1)/lineBytes
-	model := (h + float64(lines-1)*max(l, 0)) / h
+	if l < 0 {
+		// More lines cannot cost less: the test's rows came from
+		// different states of the machine (its 0-2 line rows slow,
+		// its 4-8 line rows fast, once), and its slope says nothing.
+		t.Notes = append(t.Notes, fmt.Sprintf(
+			"cost model (docs/performance.md): the lines limit's slope is negative (%s us per extra line): its rows were measured in different states of the machine, so the model gives no verdict here; rerun to get one",
+			fmtNum(l)))
+		return
+	}
+	model := (h + float64(lines-1)*l) / h
 	t.Notes = append(t.Notes, fmt.Sprintf(
 		"cost model (docs/performance.md): at %s a member's part fills %d cache line(s), written by it and read by the other, where the barrier moves 1; with the hand-off h = %s us (half the lines limit's round trip) and l = %s us per extra line (its slope), (h + (L-1) l) / h = %.2f barriers",
 		humanSize(key), lines, fmtNum(h), fmtNum(l), model))

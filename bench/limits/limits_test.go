@@ -441,6 +441,45 @@ func TestTCPRows(t *testing.T) {
 	}
 }
 
+// TestTCPRelayRows: with -relay the echo side relays the smallest
+// size's ping-pongs through a second process, which answers every
+// message (a lost one would hang the client, a wrong count fail its
+// reads); each spin count gives a positive row, "8 relay latency" is
+// the better one, and the second process is gone once the connection
+// ends (the echo side waits for it).
+func TestTCPRelayRows(t *testing.T) {
+	served := make(chan struct{})
+	addr := loopback(t, func(c net.Conn) {
+		c.(*net.TCPConn).SetNoDelay(true)
+		serveEcho(c)
+		close(served)
+	})
+	tb, err := runTCP([]string{"-connect", addr, "-min", "8", "-max", "8", "-i", "300", "-r", "3", "-relay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range tb.rows {
+		got[r.label] = r.value
+	}
+	best := math.Inf(1)
+	for _, spins := range relaySpins {
+		k := fmt.Sprintf("8 relay latency spin %d", spins)
+		if got[k] <= 0 {
+			t.Errorf("row %q = %v, want a positive figure (rows %v)", k, got[k], got)
+		}
+		best = min(best, got[k])
+	}
+	if got["8 relay latency"] != best {
+		t.Errorf("relay latency %v is not the best of the spin counts' rows %v", got["8 relay latency"], got)
+	}
+	select {
+	case <-served:
+	case <-time.After(40 * time.Second):
+		t.Fatal("the echo side did not end (its second process did not stop) 40 s after the client closed")
+	}
+}
+
 // loopback listens on 127.0.0.1 and serves the first connection with
 // serve (then closes it); it returns the address.
 func loopback(t *testing.T, serve func(net.Conn)) string {

@@ -35,9 +35,10 @@ const childFD = 3
 // neither the adjacent-line prefetcher nor false sharing links them.
 const (
 	page     = 4096
-	offCtl   = 0 * page // child -> parent: 1 when ready; 2+phase as acknowledgement in atomic
-	offX     = 1 * page // the measured line (same_line counter, separate_lines flag, atomic target)
-	offY     = 2 * page // separate_lines answer; atomic phase
+	offCtl   = 0 * page    // child -> parent: 1 when ready; 2+phase as acknowledgement in atomic
+	offAux   = offCtl + 64 // parent -> child, between measurements: relay's spin count
+	offX     = 1 * page    // the measured line (same_line counter, separate_lines flag, atomic target)
+	offY     = 2 * page    // separate_lines answer; atomic phase
 	segBytes = 3 * page
 )
 
@@ -50,16 +51,18 @@ const (
 	roleSame     = "same"
 	roleSeparate = "separate"
 	roleHammer   = "hammer"
+	roleRelay    = "relay" // tcp's relayed ping-pong: answers x in y (childRelay)
 )
 
 // words are the shared words as mapped by one process.
 type words struct {
-	ctl, x, y *atomic.Uint64
+	ctl, aux, x, y *atomic.Uint64
 }
 
 func wordsOf(b []byte) words {
 	return words{
 		ctl: &shm.View[shm.Uint64](b, offCtl).Uint64,
+		aux: shm.View[atomic.Uint64](b, offAux),
 		x:   &shm.View[shm.Uint64](b, offX).Uint64,
 		y:   &shm.View[shm.Uint64](b, offY).Uint64,
 	}
@@ -122,14 +125,19 @@ type pair struct {
 // startPair starts a child in role on CPU cpuB and waits until it is
 // bound and ready; both sides wait with the spin method spin. It must be called on a locked thread; it resets the
 // thread to all allowed CPUs before starting the child (which inherits
-// the binding) and binds it to cpuA afterwards.
+// the binding) and binds it to cpuA afterwards. With cpuA and cpuB -1
+// neither process is bound (the scheduler places them, as it places a
+// job's PEs), and the caller's thread need not be locked.
 func startPair(role, spin string, cpuA, cpuB int) (*pair, error) {
-	allowed, err := allowedCPUs()
-	if err != nil {
-		return nil, err
-	}
-	if err := numa.Bind(allowed); err != nil {
-		return nil, err
+	bind := cpuA >= 0
+	if bind {
+		allowed, err := allowedCPUs()
+		if err != nil {
+			return nil, err
+		}
+		if err := numa.Bind(allowed); err != nil {
+			return nil, err
+		}
 	}
 	seg, err := shm.Create("goshmem-limits", segBytes, shm.Options{})
 	if err != nil {
@@ -165,9 +173,11 @@ func startPair(role, spin string, cpuA, cpuB int) (*pair, error) {
 		close(p.done)
 	}()
 	p.sp = newSpinner(yield, spin, p.alive)
-	if err := numa.Bind([]int{cpuA}); err != nil {
-		p.kill()
-		return nil, err
+	if bind {
+		if err := numa.Bind([]int{cpuA}); err != nil {
+			p.kill()
+			return nil, err
+		}
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for p.w.ctl.Load() == 0 {
@@ -248,8 +258,10 @@ func child(spec string) error {
 	}
 	defer m.Close()
 	runtime.LockOSThread()
-	if err := numa.Bind([]int{cpu}); err != nil {
-		return err
+	if cpu >= 0 {
+		if err := numa.Bind([]int{cpu}); err != nil {
+			return err
+		}
 	}
 	ppid := os.Getppid()
 	sp := newSpinner(yield, f[3], func() error {
@@ -267,6 +279,8 @@ func child(spec string) error {
 		return childSeparate(w, sp)
 	case roleHammer:
 		return childHammer(w, sp)
+	case roleRelay:
+		return childRelay(w, sp.alive)
 	}
 	return fmt.Errorf("unknown role %q", role)
 }

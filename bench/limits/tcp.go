@@ -29,7 +29,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
+	"os"
 	"sort"
 	"syscall"
 	"time"
@@ -43,6 +45,7 @@ type tcpHeader struct {
 	Size, PingPongs, Stream uint64
 	Poll                    uint64 // 1: the ping-pongs' reads poll
 	Exchange                uint64 // 1: exchanges (both write, then read) instead of ping-pongs
+	Relay                   uint64 // > 0: the echo side relays each ping-pong through its second process, spinning this many polls (relay.go)
 }
 
 func runTCP(args []string) (*table, error) {
@@ -53,6 +56,7 @@ func runTCP(args []string) (*table, error) {
 	maxSize := fs.Int("max", 1<<20, "largest message in bytes (sizes double)")
 	iters := fs.Int("i", 10000, "ping-pongs per size (a tenth above 64 KiB)")
 	reps := fs.Int("r", 5, "timed blocks; the median is reported")
+	relayed := fs.Bool("relay", false, "also time the smallest size's ping-pong relayed on the echo side through a second process (relay.go)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -140,6 +144,13 @@ func runTCP(args []string) (*table, error) {
 			}
 			sort.Float64s(ex)
 			t.rows = append(t.rows, row{fmt.Sprintf("%d exchange", size), ex[len(ex)/2]})
+			if *relayed {
+				rows, err := relayRows(c, buf[:size], per, *reps)
+				if err != nil {
+					return nil, err
+				}
+				t.rows = append(t.rows, rows...)
+			}
 		}
 		sort.Float64s(lat)
 		sort.Float64s(plat)
@@ -172,6 +183,12 @@ func tcpEcho(addr string) error {
 
 func serveEcho(c net.Conn) {
 	var buf []byte
+	var r *relay
+	defer func() {
+		if r != nil {
+			r.close()
+		}
+	}()
 	for {
 		var h tcpHeader
 		if err := binary.Read(c, binary.LittleEndian, &h); err != nil {
@@ -184,6 +201,32 @@ func serveEcho(c net.Conn) {
 			buf = make([]byte, h.Size)
 		}
 		b := buf[:h.Size]
+		if h.Relay > 0 {
+			if r == nil {
+				var err error
+				if r, err = startRelay(); err != nil {
+					fmt.Fprintf(os.Stderr, "limits tcp: relay: %v\n", err)
+					return // the client sees the connection end
+				}
+			}
+			r.p.w.aux.Store(h.Relay)
+			for range h.PingPongs {
+				if err := readFull(c, b, true); err != nil {
+					return
+				}
+				if err := r.round(h.Relay); err != nil {
+					fmt.Fprintf(os.Stderr, "limits tcp: relay: %v\n", err)
+					return
+				}
+				if _, err := c.Write(b); err != nil {
+					return
+				}
+			}
+			if _, err := c.Write(b[:1]); err != nil {
+				return
+			}
+			continue
+		}
 		for range h.PingPongs * h.Exchange {
 			if _, err := c.Write(b); err != nil {
 				return
@@ -245,4 +288,39 @@ func readFull(c net.Conn, b []byte, poll bool) error {
 		}
 	}
 	return rerr
+}
+
+// relayRows times the relayed ping-pong of len(b) bytes (see relay.go),
+// reps blocks of per round trips for each of relaySpins, and returns a
+// row per spin count and the row "SIZE relay latency", the better
+// median: half a round trip, as the latency rows.
+func relayRows(c net.Conn, b []byte, per, reps int) ([]row, error) {
+	var rows []row
+	best := math.Inf(1)
+	for _, spins := range relaySpins {
+		var lat []float64
+		for range reps {
+			if err := binary.Write(c, binary.LittleEndian, tcpHeader{Size: uint64(len(b)), PingPongs: uint64(per), Poll: 1, Relay: spins}); err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			for range per {
+				if _, err := c.Write(b); err != nil {
+					return nil, err
+				}
+				if err := readFull(c, b, true); err != nil {
+					return nil, fmt.Errorf("tcp: relayed ping-pong: %v (see the echo side's messages)", err)
+				}
+			}
+			lat = append(lat, time.Since(start).Seconds()*1e6/float64(2*per))
+			if _, err := io.ReadFull(c, b[:1]); err != nil {
+				return nil, err
+			}
+		}
+		sort.Float64s(lat)
+		m := lat[len(lat)/2]
+		best = min(best, m)
+		rows = append(rows, row{fmt.Sprintf("%d relay latency spin %d", len(b), spins), m})
+	}
+	return append(rows, row{fmt.Sprintf("%d relay latency", len(b)), best}), nil
 }
