@@ -9,8 +9,9 @@ package main
 // socket and another waits for its data in shared memory and answers
 // through it. Neither process is bound to a CPU (the scheduler places
 // them, as it does a job's PEs), and both wait as goshmem's waits do
-// when PEs share CPUs (internal/wait's Shared policy): relaySpin polls
-// with a pause instruction each, then a sched_yield per poll. On a
+// when PEs share CPUs (internal/wait's Shared policy): a number of polls
+// with a pause instruction each (relaySpins), then a sched_yield per
+// poll. On a
 // machine whose test hosts share its CPUs (the measuring side, the
 // echo side and its second process: three busy processes on two CPUs
 // here), the row says what the hand-offs between the two processes of
