@@ -23,7 +23,7 @@ func put[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	} else {
 		copyLarge(d, src)
 	}
-	c.Ring(pe)
+	c.RingData(pe)
 }
 
 // Get copies src on PE pe into dst (shmem_get): src is a symmetric
@@ -74,7 +74,7 @@ func p[T any](c *Ctx, routine string, dst *T, v T, pe int) {
 		return
 	}
 	*mem.At[T](base, off) = v
-	c.Ring(pe)
+	c.RingData(pe)
 }
 
 // G loads *src from PE pe (shmem_g).
@@ -144,7 +144,7 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 		for i := 0; i < n; i++ {
 			remote[i*ds] = src[i*ss]
 		}
-		c.Ring(pe)
+		c.RingData(pe)
 	} else {
 		for i := 0; i < n; i++ {
 			dst[i*ds] = remote[i*ss]

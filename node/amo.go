@@ -148,7 +148,7 @@ func AMO[T Standard](c *Ctx, routine string, o Op, dst *T, v, cmp T, pe int) T {
 	o &^= opPost
 	old := apply(o, mem.At[T](base, off), v, cmp)
 	if o != OpFetch {
-		c.Ring(pe)
+		c.RingData(pe)
 	}
 	return old
 }

@@ -30,6 +30,11 @@ func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 // into pe's heap. It inlines to one load and a branch.
 func (c *Ctx) Ring(pe int) { wait.Ring(c.peers[pe].door) }
 
+// RingData is Ring after a write of data into PE pe's heap (a put, an
+// AMO): it does not wake a PE asleep in a control-only wait, such as a
+// barrier (wait.RingData).
+func (c *Ctx) RingData(pe int) { wait.RingData(c.peers[pe].door) }
+
 // RMASlow serves what the fast path refused: it panics for programmer
 // errors and moves the bytes with process_vm_readv/writev for a peer
 // that is not mapped. sym is the symmetric address, local the local

@@ -384,9 +384,16 @@ func (p *PE) BarrierAll() {
 	p.sync("BarrierAll")
 }
 
+// waitFlag waits until the word w has reached e (counting with
+// wrap-around). w is a control word (a barrier flag, a team word, a mailbox's
+// sequence number), which only the runtime's synchronization writes,
+// ringing with wait.Ring: the wait is control-only, so puts and AMOs
+// that other PEs stream into this PE's heap meanwhile do not wake it
+// (wait.RingData; internal/wait, "Control-only sleepers").
+//
 //go:noinline
 func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
-	p.WaitSlow(routine, func() bool { return int32(w.Load()-e) >= 0 })
+	p.waitLoop(routine, p.policy, true, func() bool { return int32(w.Load()-e) >= 0 })
 }
 
 // WaitSlow is the outlined part of every wait: spin, yield, sleep on
@@ -425,6 +432,11 @@ func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.
 // by one chunk at most. With no such task, the check costs one load of
 // a line that only task starts and ends write.
 func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
+	p.waitLoop(routine, pol, false, cond)
+}
+
+// waitLoop is waitSlow; ctl marks a control-only wait (waitFlag).
+func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bool) {
 	if p.x != nil && p.x.held.Load() {
 		p.x.held.Store(false)
 		p.job.x.kick() // no wait may depend on a frame held back
@@ -444,6 +456,9 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 		pol = &p.job.hotPolicy
 	}
 	b := wait.Start(pol)
+	if ctl {
+		b.ControlOnly()
+	}
 	for n := 0; !cond(); n++ {
 		if stole {
 			// It ran a chunk: look for the next one at once, not 64
@@ -452,6 +467,9 @@ func (p *PE) waitSlow(routine string, pol *wait.Policy, cond func() bool) {
 				continue
 			}
 			b = wait.Start(pol) // busy until now: idle from here
+			if ctl {
+				b.ControlOnly()
+			}
 		}
 		ph := b.Pause()
 		if ph == wait.Spinning && n&63 != 0 {

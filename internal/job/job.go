@@ -318,7 +318,11 @@ func TaskUnpack(c uint64) (n, next int) {
 type Doorbell struct {
 	Sleepers atomic.Uint32
 	Seq      atomic.Uint32
-	_        [shm.CacheLine - 8]byte
+	// Data counts the registered sleepers that wait for data in the
+	// heap (internal/wait: every sleeper but a control-only one); a
+	// put or an AMO wakes only when it is not 0.
+	Data atomic.Uint32
+	_    [shm.CacheLine - 12]byte
 }
 
 // Layout describes the control block of a job with NPEs PEs.

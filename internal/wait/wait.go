@@ -56,6 +56,37 @@
 // Writers pay one load of a line that is only written when its owner
 // goes to sleep, and a predictable branch; the wake is outlined.
 //
+// # Control-only sleepers
+//
+// A doorbell is per PE, not per word: every write into a PE's heap
+// rings it. A PE asleep in a barrier, whose flags only other barrier
+// calls write, would be woken by every put another PE streams into its
+// heap meanwhile, and each wake-up costs the writer a futex_wake (and
+// its CPU the sleeper's membarrier when it goes back to sleep): a
+// quarter of a 2 MiB put stream's bandwidth here. So a wait whose
+// condition reads only control words (barrier flags, team words,
+// mailboxes: words that only the runtime's own synchronization writes,
+// always with Ring) says so (Backoff.ControlOnly), and every other
+// sleeper counts itself in the doorbell's Data word, before it
+// registers and until after it has unregistered. Data writers (puts,
+// AMOs, signals into the heap) ring with RingData, which wakes only
+// when Data is not 0:
+//
+//	data sleeper                          data writer (RingData)
+//	------------                          ----------------------
+//	Data++                                store the data
+//	register in Sleepers (as above)       if Sleepers != 0 && Data != 0:
+//	re-check, sleep                           wake (as above)
+//	unregister; Data--
+//
+// Data is raised before Sleepers, so a writer whose load of Sleepers
+// sees the registration also sees Data raised (loads and stores keep
+// their order on the machines Go supports under the memory model's
+// sequentially consistent atomics); a writer whose load of Sleepers
+// does not see it is the case of the contract above, in which the
+// re-check sees the data. A control-only sleeper's wake-ups come from
+// Ring, which ignores Data.
+//
 // # Goroutine PEs
 //
 // When every PE of the job is a goroutine of one process (Mode
@@ -292,6 +323,23 @@ func Ring(b Bell) {
 	}
 }
 
+// RingData is Ring for a write of data into the owner's heap (a put, an
+// AMO, a signal): it wakes only sleepers that wait for data, not those
+// whose condition reads only control words (Backoff.ControlOnly). One
+// load when nobody sleeps, as Ring.
+func RingData(b Bell) {
+	if b.Door.Sleepers.Load() != 0 {
+		wakeData(b)
+	}
+}
+
+//go:noinline
+func wakeData(b Bell) {
+	if b.Door.Data.Load() != 0 {
+		wake(b)
+	}
+}
+
 //go:noinline
 func wake(b Bell) {
 	s := b.Door.Sleepers.Load()
@@ -357,12 +405,21 @@ type Backoff struct {
 	p      *Policy
 	n      int
 	sleeps int
+	// ctl: the condition reads only control words (ControlOnly), so
+	// Sleep does not count this waiter in the doorbell's Data.
+	ctl bool
 
 	registered func() // test hook: called by Sleep right after it registers
 }
 
 // Start begins a wait under policy p.
 func Start(p *Policy) Backoff { return Backoff{p: p} }
+
+// ControlOnly marks the wait as one whose condition reads only control
+// words, which writers set with Ring: data writers (RingData) then do
+// not wake it (see the package comment). A wait whose condition reads
+// anything a put or an AMO can write must not be marked.
+func (b *Backoff) ControlOnly() { b.ctl = true }
 
 // Pause waits a little, escalating from spinning to yielding. It
 // returns Sleeping when the caller should sleep on its doorbell (with
@@ -414,6 +471,9 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	// clear and every later writer would skip the wake, until the
 	// timeout (a lost wake-up: 2-PE reductions stalled for 10 ms).
 	seq := d.Seq.Load()
+	if !b.ctl {
+		d.Data.Add(1) // before registering: see "Control-only sleepers"
+	}
 	register(d, park)
 	if b.registered != nil {
 		b.registered()
@@ -433,7 +493,7 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	}
 	for range polls {
 		if cond() {
-			unregister(d, park)
+			b.leave(d, park)
 			return true
 		}
 		Relax()
@@ -457,8 +517,16 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	} else {
 		sys.FutexWait(mem.U32(&d.Seq), seq, dur)
 	}
-	unregister(d, park)
+	b.leave(d, park)
 	return cond()
+}
+
+// leave undoes Sleep's registration: Sleepers, then Data.
+func (b *Backoff) leave(d *job.Doorbell, park bool) {
+	unregister(d, park)
+	if !b.ctl {
+		d.Data.Add(^uint32(0))
+	}
 }
 
 // Sleeps returns how many times this wait slept.

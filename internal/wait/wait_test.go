@@ -645,6 +645,15 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 				rounds = 500
 			}
 			var slow [2]atomic.Int64 // waits longer than a second
+			// Every other round rings as a put does (RingData): the
+			// sleepers are data sleepers, so that must wake them too.
+			ring := func(i uint32, b wait.Bell) {
+				if i%2 == 0 {
+					wait.RingData(b)
+				} else {
+					wait.Ring(b)
+				}
+			}
 			run := func(me int, done chan<- struct{}) {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
@@ -653,7 +662,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 				for i := uint32(1); i <= uint32(rounds); i++ {
 					if me == 0 {
 						p.Publish(&words[other], i)
-						wait.Ring(bell(other))
+						ring(i, bell(other))
 					}
 					start := time.Now()
 					cond := func() bool { return words[me].Load() >= i }
@@ -668,7 +677,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 					}
 					if me == 1 {
 						p.Publish(&words[other], i)
-						wait.Ring(bell(other))
+						ring(i, bell(other))
 					}
 				}
 			}
@@ -684,6 +693,93 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 			}
 			if n := slow[0].Load() + slow[1].Load(); n > 0 {
 				t.Errorf("%d of %d waits took over a second: wake-ups lost to plain stores", n, 2*rounds)
+			}
+		})
+	}
+}
+
+// TestRingDataSkipsControlOnlySleepers: data rings (RingData, what puts
+// and AMOs ring) do not wake a sleeper whose wait is control-only (a
+// barrier's), however many come; they do wake a data sleeper on the
+// same doorbell; Ring wakes the control-only one; and the doorbell's
+// counts are back to zero afterwards. A futex sleeper's wake-up is
+// seen in Seq (bumped by every wake, and by nothing else), which a
+// spurious return of futex_wait (a signal) does not touch; a parked
+// goroutine's in its count of sleeps (a park returns only when woken
+// or at its 10 s timeout).
+func TestRingDataSkipsControlOnlySleepers(t *testing.T) {
+	for _, tc := range sleeperKinds {
+		t.Run(tc.name, func(t *testing.T) {
+			var d job.Doorbell
+			bell := wait.Bell{Door: &d}
+			if tc.park {
+				bell.Local = new(wait.Notify)
+			}
+			p := wait.Policy{Mode: tc.mode, MinSleep: 10 * time.Second, MaxSleep: 10 * time.Second}
+			var ctlWord, dataWord atomic.Uint32
+			var ctlSleeps atomic.Int32
+			sleeper := func(ctl bool, cond func() bool, sleeps *atomic.Int32, done chan<- struct{}) {
+				b := wait.Start(&p)
+				if ctl {
+					b.ControlOnly()
+				}
+				for !cond() {
+					sleeps.Add(1)
+					if b.Sleep(bell, cond) {
+						break
+					}
+				}
+				close(done)
+			}
+			ctlDone := make(chan struct{})
+			go sleeper(true, func() bool { return ctlWord.Load() == 1 }, &ctlSleeps, ctlDone)
+			awaitRegistered(t, &d)
+			time.Sleep(5 * time.Millisecond) // into futex_wait or the park
+			seq := d.Seq.Load()
+			for range 200 {
+				dataWord.Add(1)
+				wait.RingData(bell)
+			}
+			time.Sleep(20 * time.Millisecond)
+			if tc.park && ctlSleeps.Load() != 1 || !tc.park && d.Seq.Load() != seq {
+				t.Fatalf("200 data rings woke the control-only sleeper (sleeps %d, Seq %d -> %d)", ctlSleeps.Load(), seq, d.Seq.Load())
+			}
+			if d.Data.Load() != 0 {
+				t.Fatalf("Data = %d with only a control-only sleeper", d.Data.Load())
+			}
+
+			// A data sleeper joins: now a data ring wakes.
+			var dataSleeps atomic.Int32
+			dataDone := make(chan struct{})
+			target := dataWord.Load() + 1
+			go sleeper(false, func() bool { return dataWord.Load() >= target }, &dataSleeps, dataDone)
+			for deadline := time.Now().Add(5 * time.Second); d.Data.Load() == 0; time.Sleep(50 * time.Microsecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the data sleeper never counted itself in Data")
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+			dataWord.Add(1)
+			wait.RingData(bell)
+			select {
+			case <-dataDone:
+			case <-time.After(5 * time.Second):
+				t.Fatal("RingData did not wake a data sleeper (its sleeps last 10 s)")
+			}
+			select {
+			case <-ctlDone:
+				t.Fatal("the control-only sleeper returned before its word was set")
+			default:
+			}
+			ctlWord.Store(1)
+			wait.Ring(bell)
+			select {
+			case <-ctlDone:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Ring did not wake the control-only sleeper (its sleeps last 10 s)")
+			}
+			if d.Sleepers.Load() != 0 || d.Data.Load() != 0 {
+				t.Errorf("after both returned: Sleepers %#x, Data %d; want 0, 0", d.Sleepers.Load(), d.Data.Load())
 			}
 		})
 	}
