@@ -372,9 +372,13 @@ func (p *PE) WaitSpinning(routine string, cond func() bool) {
 	p.waitSlow(routine, pol, cond)
 }
 
+// waitCount waits until the central barrier's counter w has reached v.
+// Control-only, as waitFlag: only arrivals (atomic adds) and the last
+// arrival's Ring change it.
+//
 //go:noinline
 func (p *PE) waitCount(routine string, w *atomic.Uint64, v uint64, pol *wait.Policy) {
-	p.waitSlow(routine, pol, func() bool { return int64(w.Load()-v) >= 0 })
+	p.waitLoop(routine, pol, true, func() bool { return int64(w.Load()-v) >= 0 })
 }
 
 // BarrierAll completes this PE's outstanding operations on the default
