@@ -954,23 +954,38 @@ func TestPollQuietsTheReceiver(t *testing.T) {
 	if wakes.Load() == 0 {
 		t.Fatal("the receiving goroutine did not deliver the first frame (no Poll yet)")
 	}
+	// Each round is judged with an allowance of one re-arm and one
+	// wake-up per stall of the poller (a gap of grace or more between
+	// two of its polls, when the receiver rightly takes over); the
+	// round with the fewest stalls is the one judged, so a loaded
+	// machine makes the test more lenient, never fail by itself. A
+	// receiver that took over after every grace regardless of the polls
+	// would re-arm about ten times a round: with fewer than about eight
+	// stalls, that fails.
+	type round struct {
+		rearms, wakes uint64
+		stalls        int64
+	}
+	best := round{stalls: -1}
 	sent := 0
-	for try := 1; ; try++ {
+	for try := 1; try <= tries; try++ {
 		before, r0 := wakes.Load(), rearms.Load()
 		stop := make(chan struct{})
-		done := make(chan time.Duration)
+		done := make(chan int64)
 		go func() {
-			var longest time.Duration
+			var stalls int64
 			last := time.Now()
 			for {
 				select {
 				case <-stop:
-					done <- longest
+					done <- stalls
 					return
 				default:
 					l.ts[1].Poll()
 					now := time.Now()
-					longest = max(longest, now.Sub(last))
+					if now.Sub(last) >= grace {
+						stalls++
+					}
 					last = now
 				}
 			}
@@ -985,23 +1000,24 @@ func TestPollQuietsTheReceiver(t *testing.T) {
 			time.Sleep(gap)
 		}
 		close(stop)
-		longest := <-done
-		n, r := wakes.Load()-before, rearms.Load()-r0
-		t.Logf("round %d: %d frames over %v: the receiving goroutine re-armed %d times, woke %d times; the poller's longest gap between polls %v",
-			try, frames, frames*gap, r, n, longest)
-		if longest >= grace {
-			if try == tries {
-				t.Fatalf("in all %d rounds the polling goroutine went %v or more without polling (the machine is overloaded): nothing to judge", tries, grace)
-			}
-			continue
+		rd := round{stalls: <-done}
+		rd.wakes, rd.rearms = wakes.Load()-before, rearms.Load()-r0
+		t.Logf("round %d: %d frames over %v: the receiving goroutine re-armed %d times, woke %d times; the poller stalled (%v or more between polls) %d times",
+			try, frames, frames*gap, rd.rearms, rd.wakes, grace, rd.stalls)
+		if best.stalls < 0 || rd.stalls < best.stalls {
+			best = rd
 		}
-		if r > 2 {
-			t.Errorf("the receiving goroutine re-armed %d times while a leader's polls got the frames (over %v), want at most 2", r, frames*gap)
+		if rd.stalls == 0 {
+			break
 		}
-		if n > r+1 {
-			t.Errorf("the receiving goroutine was woken %d times while disarmed but for %d re-arms", n, r)
-		}
-		return
+	}
+	allow := uint64(best.stalls)
+	if best.rearms > 2+allow {
+		t.Errorf("the receiving goroutine re-armed %d times while a leader's polls got the frames (over %v, %d stalls of the poller), want at most %d",
+			best.rearms, frames*gap, best.stalls, 2+allow)
+	}
+	if best.wakes > best.rearms+1+allow {
+		t.Errorf("the receiving goroutine was woken %d times while disarmed but for %d re-arms and %d stalls of the poller", best.wakes, best.rearms, best.stalls)
 	}
 }
 
