@@ -859,6 +859,34 @@ func TestLimitChecks(t *testing.T) {
 		!strings.Contains(fails[0].String(), "31000 MB/s is above its limit 30000 MB/s (memcpy)") {
 		t.Errorf("bandwidth: checked %d, fails %v", n, fails)
 	}
+	// With the copy limit measured in rounds, a best round above the
+	// limit by no more than the rounds' own spread (here 2%: 29400 and
+	// 30000) is within its resolution; beyond it, it still fails; and
+	// the spread counts for at most 3% (rounds 20000 and 30000).
+	for _, c := range []struct {
+		rounds []float64
+		best   float64
+		fail   bool
+	}{
+		{[]float64{29400, 30000}, 30500, false},
+		{[]float64{29400, 30000}, 30700, true},
+		{[]float64{30000}, 30100, true}, // one round: no spread
+		{[]float64{20000, 30000}, 30800, false},
+		{[]float64{20000, 30000}, 31000, true},
+	} {
+		bw := newResult(s, s.Full)
+		feed(t, bw, gosh, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"65536", c.best}}))
+		ev.Results = map[string]*result{"put_bw": bw}
+		ev.Limits[limMemcpy] = &limitTable{Test: limMemcpy, Rows: []point{{"65536", 30000}}}
+		ev.Rounds = map[string][]*limitTable{}
+		for _, v := range c.rounds {
+			ev.Rounds[limMemcpy] = append(ev.Rounds[limMemcpy], &limitTable{Test: limMemcpy, Rows: []point{{"65536", v}}})
+		}
+		if _, fails := ev.limitChecks(); (len(fails) == 1) != c.fail {
+			t.Errorf("rounds %v, best %v: fails %v, want a fail: %v", c.rounds, c.best, fails, c.fail)
+		}
+	}
+	ev.Rounds = nil
 	// Other PE counts have no limits; results there are not checked.
 	ev.Results = map[string]*result{"barrier@4": latencyResult(t, "put_pingpong", []float64{0.01}, nil)}
 	if n, fails := ev.limitChecks(); n != 0 || len(fails) != 0 {

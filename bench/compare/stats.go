@@ -971,6 +971,39 @@ type limitFail struct {
 	Unit             string
 }
 
+// maxCopySpread caps copySpread: a copy limit whose rounds differ more
+// than this says more about the machine's state than about the copy.
+const maxCopySpread = 0.03
+
+// copySpread is the resolution of the copy limit at row key when what
+// is "memcpy": the relative spread, (max - min) / max, of the best copy
+// the rounds measured there (each round's best of its blocks), at most
+// maxCopySpread; 0 for other limits or with fewer than two rounds. A put
+// whose copy is the limit's own engine (put_bw, get_bw at 1-4 MiB) meets
+// it within that much: a best round 0.2-1.1% above the best-of-rounds
+// limit (full-8) is the limit's measurement error, not a copy faster
+// than the machine's.
+func (e evaluation) copySpread(what, key string) float64 {
+	if what != "memcpy" {
+		return 0
+	}
+	lo, hi := math.Inf(1), 0.0
+	n := 0
+	for _, t := range e.Rounds[limMemcpy] {
+		if t == nil {
+			continue
+		}
+		if v, ok := (limits{limMemcpy: t}).value(limMemcpy, key); ok && v > 0 {
+			lo, hi = min(lo, v), max(hi, v)
+			n++
+		}
+	}
+	if n < 2 {
+		return 0
+	}
+	return min((hi-lo)/hi, maxCopySpread)
+}
+
 func (f limitFail) String() string {
 	dir := "below"
 	if f.Unit != "us" {
@@ -983,8 +1016,9 @@ func (f limitFail) String() string {
 // limitChecks judges every goshmem figure that has a machine limit
 // (limitFor) at the base PE count: the best round of a latency must not
 // be below the limit by more than the printed figures' rounding, the
-// best round of a bandwidth not above it. It returns how many figures it
-// checked and those that fail.
+// best round of a bandwidth not above it by more than the copy limit's
+// own spread between the rounds that measured it (copySpread). It
+// returns how many figures it checked and those that fail.
 func (e evaluation) limitChecks() (int, []limitFail) {
 	names := make([]string, 0, len(e.Results))
 	for k := range e.Results {
@@ -1011,7 +1045,7 @@ func (e evaluation) limitChecks() (int, []limitFail) {
 			if what == "memcpy time" {
 				f.Unit = "us" // a latency against the copy's time
 			}
-			if lower && best+outputHalfUnit < lim || !lower && best > lim {
+			if lower && best+outputHalfUnit < lim || !lower && best > lim*(1+e.copySpread(what, k)) {
 				fails = append(fails, f)
 			}
 		}
