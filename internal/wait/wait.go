@@ -62,8 +62,9 @@
 // rings it. A PE asleep in a barrier, whose flags only other barrier
 // calls write, would be woken by every put another PE streams into its
 // heap meanwhile, and each wake-up costs the writer a futex_wake (and
-// its CPU the sleeper's membarrier when it goes back to sleep): a
-// quarter of a 2 MiB put stream's bandwidth here. So a wait whose
+// its CPU the sleeper's membarrier when it goes back to sleep): about
+// a tenth of a 1-8 MiB put stream's bandwidth here, a quarter when the
+// sleeper sleeps at once. So a wait whose
 // condition reads only control words (barrier flags, team words,
 // mailboxes: words that only the runtime's own synchronization writes,
 // always with Ring) says so (Backoff.ControlOnly), and every other
