@@ -919,7 +919,15 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 			x.bad(from, h)
 			return
 		}
-		wait.Ring(j.bell(int(h.PE)))
+		if h.Flags == 0 {
+			// Data only (a put, or the notification of an RDMA WRITE):
+			// a PE asleep in a barrier sleeps on (wait.RingData). Flags
+			// and signals may be team words, which control-only waits
+			// read: those ring.
+			wait.RingData(j.bell(int(h.PE)))
+		} else {
+			wait.Ring(j.bell(int(h.PE)))
+		}
 	case xGet:
 		b, ok := x.target(h.PE, h.Off, h.Arg0)
 		if !ok || h.Arg0 > xWindow {
