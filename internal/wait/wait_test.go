@@ -311,6 +311,17 @@ func TestRingWakesFutexWaiters(t *testing.T) {
 // sleeperKinds are the two ways a waiter sleeps: a futex wait of its
 // thread (PEs that are processes), or a park on the PE's Notify
 // (goroutine PEs).
+// sleeperBell returns a doorbell and its Bell, with an in-process
+// Notify for a parking sleeper.
+func sleeperBell(park bool) (*job.Doorbell, wait.Bell) {
+	d := new(job.Doorbell)
+	bell := wait.Bell{Door: d}
+	if park {
+		bell.Local = new(wait.Notify)
+	}
+	return d, bell
+}
+
 var sleeperKinds = []struct {
 	name string
 	mode wait.Mode
@@ -328,11 +339,7 @@ var sleeperKinds = []struct {
 func TestNoLostWakeup(t *testing.T) {
 	for _, tc := range sleeperKinds {
 		t.Run(tc.name, func(t *testing.T) {
-			var d job.Doorbell
-			bell := wait.Bell{Door: &d}
-			if tc.park {
-				bell.Local = new(wait.Notify)
-			}
+			d, bell := sleeperBell(tc.park)
 			p := wait.Policy{Mode: tc.mode, MaxSleep: 2 * time.Second} // sleep at once
 			var word atomic.Uint64
 			const rounds = 300
@@ -710,11 +717,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 func TestRingDataSkipsControlOnlySleepers(t *testing.T) {
 	for _, tc := range sleeperKinds {
 		t.Run(tc.name, func(t *testing.T) {
-			var d job.Doorbell
-			bell := wait.Bell{Door: &d}
-			if tc.park {
-				bell.Local = new(wait.Notify)
-			}
+			d, bell := sleeperBell(tc.park)
 			p := wait.Policy{Mode: tc.mode, MinSleep: 10 * time.Second, MaxSleep: 10 * time.Second}
 			var ctlWord, dataWord atomic.Uint32
 			var ctlSleeps atomic.Int32
@@ -733,7 +736,7 @@ func TestRingDataSkipsControlOnlySleepers(t *testing.T) {
 			}
 			ctlDone := make(chan struct{})
 			go sleeper(true, func() bool { return ctlWord.Load() == 1 }, &ctlSleeps, ctlDone)
-			awaitRegistered(t, &d)
+			awaitRegistered(t, d)
 			time.Sleep(5 * time.Millisecond) // into futex_wait or the park
 			seq := d.Seq.Load()
 			for range 200 {
