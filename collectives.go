@@ -759,6 +759,10 @@ func (t *Team) boxReady(m int, off uintptr, e uint32) (mem.Base, bool) {
 	return b, int32(mem.At[atomic.Uint32](b, 0).Load()-e) >= 0
 }
 
+// headData is the data bytes a dropbox's head line holds after its
+// 8-byte head (sequence number and header word).
+const headData = 64 - 8
+
 // fill copies src into this member's dropbox box, after its 8-byte
 // head. Data past the head's line is written first and the head line's
 // 56 bytes last, right before seal: the readers poll the head line, and
@@ -766,13 +770,13 @@ func (t *Team) boxReady(m int, off uintptr, e uint32) (mem.Base, bool) {
 // and the sequence number makes that store's line travel twice.
 func fill[T any](box mem.Base, src []T) {
 	n := len(src)
-	if uintptr(n)*mem.SizeOf[T]() <= 56 {
+	if uintptr(n)*mem.SizeOf[T]() <= headData {
 		copySmall(mem.Slice[T](box, 8, n), src)
 		return
 	}
 	b := mem.Bytes(src)
-	copy(mem.ByteSlice(box, 64, len(b)-56), b[56:])
-	copy(mem.ByteSlice(box, 8, 56), b[:56])
+	copy(mem.ByteSlice(box, 64, len(b)-headData), b[headData:])
+	copy(mem.ByteSlice(box, 8, headData), b[:headData])
 }
 
 // copySmall is copy for the few elements of a dropbox: up to 8 of
@@ -992,7 +996,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		}
 		box := boxAt(t.slotBase[t.me], off)
 		fill(box, src)
-		if bytes <= 56 {
+		if bytes <= headData {
 			t.sealPlain(box, e)
 		} else {
 			t.seal(box, 0, e)
@@ -1006,7 +1010,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		awaitSlow(t, routine, b, off, e)
 	}
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
-	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); bytes <= 56 {
+	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); bytes <= headData {
 		t.pe.Publish(done, e)
 	} else {
 		done.Store(e)

@@ -153,16 +153,7 @@ func TestRCLoopback(t *testing.T) {
 func rcPair(t *testing.T, d *Device, bufs [2][]byte) (qs [2]*RC, cqs [2]*CQ, mrs [2]*MR) {
 	t.Helper()
 	for i := range qs {
-		cq, err := d.NewCQ(64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cq.Close() })
-		q, err := d.NewRC(cq, cq, 32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { q.Close() })
+		cq, q := newRCDepth(t, d, 64, 32)
 		m, err := d.Register(bufs[i], LocalWrite|RemoteWrite|RemoteRead)
 		if err != nil {
 			t.Fatal(err)
@@ -288,14 +279,18 @@ func startChild(t *testing.T, name, env string) (*exec.Cmd, io.WriteCloser, io.R
 
 // newRC makes a CQ and an RC queue pair on it, closed when the test
 // ends.
-func newRC(t *testing.T, d *Device) (*CQ, *RC) {
+func newRC(t *testing.T, d *Device) (*CQ, *RC) { return newRCDepth(t, d, 16, 8) }
+
+// newRCDepth is newRC with a CQ of cqDepth entries and a queue pair of
+// qpDepth work requests.
+func newRCDepth(t *testing.T, d *Device, cqDepth, qpDepth int) (*CQ, *RC) {
 	t.Helper()
-	cq, err := d.NewCQ(16)
+	cq, err := d.NewCQ(cqDepth)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cq.Close() })
-	q, err := d.NewRC(cq, cq, 8)
+	q, err := d.NewRC(cq, cq, qpDepth)
 	if err != nil {
 		t.Fatal(err)
 	}
