@@ -507,6 +507,18 @@ func TestFlags(t *testing.T) {
 	if got := bandwidthMax(c.specs, false); got != 1<<20 {
 		t.Errorf("bandwidthMax(broadcast) = %d", got)
 	}
+	// put_pingpong is judged against the best copy and its own
+	// reference up to its largest size.
+	cp, err := parseFlags([]string{"-only", "put_pingpong"}, &errb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := neededLimits(cp.specs); !slices.Equal(got, []string{limMemcpy, limHandoff, limPingpong}) {
+		t.Errorf("limits for put_pingpong: %q", got)
+	}
+	if got := bandwidthMax(cp.specs, false); got != 64<<20 {
+		t.Errorf("bandwidthMax(put_pingpong) = %d", got)
+	}
 	if !slices.Equal(c.GoshEnv, []string{"SHMEM_REDUCE_ALGORITHM=flat", "SHMEM_BCAST_ALGORITHM=tree"}) ||
 		xFlags(c.GoshEnv) != " -x SHMEM_REDUCE_ALGORITHM=flat -x SHMEM_BCAST_ALGORITHM=tree" {
 		t.Errorf("-x: %q", c.GoshEnv)
@@ -1046,7 +1058,7 @@ func TestCopyLimitPerRound(t *testing.T) {
 		t.Errorf("no per-round limit: ratio %v; want %v", x.Ratio, 44000.0/45000)
 	}
 
-	m := mergeBest(once, []*limitTable{rounds[0], nil, rounds[2], {Test: limMemcpy, Rows: []point{{"2097152", 38000}}}})
+	m := mergeBest(limMemcpy, once, []*limitTable{rounds[0], nil, rounds[2], {Test: limMemcpy, Rows: []point{{"2097152", 38000}}}})
 	got := map[string]float64{}
 	for _, p := range m.Rows {
 		got[p.Key] = p.Value
@@ -1057,7 +1069,7 @@ func TestCopyLimitPerRound(t *testing.T) {
 	if n := m.Notes[len(m.Notes)-1]; !strings.Contains(n, "3 of 4 rounds") {
 		t.Errorf("mergeBest note %q; want it to count the rounds measured", n)
 	}
-	if m := mergeBest(nil, []*limitTable{nil}); m.Err == "" {
+	if m := mergeBest(limMemcpy, nil, []*limitTable{nil}); m.Err == "" {
 		t.Errorf("mergeBest with nothing measured: %+v; want an error", m)
 	}
 }
@@ -1262,6 +1274,40 @@ func TestMissCauses(t *testing.T) {
 		}
 		if got := strings.Join(x.Notes, "\n"); (c.twice > 0) != strings.Contains(got, "working set:") {
 			t.Errorf("memcpy at 16 MiB %v: notes %q", c.twice, got)
+		}
+	}
+
+	// The ping-pong's own reference, measured in every round: 8 MiB in
+	// 400 us one way is 20972 MB/s, in rounds 1 to 3.
+	ppOut := output(false, ps.Title, osu.Size, osu.LatencyUs, []point{{"8388608", 400}})
+	pp = newResult(ps, ps.Full)
+	feed(t, pp, gosh, ppOut, ppOut, ppOut)
+	for _, c := range []struct {
+		ref   []float64 // memcpy_pingpong at 8 MiB per round; nil: not measured
+		cause string
+	}{
+		{[]float64{21500, 22000, 21000}, "the pattern:"}, // 0.975, 0.953, 0.999
+		{[]float64{21500, 30000, 30000}, causeUnknown},   // median 0.70
+		{nil, causeUnknown},
+	} {
+		ev := evaluation{Results: map[string]*result{"put_pingpong": pp}, NP: 2, PeerWhy: "-peer=false",
+			Limits: limits{limMemcpy: {Test: limMemcpy, Rows: []point{{"8388608", 35000}}}}}
+		if c.ref != nil {
+			ev.Rounds = map[string][]*limitTable{}
+			for _, v := range c.ref {
+				ev.Rounds[limPingpong] = append(ev.Rounds[limPingpong], &limitTable{Test: limPingpong, Rows: []point{{"8388608", v}}})
+			}
+		}
+		x := findTarget(t, ev.targets(), ppName)
+		if x.Status != statusMiss || !strings.Contains(x.Cause, c.cause) {
+			t.Errorf("memcpy_pingpong %v: %s, cause %q; want MISS (0.60 against the lone copy), cause containing %q", c.ref, x.Status, x.Cause, c.cause)
+		}
+		notes := strings.Join(x.Notes, "\n")
+		if (c.ref != nil) != strings.Contains(notes, "memcpy_pingpong") {
+			t.Errorf("memcpy_pingpong %v: notes %q", c.ref, notes)
+		}
+		if c.ref != nil && !strings.Contains(notes, "8 MiB at 0.") {
+			t.Errorf("memcpy_pingpong %v: notes %q; want the worst size and its pairwise ratio", c.ref, notes)
 		}
 	}
 

@@ -116,6 +116,14 @@ func limitArgs(test string, quick bool, maxSize int) []string {
 			return []string{test, "-best", "-i", "20000", "-t", "100ms", "-r", "10", "-w", "1000"}
 		}
 		return []string{test, "-best", "-i", "100000", "-t", "400ms", "-r", "20"}
+	case limPingpong:
+		// The bulk sizes of the ping-pong targets, in every round:
+		// the best of 3 runs per copy method and way of waiting.
+		a := []string{test, "-best", "-min", strconv.Itoa(bulkLo), "-max", strconv.Itoa(maxSize)}
+		if quick {
+			return append(a, "-t", "5ms", "-r", "2")
+		}
+		return append(a, "-r", "3")
 	case limPair:
 		// The broadcast's target size only: the 2-PE broadcast's
 		// two concurrent copies.
@@ -153,6 +161,11 @@ func neededLimits(sel []*spec) []string {
 			}
 		case "put_pingpong", "barrier":
 			need[limHandoff] = true
+			if s.Name == "put_pingpong" {
+				// Its bulk sizes: against the best copy and its own
+				// reference.
+				need[limMemcpy], need[limPingpong] = true, true
+			}
 		case "atomics":
 			need[limAtomic] = true
 		}
@@ -162,7 +175,7 @@ func neededLimits(sel []*spec) []string {
 		}
 	}
 	var out []string
-	for _, t := range []string{limMemcpy, limPair, limHandoff, limAtomic, limLines} {
+	for _, t := range []string{limMemcpy, limPair, limHandoff, limPingpong, limAtomic, limLines} {
 		if need[t] {
 			out = append(out, t)
 		}

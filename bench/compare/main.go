@@ -22,7 +22,10 @@
 // memcpy_pair for the 2-PE broadcast, and lines, for the small
 // collectives' cost model), then -rounds rounds. Each round first measures the cache-line
 // hand-off limit (bench/limits handoff -best: the fastest of one line
-// and two, polled with goshmem's spin and without a pause), then runs
+// and two, polled with goshmem's spin and without a pause), the best
+// copy again, and for put_pingpong its own reference (bench/limits
+// memcpy_pingpong: the same ping-pong with the machine's best copy and
+// a bare flag, which explains its miss against a lone copy), then runs
 // every job, goshmem and then the peer, an adjacent pair:
 //
 //	goshmem: oshrun -n NP --bind-to core bench/<name> ARGS

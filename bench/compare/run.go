@@ -267,6 +267,11 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	if memcpyEach {
 		perRound++
 	}
+	pingpongEach := slices.Contains(lims, limPingpong)
+	if pingpongEach {
+		once--
+		perRound++
+	}
 	peerBuild := 0
 	if rep.Peer.Enabled {
 		peerBuild = 1
@@ -354,8 +359,8 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		return t, nil
 	}
 	for _, name := range lims {
-		if name == limHandoff {
-			continue
+		if name == limHandoff || name == limPingpong {
+			continue // measured in every round
 		}
 		pr.step("limits %s", name)
 		t, err := runLimit(name, "limits "+name)
@@ -368,6 +373,9 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	if handoffEach {
 		rep.LimitOrder = append(rep.LimitOrder, limHandoff)
+	}
+	if pingpongEach {
+		rep.LimitOrder = append(rep.LimitOrder, limPingpong)
 	}
 
 	// The rounds: the hand-off limit, then each benchmark, goshmem
@@ -393,6 +401,21 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 				t = nil
 			}
 			rep.LimitRounds[limMemcpy] = append(rep.LimitRounds[limMemcpy], t)
+		}
+		if pingpongEach {
+			// The ping-pong's own reference, in the same state of
+			// the machine as the ping-pong it explains.
+			pr.step("round %d/%d: limits %s", round, c.Rounds, limPingpong)
+			a := limitArgs(limPingpong, c.Quick, maxBW)
+			t, err := runLimitArgs(limPingpong, a, fmt.Sprintf("round %d limits %s", round, limPingpong))
+			if err != nil {
+				pr.done()
+				return err
+			}
+			if t.Err != "" {
+				t = nil
+			}
+			rep.LimitRounds[limPingpong] = append(rep.LimitRounds[limPingpong], t)
 		}
 		if handoffEach {
 			pr.step("round %d/%d: limits handoff", round, c.Rounds)
@@ -472,7 +495,10 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		rep.LimitRounds[limHandoff] = handoffs
 	}
 	if memcpyEach {
-		rep.Limits[limMemcpy] = mergeBest(rep.Limits[limMemcpy], rep.LimitRounds[limMemcpy])
+		rep.Limits[limMemcpy] = mergeBest(limMemcpy, rep.Limits[limMemcpy], rep.LimitRounds[limMemcpy])
+	}
+	if pingpongEach {
+		rep.Limits[limPingpong] = mergeBest(limPingpong, nil, rep.LimitRounds[limPingpong])
 	}
 
 	// Targets, plots, report.
@@ -615,11 +641,11 @@ func roundMemcpyArgs(quick bool, maxSize int) []string {
 	return append(a, "-r", "3")
 }
 
-// mergeBest merges the copy limit measured before the rounds (once)
-// with the tables of the rounds: each row the highest bandwidth any of
-// them measured (a limit on bandwidth takes the best the machine did),
-// with a note giving the rounds' figures of the bulk sizes.
-func mergeBest(once *limitTable, rounds []*limitTable) *limitTable {
+// mergeBest merges a bandwidth limit (test) measured before the rounds
+// (once; nil if not) with the tables of the rounds: each row the
+// highest bandwidth any of them measured (a limit on bandwidth takes
+// the best the machine did), with a note counting the rounds measured.
+func mergeBest(test string, once *limitTable, rounds []*limitTable) *limitTable {
 	var out *limitTable
 	if once != nil && once.Err == "" {
 		c := *once
@@ -652,9 +678,9 @@ func mergeBest(once *limitTable, rounds []*limitTable) *limitTable {
 		if once != nil {
 			return once
 		}
-		return &limitTable{Test: limMemcpy, Err: "failed before the rounds and in every round"}
+		return &limitTable{Test: test, Err: "failed in every round"}
 	}
-	out.Notes = append(out.Notes, fmt.Sprintf("every size measured again in %d of %d rounds; each row is the highest of all measurements, and the bulk targets pair each round's figure with that round's limit",
+	out.Notes = append(out.Notes, fmt.Sprintf("every size measured in %d of %d rounds; each row is the highest of all measurements, and the targets pair each round's figure with that round's",
 		measured, len(rounds)))
 	return out
 }
@@ -689,12 +715,12 @@ func shmemEnv() []string {
 }
 
 // bandwidthMax returns the largest size the benchmarks judged against
-// memcpy use (the bandwidth benchmarks and broadcast), rounded down to a
+// memcpy use (the bandwidth benchmarks, broadcast and put_pingpong), rounded down to a
 // power of two (memcpy's -max), or 64 KiB.
 func bandwidthMax(sel []*spec, quick bool) int {
 	best := 0
 	for _, s := range sel {
-		if s.Kind != bandwidth && s.Name != "broadcast" {
+		if s.Kind != bandwidth && s.Name != "broadcast" && s.Name != "put_pingpong" {
 			continue
 		}
 		a := s.args(quick)

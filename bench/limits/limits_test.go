@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -164,6 +165,70 @@ func TestMemcpyPair(t *testing.T) {
 	runTable(t, []string{"memcpy_pair", "-cpus", fmt.Sprintf("%d,%d", allowed[0], allowed[0]), "-min", "65536", "-max", "65536", "-i", "3", "-r", "1"},
 		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 65536))
 	for _, bad := range [][]string{{"memcpy_pair", "-min", "3"}, {"memcpy_pair", "-method", "nope"}, {"memcpy_pair", "extra"}} {
+		if err := run(bad, &out); err == nil {
+			t.Errorf("run(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestMemcpyPingpong checks the ping-pong reference: its table, and
+// that its sides take turns (A copies, then B, then A...) and move the
+// data where a put ping-pong does: A's source into B's destination and
+// B's into A's, with either way of waiting, also with both threads on
+// one CPU.
+func TestMemcpyPingpong(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"memcpy_pingpong", "-min", "65536", "-max", "131072", "-i", "3", "-r", "1", "-method", "movsb"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# cpus: ", "one-way", "# fastest method per size: 65536=movsb"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("memcpy_pingpong output lacks %q:\n%s", want, out.String())
+		}
+	}
+	p := runTable(t, []string{"memcpy_pingpong", "-min", "65536", "-max", "65536", "-i", "3", "-r", "1"},
+		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 65536))
+	if v := p.values[0]; !(v > 0) {
+		t.Errorf("memcpy_pingpong: bandwidth %v, want > 0", v)
+	}
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuB := allowed[len(allowed)-1]
+	for _, yield := range []bool{false, true} {
+		for _, b := range []int{cpuB, allowed[0]} {
+			const n, iters = 4096, 50
+			var bufs [4][]byte
+			for i := range bufs {
+				bufs[i] = make([]byte, n)
+			}
+			var turns []byte // who copied, in order: 'A' copies bufs[0]
+			var mu sync.Mutex
+			loop := func(dst, src []byte, k int) {
+				mu.Lock()
+				who := byte('B')
+				if &src[0] == &bufs[0][0] {
+					who = 'A'
+				}
+				turns = append(turns, who)
+				mu.Unlock()
+				src[0]++ // a new payload every turn
+				copy(dst, src)
+			}
+			if _, err := pingpongRun(bufs, n, allowed[0], b, iters, yield, loop); err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.Repeat("AB", iters); string(turns) != want {
+				t.Errorf("yield %v, cpus %d,%d: turns %q; want %q", yield, allowed[0], b, turns, want)
+			}
+			if !bytes.Equal(bufs[3], bufs[0]) || !bytes.Equal(bufs[1], bufs[2]) || bufs[3][0] != iters || bufs[1][0] != iters {
+				t.Errorf("yield %v: B's destination %v..., A's %v...; want A's source %v... and B's %v... after %d turns each",
+					yield, bufs[3][:2], bufs[1][:2], bufs[0][:2], bufs[2][:2], iters)
+			}
+		}
+	}
+	for _, bad := range [][]string{{"memcpy_pingpong", "-max", "1000"}, {"memcpy_pingpong", "-method", "nope"}} {
 		if err := run(bad, &out); err == nil {
 			t.Errorf("run(%q) accepted it", bad)
 		}

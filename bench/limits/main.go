@@ -149,6 +149,9 @@ tests:
   memcpy      copy bandwidth between two Go heap buffers (MB/s per size)
   memcpy_shm  the same between two memfd segments
   memcpy_pair two copies at once of one source, on two CPUs (a 2-PE broadcast)
+  memcpy_pingpong
+              two CPUs take turns copying n bytes into each other's buffer,
+              a flag per turn: the best put ping-pong (MB/s one way)
   handoff     one-way cache-line hand-off latency between two processes (us)
   atomic      local and cross-core atomic fetch-add latency (us)
   lines       cost of moving k more cache lines from one core to another (us)
@@ -173,6 +176,12 @@ func run(args []string, w io.Writer) error {
 		return t.write(w)
 	case "memcpy_pair":
 		t, err := runMemcpyPair(args)
+		if err != nil {
+			return err
+		}
+		return t.write(w)
+	case "memcpy_pingpong":
+		t, err := runMemcpyPingpong(args)
 		if err != nil {
 			return err
 		}
