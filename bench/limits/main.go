@@ -10,6 +10,7 @@
 //	go run ./bench/limits memcpy     [-t 20ms] [-i 0] [-r 5] [-best] [-min 1] [-max 16777216] [-method m] [-cpus a]
 //	go run ./bench/limits memcpy_shm [same flags as memcpy]
 //	go run ./bench/limits memcpy_pair [same flags as memcpy; -cpus a,b]
+//	go run ./bench/limits memcpy_pingpong [same flags as memcpy; -cpus a,b]
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
 //	go run ./bench/limits lines      [-k 0,1,2,4,...] [-i 200000] [-t 500ms] [-r 5] [-best] [-w 10000] [-cpus a,b]
@@ -58,6 +59,16 @@
 //     the size over the slower thread's time per copy, best method, as
 //     memcpy; the two copies share the last-level cache and the memory
 //     bus, which the lone copy of memcpy does not.
+//   - memcpy_pingpong: a put ping-pong with nothing but copies and a
+//     flag: two threads bound to the two CPUs take turns, A copying
+//     its source into B's destination and storing B's flag, B waiting
+//     for it, then copying its source into A's destination and storing
+//     A's flag (four memfd segments). A row is the size over the
+//     one-way time (a round trip / 2), the best of every copy method
+//     and of two ways to wait (a pause per poll, or a sched_yield per
+//     poll). Its copies keep four buffers in the caches where memcpy's
+//     keep two, and each trip hands a line over: the reference that
+//     explains the put ping-pong's bandwidth against a lone copy.
 //   - handoff: one-way latency of a cache-line hand-off between two
 //     processes bound to two CPUs (-cpus a,b: this process on a, a copy
 //     of itself started as the second process on b, sharing a memfd
