@@ -73,6 +73,9 @@ type PE struct {
 	barCtl []uintptr
 	x      *xpe // operations on other hosts (nil: the job is on one host)
 	epoch  uint32
+	// hier is the world barrier of a job across hosts (nil: on one
+	// host, the flat or central barrier).
+	hier *hierBarrier
 	// the central barrier (Job.central): arrivals counts every PE's
 	// arrivals at every barrier (PE 0's Slot.Epoch), and this PE has
 	// passed that many barriers. With CPU groups (see cpuGroups),
@@ -130,6 +133,9 @@ func newPE(j *Job, me int) *PE {
 		p.barCtl = append(p.barCtl, j.ctlOffset(j.ctl.Flag(partner, r)))
 		p.barIn = append(p.barIn, j.ctl.Flag(me, r))
 		p.barDoor = append(p.barDoor, j.bell(partner))
+	}
+	if j.x != nil && len(j.x.cl.Leaders) > 1 && j.cfg.BarrierAlgorithm != "dissemination" {
+		p.hier = newHierBarrier(j, j.x, me)
 	}
 	p.arrivals = &j.ctl.Slot(0).Epoch
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
@@ -220,6 +226,24 @@ func (p *PE) SyncAs(routine string) { p.sync(routine) }
 
 // sync is SyncAll on behalf of routine (named if the job fails).
 func (p *PE) sync(routine string) {
+	if p.x != nil {
+		// Across hosts a PE arrives only once its own writes on other
+		// hosts are complete (one round trip to each host it wrote
+		// since its last Quiet, none if it wrote nowhere). The
+		// collectives put and then sync without a Quiet, and the
+		// barrier's flags reach a host along other connections than
+		// the puts: from 4 hosts up, a host could hear of every
+		// arrival while a put to it was still unread in its socket
+		// (the flat barrier as much as the hierarchical one; found by
+		// xhost-teams on 4 hosts of 1 PE, whose collect and alltoall
+		// read stale blocks). So SyncAll across hosts also completes
+		// the PE's puts, which the specification allows.
+		p.xquiet(nil)
+	}
+	if p.hier != nil {
+		p.hierSync(routine)
+		return
+	}
 	if p.job.central {
 		p.centralSync(routine)
 		return

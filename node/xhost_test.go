@@ -25,6 +25,52 @@ func init() {
 		barriers(pe, 1000)
 		fmt.Printf("PE %d ok barriers\n", pe.MyPE())
 	}
+	// xhost-barrier-sync checks what a barrier promises, across hosts:
+	// in round i every PE puts i into its right neighbour's slot of
+	// round i's parity and calls BarrierAll, after which its left
+	// neighbour's put must be there (BarrierAll completes the puts and
+	// releases no PE before every PE has arrived); the next write to
+	// that slot is two barriers later, after the neighbour's check. A
+	// PE also adds one to a counter on PE 0 before each barrier, which
+	// must then hold at least n times the round (and no more than the
+	// next round's adds). Every PE is late in
+	// turn (a few microseconds of work before it arrives), so that a
+	// barrier that let PEs out early would be caught.
+	scenarios["xhost-barrier-sync"] = func(pe *goshmem.PE) {
+		me, n := pe.MyPE(), pe.NPEs()
+		slot, err := goshmem.Calloc[int64](pe, 2)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		count, err := goshmem.Calloc[int64](pe, 1)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		ctx := pe.Ctx()
+		right, left := (me+1)%n, (me-1+n)%n
+		pe.BarrierAll()
+		for i := int64(1); i <= 400; i++ {
+			if int(i)%n == me {
+				busy(20 * time.Microsecond)
+			}
+			goshmem.P(ctx, &slot[i%2], i, right)
+			goshmem.AtomicAdd(ctx, &count[0], 1, 0)
+			pe.BarrierAll()
+			if got := goshmem.AtomicFetch(ctx, &slot[i%2], me); got != i {
+				fail(pe, "round %d: after BarrierAll, PE %d's put holds %d, want %d", i, left, got, i)
+			}
+			if me == 0 {
+				// Every add of rounds up to i is complete; the other
+				// PEs may have added for round i+1 already, not later
+				// (round i+1's barrier waits for this PE).
+				if got := goshmem.AtomicFetch(ctx, &count[0], 0); got < i*int64(n) || got > (i+1)*int64(n) {
+					fail(pe, "round %d: after BarrierAll, the counter holds %d, want %d to %d", i, got, i*int64(n), (i+1)*int64(n))
+				}
+			}
+		}
+		pe.BarrierAll()
+		fmt.Printf("PE %d ok barrier sync\n", me)
+	}
 	scenarios["xhost-sigkill"] = func(pe *goshmem.PE) {
 		victim, _ := strconv.Atoi(os.Getenv("GOSHMEM_TEST_VICTIM"))
 		if pe.MyPE() == victim {
@@ -206,13 +252,16 @@ func acrossHosts(scenario string, sizes []int, env ...string) []string {
 	return args
 }
 
-// TestAcrossHosts runs the public API across 2 and 3 hosts of 1 to 3
+// TestAcrossHosts runs the public API across 2 to 4 hosts of 1 to 3
 // PEs: RMA, AMOs, a lock and a signal (the "rma" scenario, which also
 // checks Ptr: nil exactly for other hosts' PEs), every collective on
 // the world, TeamShared, a backwards strided team and both halves of a
 // 2-D split, checked exactly (the "teams" scenario, with the host and
-// leader teams checked first), 1,000 barriers with 4 PEs per host on
-// this 2-CPU machine, and 600 small reductions back to back across 3
+// leader teams checked first; on 4 hosts it caught collectives that
+// read blocks not yet delivered), 1,000 barriers with 4 PEs per host on
+// this 2-CPU machine, what a barrier promises (every PE's put and AMO
+// complete and no PE out early; the hierarchical world barrier and
+// the flat one), and 600 small reductions back to back across 3
 // hosts (the pushed reduction among the leaders: it fails at once when
 // its boxes lose their parity), tasks whose chunks only PEs of the
 // owner's host steal, and Quiet per context (each goes only to the
@@ -238,7 +287,14 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-fence", []int{2, 2}, "ok fence", nil},
 		{"xhost-teams", []int{2, 2}, "ok xpmem", nil},
 		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", nil},
+		{"xhost-teams", []int{1, 1, 1, 1}, "ok xpmem", nil},
+		{"xhost-teams", []int{2, 1, 1, 2}, "ok xpmem", nil},
+		{"xhost-teams", []int{1, 1, 1, 1}, "ok xpmem", nil},
 		{"xhost-barriers", []int{4, 4}, "ok barriers", nil},
+		{"xhost-barrier-sync", []int{1, 1}, "ok barrier sync", nil},
+		{"xhost-barrier-sync", []int{2, 2}, "ok barrier sync", nil},
+		{"xhost-barrier-sync", []int{3, 1, 2}, "ok barrier sync", nil},
+		{"xhost-barrier-sync", []int{2, 2}, "ok barrier sync", []string{"SHMEM_BARRIER_ALGORITHM", "dissemination"}},
 		{"xhost-reduce", []int{1, 1, 1}, "ok reduce", nil},
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", nil},
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", []string{"SHMEM_INTERNODE_POLL", "off"}},
@@ -315,5 +371,12 @@ func TestAcrossHostsGlobalExit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// busy spins for about d without calling goshmem: a PE that arrives
+// late.
+func busy(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
 	}
 }

@@ -260,7 +260,10 @@ func defs() []def {
 				"last arriver releases everyone, so each PE needs the CPU once to arrive and " +
 				"once to leave; auto: central when the PEs outnumber the CPUs they run on " +
 				"(the job's CPUs, or GOMAXPROCS for goroutine PEs of one process), " +
-				"dissemination otherwise.",
+				"dissemination otherwise. In a job across hosts the whole job's barrier is " +
+				"hierarchical (each host's PEs arrive at their leader, the leaders run the " +
+				"dissemination barrier over the transport, each leader releases its host) " +
+				"unless this is dissemination, which keeps it flat over all PEs.",
 		}, func(c *Config, v string) { c.BarrierAlgorithm = v }),
 		enumKnob(Knob{
 			Name: VarReduceAlg, Default: "auto", Values: []string{"auto", "flat", "partitioned", "recursive-doubling", "ring", "rabenseifner"},
