@@ -45,23 +45,35 @@ func runMemcpyPair(args []string) (*table, error) {
 		src[i] = byte(i)
 	}
 	d0, d1 := make([]byte, maxSize), make([]byte, maxSize)
+	err = bestPerSize(t, minSize, maxSize, len(methods), func(n, i int) (float64, string, error) {
+		bw, err := pairBandwidth(d0[:n], d1[:n], src[:n], a, b, c, methods[i].loop)
+		return bw, methods[i].name, err
+	})
+	return t, err
+}
+
+// bestPerSize adds to t a row per power-of-two size n from minSize to
+// maxSize, the highest bandwidth that measure(n, i) returns for the
+// variants i < variants, and a note naming the fastest variant per
+// size (measure's label).
+func bestPerSize(t *table, minSize, maxSize, variants int, measure func(n, i int) (float64, string, error)) error {
 	var winners []string
 	for n := minSize; n <= maxSize; n *= 2 {
 		best, who := 0.0, ""
-		for _, m := range methods {
-			bw, err := pairBandwidth(d0[:n], d1[:n], src[:n], a, b, c, m.loop)
+		for i := range variants {
+			bw, label, err := measure(n, i)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if bw > best {
-				best, who = bw, m.name
+				best, who = bw, label
 			}
 		}
 		t.rows = append(t.rows, row{strconv.Itoa(n), best})
 		winners = append(winners, fmt.Sprintf("%d=%s", n, who))
 	}
 	t.notes = append(t.notes, "fastest method per size: "+strings.Join(winners, " "))
-	return t, nil
+	return nil
 }
 
 // pairBandwidth returns the median (or best) over c.reps runs of the
@@ -95,17 +107,32 @@ func pairBandwidth(d0, d1, src []byte, a, b int, c common, loop func(dst, src []
 // goroutines (locked, so the runtime drops them with their CPU
 // binding).
 func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, iters int)) (time.Duration, error) {
-	var ready, arrived atomic.Int64
+	var arrived atomic.Int64
+	return onTwoCPUs(a, b, func(side int) {
+		dst := d0
+		if side == 1 {
+			dst = d1
+		}
+		for i := range int64(iters) {
+			arrived.Add(1)
+			spinUntil(func() bool { return arrived.Load() >= 2*(i+1) })
+			loop(dst, src, 1)
+		}
+	})
+}
+
+// onTwoCPUs runs body(0) and body(1) on two threads bound to CPUs a
+// and b, started together once both are bound, and returns the longer
+// of the two bodies' times. The threads end with their goroutines
+// (locked, so the runtime drops them with their CPU binding).
+func onTwoCPUs(a, b int, body func(side int)) (time.Duration, error) {
+	var ready atomic.Int64
 	type out struct {
 		el  time.Duration
 		err error
 	}
 	res := make(chan out, 2)
-	for i, cpu := range []int{a, b} {
-		dst := d0
-		if i == 1 {
-			dst = d1
-		}
+	for side, cpu := range []int{a, b} {
 		go func() {
 			runtime.LockOSThread()
 			err := numa.Bind([]int{cpu})
@@ -116,11 +143,7 @@ func pairRun(d0, d1, src []byte, a, b, iters int, loop func(dst, src []byte, ite
 			}
 			spinUntil(func() bool { return ready.Load() >= 2 })
 			start := time.Now()
-			for i := range int64(iters) {
-				arrived.Add(1)
-				spinUntil(func() bool { return arrived.Load() >= 2*(i+1) })
-				loop(dst, src, 1)
-			}
+			body(side)
 			res <- out{el: time.Since(start)}
 		}()
 	}

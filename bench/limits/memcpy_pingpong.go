@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/goshmem/goshmem/internal/sys"
-	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/wait"
-	"github.com/goshmem/goshmem/numa"
 )
 
 // runMemcpyPingpong measures the machine's best put ping-pong of each
@@ -61,28 +57,15 @@ func runMemcpyPingpong(args []string) (*table, error) {
 			bufs[i][j] = byte(i + j)
 		}
 	}
-	var winners []string
-	for n := minSize; n <= maxSize; n *= 2 {
-		best, who := 0.0, ""
-		for _, m := range methods {
-			for _, yield := range []bool{false, true} {
-				bw, err := pingpongBandwidth(bufs, n, a, b, c, yield, m.loop)
-				if err != nil {
-					return nil, err
-				}
-				if bw > best {
-					best, who = bw, m.name
-					if yield {
-						who += "+yield"
-					}
-				}
-			}
+	err = bestPerSize(t, minSize, maxSize, 2*len(methods), func(n, i int) (float64, string, error) {
+		m, yield := methods[i/2], i%2 == 1
+		bw, err := pingpongBandwidth(bufs, n, a, b, c, yield, m.loop)
+		if yield {
+			return bw, m.name + "+yield", err
 		}
-		t.rows = append(t.rows, row{strconv.Itoa(n), best})
-		winners = append(winners, fmt.Sprintf("%d=%s", n, who))
-	}
-	t.notes = append(t.notes, "fastest method per size: "+strings.Join(winners, " "))
-	return t, nil
+		return bw, m.name, err
+	})
+	return t, err
 }
 
 // pingpongBandwidth returns the median (or best) over c.reps runs of n
@@ -125,13 +108,7 @@ func pingpongRun(bufs [4][]byte, n, a, b, iters int, yield bool, loop func(dst, 
 		_ [120]byte
 	}
 	var flags [2]paddedFlag // flags[0] A's, flags[1] B's
-	var ready atomic.Int64
-	type out struct {
-		el  time.Duration
-		err error
-	}
-	res := make(chan out, 2)
-	await := func(f *atomic.Int64, k int64, yield bool) {
+	await := func(f *atomic.Int64, k int64) {
 		for p := 1; f.Load() != k; p++ {
 			if yield {
 				sys.SchedYield()
@@ -143,43 +120,21 @@ func pingpongRun(bufs [4][]byte, n, a, b, iters int, yield bool, loop func(dst, 
 			}
 		}
 	}
-	side := func(me, cpu int) {
-		runtime.LockOSThread() // dropped with its binding when the goroutine ends locked
-		err := numa.Bind([]int{cpu})
-		ready.Add(1)
-		if err != nil {
-			res <- out{err: err}
-			return
-		}
-		spinUntil(func() bool { return ready.Load() >= 2 })
+	return onTwoCPUs(a, b, func(me int) {
 		mine, theirs := &flags[me].v, &flags[1-me].v
 		src, dst := bufs[0][:n], bufs[3][:n] // A: its source into B's destination
 		if me == 1 {
 			src, dst = bufs[2][:n], bufs[1][:n]
 		}
-		start := time.Now()
 		for k := int64(1); k <= int64(iters); k++ {
 			if me == 1 {
-				await(mine, k, yield)
+				await(mine, k)
 			}
 			loop(dst, src, 1)
 			theirs.Store(k)
 			if me == 0 {
-				await(mine, k, yield)
+				await(mine, k)
 			}
 		}
-		res <- out{el: time.Since(start)}
-	}
-	go side(0, a)
-	go side(1, b)
-	var elA time.Duration
-	var err error
-	for range 2 {
-		o := <-res
-		elA = max(elA, o.el)
-		if o.err != nil {
-			err = o.err
-		}
-	}
-	return elA, err
+	})
 }
