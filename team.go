@@ -692,6 +692,16 @@ func (t *Team) Barrier() {
 }
 
 func (t *Team) sync(routine string) {
+	if !t.shared {
+		if _, across := t.pe.HostOf(0); across {
+			// The collectives put into members on other hosts and
+			// then sync: the puts complete first, since the sync's
+			// flags may reach a member along other connections
+			// (PE.sync, which the world team's sync is, does the
+			// same).
+			t.pe.Ctx().Quiet()
+		}
+	}
 	t.epoch++
 	e := t.epoch
 	n := t.members.Size()
