@@ -32,16 +32,15 @@ import (
 // (xCtl) that this host's leader receives and rings; its value is the
 // leader's epoch, which every leader advances alike.
 type hierBarrier struct {
-	leader  int            // this host's leader PE
-	mates   []int          // the leader's: the host's other PEs
-	others  uint64         // how many PEs of the host arrive at the leader
-	arr     *atomic.Uint64 // arrivals, counting every barrier
-	rel     *atomic.Uint64 // the last barrier released
-	passed  uint64         // barriers this PE has entered
-	to      []int          // the leader's: round r's partner leader
-	ctlOff  []uintptr      // the leader's: offset of the partner's flag r
-	in      []*shm.Uint32  // the leader's: its own flag r
-	leaders int            // hosts in the job
+	leader int            // this host's leader PE
+	mates  []int          // the leader's: the host's other PEs
+	others uint64         // how many PEs of the host arrive at the leader
+	arr    *atomic.Uint64 // arrivals, counting every barrier
+	rel    *atomic.Uint64 // the last barrier released
+	passed uint64         // barriers this PE has entered
+	to     []int          // the leader's: round r's partner leader
+	ctlOff []uintptr      // the leader's: offset of the partner's flag r
+	in     []*shm.Uint32  // the leader's: its own flag r
 }
 
 // newHierBarrier returns PE me's part of the hierarchical world barrier
@@ -50,11 +49,10 @@ func newHierBarrier(j *Job, x *xhost, me int) *hierBarrier {
 	leaders := x.cl.Leaders
 	lead := leaders[x.host]
 	h := &hierBarrier{
-		leader:  lead,
-		others:  uint64(len(x.local) - 1),
-		arr:     &j.ctl.Slot(lead).Epoch,
-		rel:     &j.ctl.Slot(lead).Group,
-		leaders: len(leaders),
+		leader: lead,
+		others: uint64(len(x.local) - 1),
+		arr:    &j.ctl.Slot(lead).Epoch,
+		rel:    &j.ctl.Slot(lead).Group,
 	}
 	if me != lead {
 		return h
