@@ -33,9 +33,9 @@ func init() {
 	// that slot is two barriers later, after the neighbour's check. A
 	// PE also adds one to a counter on PE 0 before each barrier, which
 	// must then hold at least n times the round (and no more than the
-	// next round's adds). Every PE is late in
-	// turn (a few microseconds of work before it arrives), so that a
-	// barrier that let PEs out early would be caught.
+	// next round's adds). Every PE is late in turn (a few microseconds
+	// of work before it arrives), so that a barrier that let PEs out
+	// early would be caught.
 	scenarios["xhost-barrier-sync"] = func(pe *goshmem.PE) {
 		me, n := pe.MyPE(), pe.NPEs()
 		slot, err := goshmem.Calloc[int64](pe, 2)
