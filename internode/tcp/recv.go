@@ -123,9 +123,10 @@ func (s *rxSet) run() {
 		}
 		s.looks.Add(1)
 		s.t.Kick() // frames held back (Defer) wait at most one look
+		contended := false
 		if fired { // wake is disarmed now (one-shot)
 			s.wakes.Add(1)
-			s.drainReady()
+			contended = s.drainReady()
 		}
 		s.armMu.Lock()
 		now := time.Now()
@@ -134,10 +135,15 @@ func (s *rxSet) run() {
 		switch {
 		case p == s.idle.Load():
 			quiet = true // the poller said it stopped (PollIdle)
-		case g != seenGot || fired && now.UnixNano()-s.lastPoll.Load() < int64(s.grace()):
+		case g != seenGot || fired && (contended || now.UnixNano()-s.lastPoll.Load() < int64(s.grace())):
 			// Polls deliver frames, or a frame came while a PE polls
-			// (its last poll within a pollGrace): leave the frames to
-			// the polls.
+			// (its last poll within a pollGrace, or a poll is reading
+			// that socket now): leave the frames to the polls. (A
+			// socket that a poll holds stays readable until the poll
+			// reads it: armed again at once, wake would fire again at
+			// once, and this goroutine spun on it while the poller,
+			// descheduled on a loaded machine, held the socket: 3,000
+			// wake-ups in a second for 200 frames.)
 			seenAt = now
 		default:
 			// Quiet after a whole pollGrace without a frame for the
@@ -146,6 +152,14 @@ func (s *rxSet) run() {
 			// leader whose waits are for its own host) no reason to
 			// stay away.
 			quiet = now.Sub(seenAt) >= s.grace()
+		}
+		if quiet && s.held() {
+			// A Poll is reading a connection (its goroutine may be
+			// descheduled mid-read): it reads what comes there before
+			// it lets go. Armed now, wake would fire at once for that
+			// socket and again after every look: look again a
+			// pollGrace from now.
+			quiet, seenAt = false, now
 		}
 		seenGot = g
 		switch {
@@ -175,18 +189,28 @@ func (s *rxSet) run() {
 // may not run a polling goroutine every 250 us).
 func (s *rxSet) grace() time.Duration { return time.Duration(s.graceN.Load()) }
 
+// held reports whether a reader (a Poll) holds some connection.
+func (s *rxSet) held() bool {
+	for i := range s.byFrom {
+		if x := s.byFrom[i].Load(); x != nil && x.busy.Load() != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // drainReady reads every socket that has bytes, to the end of what it
-// holds.
-func (s *rxSet) drainReady() {
+// holds; contended: some socket was left to a Poll that was reading it.
+func (s *rxSet) drainReady() (contended bool) {
 	for {
 		n := s.ready.Ready(s.evs[:])
 		for _, ev := range s.evs[:n] {
-			if x := s.byFrom[ev.Fd].Load(); x != nil {
-				x.drainLoop(true)
+			if x := s.byFrom[ev.Fd].Load(); x != nil && !x.drainLoop(true) {
+				contended = true
 			}
 		}
 		if n < len(s.evs) {
-			return
+			return contended
 		}
 	}
 }
@@ -357,14 +381,18 @@ func newRx(t *Transport, from int, fd int) *rx {
 }
 
 // drainLoop reads what the socket holds, or leaves it to the reader
-// that holds busy; all: until the socket is empty.
-func (x *rx) drainLoop(all bool) {
+// that holds busy; all: until the socket is empty. It reports false
+// when it left the socket to that reader without reading (the reader
+// then reads it again: pending).
+func (x *rx) drainLoop(all bool) (drained bool) {
 	x.pending.Store(1)
 	for x.pending.Load() != 0 && !x.ended.Load() && x.busy.CompareAndSwap(0, 1) {
 		x.pending.Store(0)
 		x.drain(all)
 		x.busy.Store(0)
+		drained = true
 	}
+	return drained || x.ended.Load()
 }
 
 // drain reads and delivers until a read would block, or (!all) returns

@@ -921,6 +921,65 @@ func TestPollLeavesNothingUnread(t *testing.T) {
 	}
 }
 
+// TestStalledPollerDoesNotSpinTheReceiver: a Poll that holds a
+// connection for a long time (its goroutine descheduled on a loaded
+// machine) while a frame arrives there leaves the socket readable; the
+// receiving goroutine, armed because the polls went quiet, fires and
+// finds the connection taken. Armed again at once it would fire again
+// at once, as long as the hold lasts (thousands of wake-ups a second,
+// seen in CI); it must leave the socket to the Poll, which reads the
+// frame when it lets go.
+func TestStalledPollerDoesNotSpinTheReceiver(t *testing.T) {
+	const grace, hold = 10 * time.Millisecond, 300 * time.Millisecond
+	ss, is := sinks(2)
+	l := start(t, 2, nil, is)
+	s := l.ts[1].rx
+	s.graceN.Store(int64(grace))
+	var stalled atomic.Bool
+	var wakesBefore, looksBefore atomic.Uint64
+	l.ts[1].afterAgain = func() { // set before any reader runs
+		if !stalled.CompareAndSwap(true, false) {
+			return
+		}
+		// This Poll holds the connection, its socket empty, for
+		// several graces without delivering (the receiving goroutine
+		// would take over); then a frame comes.
+		time.Sleep(3 * grace)
+		wakesBefore.Store(s.wakes.Load())
+		looksBefore.Store(s.looks.Load())
+		h := internode.Header{Seq: 1}
+		if err := l.ts[0].Send(1, &h, nil); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(hold)
+	}
+	connect(t, l, ss[1])
+	// One Poll that delivers (so that the goroutine is disarmed and the
+	// polls count as active), then the stalled one.
+	pollMode(t, l, 1, 0)
+	base := ss[1].count(0)
+	stalled.Store(true)
+	h := internode.Header{Seq: 2}
+	if err := l.ts[0].Send(1, &h, nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Second); stalled.Load() && time.Now().Before(deadline); {
+		l.ts[1].Poll() // reads frame 2, then stalls in the hook
+	}
+	if stalled.Load() {
+		t.Fatal("the stalled Poll did not run")
+	}
+	wakes, looks := s.wakes.Load()-wakesBefore.Load(), s.looks.Load()-looksBefore.Load()
+	waitFor(t, "the frame that came during the stall", func() bool { return ss[1].count(0) >= base+2 })
+	if wakes > 3 {
+		t.Errorf("the receiving goroutine woke %d times while a Poll held the connection for %v (grace %v); want at most 3", wakes, hold, grace)
+	}
+	// It looks about once per grace meanwhile (a timer, not a spin).
+	if max := uint64(3 * hold / grace); looks > max {
+		t.Errorf("the receiving goroutine looked %d times while a Poll held the connection for %v (grace %v); want at most %d", looks, hold, grace, max)
+	}
+}
+
 // TestPollQuietsTheReceiver: while a leader polls, the frames it reads
 // wake no goroutine of the transport (each such wake-up costs a thread
 // switch on a CPU a PE needs); the receiving goroutine may fire once,
