@@ -189,10 +189,11 @@ func (s *rxSet) run() {
 // may not run a polling goroutine every 250 us).
 func (s *rxSet) grace() time.Duration { return time.Duration(s.graceN.Load()) }
 
-// held reports whether a reader (a Poll) holds some connection.
+// held reports whether a reader (a Poll) holds some connection that
+// has not ended (an ended one's busy is held for good: closeFD).
 func (s *rxSet) held() bool {
 	for i := range s.byFrom {
-		if x := s.byFrom[i].Load(); x != nil && x.busy.Load() != 0 {
+		if x := s.byFrom[i].Load(); x != nil && x.busy.Load() != 0 && !x.ended.Load() && !x.closed.Load() {
 			return true
 		}
 	}
