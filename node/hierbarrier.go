@@ -23,7 +23,8 @@ import (
 // the central barrier of a one-host job uses and a job across hosts
 // does not) and rings the leader, then waits until release (the
 // leader's Slot.Group) reaches the barrier's number; the leader waits
-// until arrivals counts every host-mate for every barrier so far. The
+// until arrivals counts every host-mate (mates) for every barrier so
+// far. The
 // counters only grow, so a barrier's arrivals cannot be mistaken for an
 // earlier one's, and a host-mate that races ahead into the next barrier
 // only adds to the next count. Among the leaders the round-r flag is
@@ -34,7 +35,6 @@ import (
 type hierBarrier struct {
 	leader int            // this host's leader PE
 	mates  []int          // the leader's: the host's other PEs
-	others uint64         // how many PEs of the host arrive at the leader
 	arr    *atomic.Uint64 // arrivals, counting every barrier
 	rel    *atomic.Uint64 // the last barrier released
 	passed uint64         // barriers this PE has entered
@@ -50,7 +50,6 @@ func newHierBarrier(j *Job, x *xhost, me int) *hierBarrier {
 	lead := leaders[x.host]
 	h := &hierBarrier{
 		leader: lead,
-		others: uint64(len(x.local) - 1),
 		arr:    &j.ctl.Slot(lead).Epoch,
 		rel:    &j.ctl.Slot(lead).Group,
 	}
@@ -88,7 +87,7 @@ func (p *PE) hierSync(routine string) {
 		}
 		return
 	}
-	if all := e * h.others; int64(h.arr.Load()-all) < 0 {
+	if all := e * uint64(len(h.mates)); int64(h.arr.Load()-all) < 0 {
 		p.waitCount(routine, h.arr, all, p.policy)
 	}
 	p.epoch++

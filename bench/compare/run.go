@@ -385,37 +385,36 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	var handoffs []*limitTable
 	rep.LimitRounds = map[string][]*limitTable{}
-	for round := 1; round <= c.Rounds; round++ {
-		if memcpyEach {
-			// The copy limit again, next to the bandwidth runs it
-			// judges: the best copy moves with the machine's state as
-			// much as goshmem's copies do.
-			pr.step("round %d/%d: limits memcpy", round, c.Rounds)
-			a := roundMemcpyArgs(c.Quick, maxBW)
-			t, err := runLimitArgs(limMemcpy, a, fmt.Sprintf("round %d limits memcpy", round))
-			if err != nil {
-				pr.done()
-				return err
-			}
-			if t.Err != "" {
-				t = nil
-			}
-			rep.LimitRounds[limMemcpy] = append(rep.LimitRounds[limMemcpy], t)
+	// roundLimit measures a limit again in round round, next to the
+	// runs it judges (a failed measurement is kept as nil).
+	roundLimit := func(round int, name string, a []string) error {
+		pr.step("round %d/%d: limits %s", round, c.Rounds, name)
+		t, err := runLimitArgs(name, a, fmt.Sprintf("round %d limits %s", round, name))
+		if err != nil {
+			pr.done()
+			return err
 		}
-		if pingpongEach {
-			// The ping-pong's own reference, in the same state of
-			// the machine as the ping-pong it explains.
-			pr.step("round %d/%d: limits %s", round, c.Rounds, limPingpong)
-			a := limitArgs(limPingpong, c.Quick, maxBW)
-			t, err := runLimitArgs(limPingpong, a, fmt.Sprintf("round %d limits %s", round, limPingpong))
-			if err != nil {
-				pr.done()
+		if t.Err != "" {
+			t = nil
+		}
+		rep.LimitRounds[name] = append(rep.LimitRounds[name], t)
+		return nil
+	}
+	for round := 1; round <= c.Rounds; round++ {
+		// The copy limit again, next to the bandwidth runs it judges:
+		// the best copy moves with the machine's state as much as
+		// goshmem's copies do.
+		if memcpyEach {
+			if err := roundLimit(round, limMemcpy, roundMemcpyArgs(c.Quick, maxBW)); err != nil {
 				return err
 			}
-			if t.Err != "" {
-				t = nil
+		}
+		// The ping-pong's own reference, in the same state of the
+		// machine as the ping-pong it explains.
+		if pingpongEach {
+			if err := roundLimit(round, limPingpong, limitArgs(limPingpong, c.Quick, maxBW)); err != nil {
+				return err
 			}
-			rep.LimitRounds[limPingpong] = append(rep.LimitRounds[limPingpong], t)
 		}
 		if handoffEach {
 			pr.step("round %d/%d: limits handoff", round, c.Rounds)
