@@ -54,3 +54,23 @@ func (p *PE) XQuiets() uint64 {
 	defer p.x.mu.Unlock()
 	return p.x.quiets
 }
+
+// XQuietAnswers returns how many answers to counted Quiet round trips
+// this PE's mailbox has received.
+func (p *PE) XQuietAnswers() uint64 {
+	if p.x == nil {
+		return 0
+	}
+	return uint64(p.x.box.Acks.Load())
+}
+
+// XQuietWaits returns how many Quiets of this PE waited for answers
+// from other hosts (one per Quiet, however many hosts it asked).
+func (p *PE) XQuietWaits() uint64 {
+	if p.x == nil {
+		return 0
+	}
+	p.x.mu.Lock()
+	defer p.x.mu.Unlock()
+	return p.x.quietWaits
+}

@@ -72,7 +72,7 @@ const (
 	xPost4                     // a non-fetching AMO (no reply)
 	xPost8                     //
 	xCtl                       // store uint32(Arg0) at Off of the control block, ring PE
-	xQuiet                     // xReply once every earlier frame is applied
+	xQuiet                     // xReply once every earlier frame is applied (Flags: xCounted)
 	xReply                     // to the local PE of index PE: Arg0, payload into its window
 	xAbort                     // the sender's abort record: Arg0 kind, PE, Arg1 code
 	xAbortAck                  // a GlobalExit's xAbort was heard and this leader's PMI is quiet
@@ -98,6 +98,11 @@ const (
 // aligned word) with one atomic store, then ring the PE: data and the
 // flag saying it is there in one frame.
 const xPutFlag uint8 = 1
+
+// xCounted, in an xQuiet's Flags and its xReply's: the answer adds one
+// to the mailbox's Acks instead of storing its Seq (the requester
+// waits for several answers at once).
+const xCounted uint8 = 1
 
 // xPutSigSet and xPutSigAdd, in an xPut's Flags: once the payload is
 // in the heap, set or add Arg0 to the 8-byte signal word at offset
@@ -139,9 +144,12 @@ const (
 // follows it.
 type mailbox struct {
 	Seq atomic.Uint32 // the last answered request
-	_   uint32
-	Val atomic.Uint64 // its value (an AMO's old value)
-	_   [shm.CacheLine - 16]byte
+	// Acks counts answered Quiet round trips (xQuiet with xCounted):
+	// a Quiet asks every host it must at once and waits for as many
+	// answers, which may come in any order.
+	Acks atomic.Uint32
+	Val  atomic.Uint64 // its value (an AMO's old value)
+	_    [shm.CacheLine - 16]byte
 }
 
 const boxStride = shm.CacheLine + xWindow
@@ -242,6 +250,8 @@ type xpe struct {
 	// context wrote after done (xquiet).
 	sent, done []uint64
 	quiets     uint64 // Quiet round trips (tests)
+	quietWaits uint64 // Quiets that waited for answers (tests)
+	quietTo    []int32
 	// held: the transport holds a frame of this PE back (Deferrer);
 	// the PE's next wait writes it.
 	held atomic.Bool
@@ -366,7 +376,8 @@ func (x *xhost) newXpe(me int) *xpe {
 	i := int(x.idx[me])
 	return &xpe{idx: uint16(i), box: x.box(i), window: x.window(i),
 		msg: make([]byte, x.q.Max()), sent: make([]uint64, len(x.cl.Hosts)), done: make([]uint64, len(x.cl.Hosts)),
-		framed: make([]bool, len(x.cl.Hosts)), framedAt: make([]uint64, len(x.cl.Hosts))}
+		framed: make([]bool, len(x.cl.Hosts)), framedAt: make([]uint64, len(x.cl.Hosts)),
+		quietTo: make([]int32, 0, len(x.cl.Hosts))}
 }
 
 // leaderProcs is the GOMAXPROCS of a leader's process (unless the user
@@ -965,15 +976,19 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		atomic.StoreUint32(mem.At[uint32](mem.RegionOf(j.ctlMap.Bytes()).Base, uintptr(h.Off)), uint32(h.Arg0))
 		wait.Ring(j.bell(int(h.PE)))
 	case xQuiet:
-		x.reply(from, h, 0, nil)
+		x.replyFlags(from, h, h.Flags&xCounted, 0, nil)
 	case xReply:
 		if int(h.PE) >= len(x.local) {
 			x.bad(from, h)
 			return
 		}
 		box := (*xhost)(x).box(int(h.PE))
-		box.Val.Store(h.Arg0)
-		box.Seq.Store(h.Seq)
+		if h.Flags&xCounted != 0 {
+			box.Acks.Add(1)
+		} else {
+			box.Val.Store(h.Arg0)
+			box.Seq.Store(h.Seq)
+		}
 		wait.Ring(j.bell(x.local[h.PE]))
 	case xAbort:
 		x.heard.Store(true)
@@ -1003,7 +1018,12 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 
 // reply answers request h from leader from.
 func (x *xsink) reply(from int, h *internode.Header, v uint64, payload []byte) {
-	r := internode.Header{Op: xReply, PE: uint32(h.Ctx), Seq: h.Seq, Arg0: v}
+	x.replyFlags(from, h, 0, v, payload)
+}
+
+// replyFlags is reply with the answer's Flags.
+func (x *xsink) replyFlags(from int, h *internode.Header, flags uint8, v uint64, payload []byte) {
+	r := internode.Header{Op: xReply, Flags: flags, PE: uint32(h.Ctx), Seq: h.Seq, Arg0: v}
 	r.Len = uint32(len(payload))
 	<-x.trSet                     // (a request may come as soon as the other leaders have passed Open's fence)
 	x.tr.Reply(from, &r, payload) // an error: Failed has been told
@@ -1409,38 +1429,66 @@ func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
 // every host c wrote since its last Quiet, unless a Quiet of the PE
 // (on any context) was answered there after c's last write. The round
 // trip completes every earlier write of the PE there, whatever the
-// context. A nil c completes every write of the PE (Finalize).
+// context. A nil c completes every write of the PE (Finalize). The
+// round trips go out together and the PE waits once for all the
+// answers (xquietHosts).
 //
 //go:noinline
 func (p *PE) xquiet(c *Ctx) {
 	xp := p.x
 	xp.mu.Lock()
 	defer xp.mu.Unlock()
+	hosts := xp.quietTo[:0]
 	if c == nil {
 		for h := range xp.sent {
 			if xp.sent[h] != xp.done[h] {
-				p.xquietHost(h)
+				hosts = append(hosts, int32(h))
 			}
 		}
-		return
-	}
-	cx := c.x
-	for _, h := range cx.hosts {
-		cx.in[h] = false
-		if cx.last[h] > xp.done[h] {
-			p.xquietHost(int(h))
+	} else {
+		cx := c.x
+		for _, h := range cx.hosts {
+			cx.in[h] = false
+			if cx.last[h] > xp.done[h] {
+				hosts = append(hosts, h)
+			}
 		}
+		cx.hosts = cx.hosts[:0]
 	}
-	cx.hosts = cx.hosts[:0]
+	p.xquietHosts(hosts)
+	xp.quietTo = hosts
 }
 
 // xquietHost is one Quiet round trip to host h (x.mu held).
 func (p *PE) xquietHost(h int) {
 	xp := p.x
-	hd := internode.Header{Op: xQuiet, PE: uint32(p.job.x.cl.Leaders[h])}
-	p.xrequest("Quiet", &hd)
-	xp.done[h], xp.framed[h] = xp.sent[h], false
-	xp.quiets++
+	xp.quietTo = append(xp.quietTo[:0], int32(h))
+	p.xquietHosts(xp.quietTo)
+}
+
+// xquietHosts makes a Quiet round trip to every host of hosts at once:
+// it sends each an xQuiet (counted: the answers add to the mailbox's
+// Acks, in whatever order they come) and then waits for them all, so
+// a Quiet after writes on k hosts costs about one round trip, not k
+// (x.mu held).
+func (p *PE) xquietHosts(hosts []int32) {
+	if len(hosts) == 0 {
+		return
+	}
+	xp := p.x
+	want := xp.box.Acks.Load() + uint32(len(hosts))
+	for _, h := range hosts {
+		hd := internode.Header{Op: xQuiet, Flags: xCounted, PE: uint32(p.job.x.cl.Leaders[h])}
+		p.xsend("Quiet", &hd, nil)
+	}
+	if int32(xp.box.Acks.Load()-want) < 0 {
+		p.waitFlag("Quiet", &xp.box.Acks, want)
+	}
+	for _, h := range hosts {
+		xp.done[h], xp.framed[h] = xp.sent[h], false
+	}
+	xp.quiets += uint64(len(hosts))
+	xp.quietWaits++
 }
 
 // ctlOffset is the offset of w in the control block.

@@ -137,6 +137,66 @@ func init() {
 		}
 		fmt.Printf("PE %d ok ctx\n", me)
 	}
+	// xhost-quiet-all: a Quiet after puts on every other host asks them
+	// all at once and waits once (a round trip per host, one wait), and
+	// completes every put: in round r every PE p puts r into slot p of
+	// every PE on another host, quiets, and adds one to a counter on the
+	// round's checker; the checker waits for all n adds and then reads
+	// every slot with gets, along other paths than the puts took (from
+	// its own host), which must all hold r. The round ends with a
+	// barrier, so no PE writes round r+1 before the check.
+	scenarios["xhost-quiet-all"] = func(pe *goshmem.PE) {
+		me, n := pe.MyPE(), pe.NPEs()
+		slots, _ := goshmem.Calloc[int64](pe, n)
+		count, _ := goshmem.Calloc[int64](pe, 1)
+		ctx := pe.Ctx()
+		myHost, _ := pe.HostOf(me)
+		var remote []int
+		hosts := map[int]bool{}
+		for q := range n {
+			if h, _ := pe.HostOf(q); h != myHost {
+				remote = append(remote, q)
+				hosts[h] = true
+			}
+		}
+		checks := int64(0) // rounds this PE checked
+		pe.BarrierAll()
+		for r := int64(1); r <= 200; r++ {
+			for _, q := range remote {
+				goshmem.P(ctx, &slots[me], r, q)
+			}
+			trips, waits, answers := pe.XQuiets(), pe.XQuietWaits(), pe.XQuietAnswers()
+			pe.Quiet()
+			if got := pe.XQuiets() - trips; got != uint64(len(hosts)) {
+				fail(pe, "round %d: Quiet after puts on %d other hosts made %d round trips", r, len(hosts), got)
+			}
+			if got := pe.XQuietAnswers() - answers; got != uint64(len(hosts)) {
+				fail(pe, "round %d: Quiet after puts on %d other hosts returned after %d answers", r, len(hosts), got)
+			}
+			if got := pe.XQuietWaits() - waits; got != 1 {
+				fail(pe, "round %d: Quiet after puts on %d other hosts waited %d times, want once", r, len(hosts), got)
+			}
+			checker := int(r) % n
+			goshmem.AtomicAdd(ctx, &count[0], 1, checker)
+			if me == checker {
+				checks++
+				goshmem.WaitUntil(pe, &count[0], goshmem.CmpGE, checks*int64(n))
+				for q := range n {
+					hq, _ := pe.HostOf(q)
+					for p := range n {
+						if hp, _ := pe.HostOf(p); hp == hq {
+							continue
+						}
+						if got := goshmem.G(ctx, &slots[p], q); got != r {
+							fail(pe, "round %d: PE %d's slot %d holds %d after PE %d's Quiet, want %d", r, q, p, got, p, r)
+						}
+					}
+				}
+			}
+			pe.BarrierAll()
+		}
+		fmt.Printf("PE %d ok quiet all\n", me)
+	}
 	scenarios["xhost-held"] = func(pe *goshmem.PE) {
 		data, _ := goshmem.Calloc[int64](pe, 4)
 		flag, _ := goshmem.Calloc[int64](pe, 1)
@@ -300,6 +360,8 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", []string{"SHMEM_INTERNODE_POLL", "off"}},
 		{"xhost-tasks", []int{2, 2}, "ok tasks", nil},
 		{"xhost-ctx", []int{1, 1, 1}, "ok ctx", nil},
+		{"xhost-quiet-all", []int{1, 1, 1, 1}, "ok quiet all", nil},
+		{"xhost-quiet-all", []int{2, 1, 2}, "ok quiet all", nil},
 	} {
 		name := tc.scenario
 		for _, n := range tc.sizes {
