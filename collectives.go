@@ -333,6 +333,8 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
 	switch {
+	case t.multi && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 && orGatherFits[T](len(src)):
+		broadcastOr(t, routine, dst, src, root)
 	case t.hierarchical(uintptr(len(src)) * mem.SizeOf[T]()):
 		broadcastHier(t, dst, src, root)
 	case t.shared && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 &&
@@ -377,6 +379,58 @@ func broadcastTree[T any](t *Team, dst, src []T, root int) {
 		t.pe.TeamSet(t.worlds[c], int(t.slots[c]), readyWord, e)
 	}
 	t.sync(routine)
+}
+
+// orGatherMax is the largest result, in bytes, that a small FCollect or
+// Broadcast over a team spanning domains (hosts) gathers as a bitwise
+// or reduction (orGather).
+const orGatherMax = flatMax
+
+// orGatherFits reports whether a result of n elements of T is small
+// enough for orGather.
+func orGatherFits[T any](n int) bool { return uint(n)*uint(mem.SizeOf[T]()) <= orGatherMax }
+
+// orGather makes every member's dst the union of the members' parts:
+// each member's dst holds its own part, written by no other member,
+// and zeros everywhere else, and a bitwise or reduction of the bytes
+// (exact for any T: every byte has at most one nonzero contribution)
+// runs level by level like every reduction across domains (inside each
+// host through the exchange, among the host leaders by recursive
+// doubling, pushed up to a push box, then back down each host's dropbox
+// broadcast). So a small FCollect or Broadcast across hosts costs what
+// a small reduction does: no team sync, one message per leader and
+// round up to a push box, where
+// the flat algorithms made each member's data cross hosts on its own
+// (the ring: one step across hosts per member), or, for the
+// broadcast among leaders, a tree of waits and gets and a closing sync.
+// It moves the whole result through every level, which only small
+// results afford (orGatherMax).
+func orGather[T any](t *Team, routine string, dst []T) {
+	b := mem.Bytes(dst)
+	reduceAny(t, routine, b, b, orK[byte])
+}
+
+// fcollectOr is FCollect as an orGather: each member clears dst and
+// puts its own block in place.
+func fcollectOr[T any](t *Team, routine string, dst, src []T) {
+	n := len(src)
+	if mem.Overlaps(dst, src) { // (keep the source before clearing dst)
+		src = append(scratch[T](t, 0, n)[:0], src...)
+	}
+	clear(dst)
+	copyData(dst[t.me*n:(t.me+1)*n], src)
+	orGather(t, routine, dst)
+}
+
+// broadcastOr is Broadcast as an orGather: the root's dst holds the
+// data, every other member's zeros.
+func broadcastOr[T any](t *Team, routine string, dst, src []T, root int) {
+	if t.me == root {
+		copyData(dst, src)
+	} else {
+		clear(dst)
+	}
+	orGather(t, routine, dst)
 }
 
 // broadcastHier broadcasts level by level: up the chain of groups that
@@ -426,6 +480,12 @@ func FCollect[T any](t *Team, dst, src []T) {
 	switch {
 	case n > 0 && auto && fitsDropbox[T](t, n):
 		fcollectDropbox(t, routine, dst, src)
+		return
+	case n > 0 && auto && t.multi && orGatherFits[T](n*t.NPEs()) && (!pow2 || uint(n*t.NPEs())*uint(mem.SizeOf[T]()) <= pushBox):
+		// (Up to a push box the leaders' or reduction is one message
+		// per round; above, it pulls, and on a power-of-two team the
+		// flat recursive doubling below was the faster one.)
+		fcollectOr(t, routine, dst, src)
 		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
 		fcollectRecursiveDoubling(t, dst, src)

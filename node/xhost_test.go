@@ -361,6 +361,9 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-tasks", []int{2, 2}, "ok tasks", nil},
 		{"xhost-ctx", []int{1, 1, 1}, "ok ctx", nil},
 		{"xhost-quiet-all", []int{1, 1, 1, 1}, "ok quiet all", nil},
+		{"xhost-gather", []int{2, 2}, "ok gather", nil},
+		{"xhost-gather", []int{2, 1, 2}, "ok gather", nil},
+		{"xhost-gather", []int{1, 1, 1, 1}, "ok gather", nil},
 		{"xhost-quiet-all", []int{2, 1, 2}, "ok quiet all", nil},
 	} {
 		name := tc.scenario
