@@ -1,6 +1,7 @@
 package goshmem
 
 import (
+	"github.com/goshmem/goshmem/node"
 	"math"
 	"math/bits"
 	"slices"
@@ -381,10 +382,11 @@ func broadcastTree[T any](t *Team, dst, src []T, root int) {
 	t.sync(routine)
 }
 
-// orGatherMax is the largest result, in bytes, that a small FCollect or
-// Broadcast over a team spanning domains (hosts) gathers as a bitwise
-// or reduction (orGather).
-const orGatherMax = flatMax
+// orGatherMax is the largest result, in bytes, that a small collective
+// over a team spanning domains (hosts) gathers as a bitwise or
+// reduction (orGather): the data part of the collectives' symmetric
+// scratch, where Collect, the scans and Alltoall gather.
+const orGatherMax = node.CollScratchData
 
 // orGatherFits reports whether a result of n elements of T is small
 // enough for orGather.
@@ -420,6 +422,65 @@ func fcollectOr[T any](t *Team, routine string, dst, src []T) {
 	clear(dst)
 	copyData(dst[t.me*n:(t.me+1)*n], src)
 	orGather(t, routine, dst)
+}
+
+// orScratch returns n elements of T in the data part of this PE's
+// block of the collectives' symmetric scratch (node.PE.CollScratch),
+// and false when there is none or n do not fit.
+func orScratch[T any](t *Team, n int) ([]T, bool) {
+	s := t.pe.CollScratch()
+	if s == nil || !orGatherFits[T](n) {
+		return nil, false
+	}
+	data := s[len(s)-orGatherMax:]
+	return mem.Slice[T](mem.RegionOf(data).Base, 0, n), true
+}
+
+// orCounts returns the count words of the scratch, one per team
+// member, and false when there is no scratch.
+func orCounts(t *Team) ([]uint64, bool) {
+	s := t.pe.CollScratch()
+	if s == nil {
+		return nil, false
+	}
+	return mem.Slice[uint64](mem.RegionOf(s).Base, 0, t.NPEs()), true
+}
+
+// collectOr is Collect on a team spanning domains: the lengths gather
+// through the scratch's count words (orGather), then the data through
+// dst when the result is small (orGather again), or else each member
+// writes its block into every member's dst and a sync completes it
+// (after the lengths' gather every member is in the call).
+func collectOr[T any](t *Team, routine string, dst, src []T, counts []uint64) {
+	clear(counts)
+	counts[t.me] = uint64(len(src))
+	orGather(t, routine, counts)
+	off, total := 0, 0
+	for m, c := range counts {
+		if m < t.me {
+			off += int(c)
+		}
+		total += int(c)
+	}
+	if len(dst) < total {
+		collectShort(routine, len(dst), total) // (every member sees the same lengths)
+	}
+	if total == 0 {
+		return
+	}
+	if orGatherFits[T](total) {
+		if mem.Overlaps(dst, src) {
+			src = append(scratch[T](t, 0, len(src))[:0], src...)
+		}
+		clear(dst[:total])
+		copyData(dst[off:off+len(src)], src)
+		orGather(t, routine, dst[:total])
+		return
+	}
+	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
+		write(t, routine, dst[off:off+len(src)], src, m)
+	}
+	t.sync(routine)
 }
 
 // broadcastOr is Broadcast as an orGather: the root's dst holds the
@@ -540,6 +601,10 @@ func Collect[T any](t *Team, dst, src []T) {
 	checkSym(t, routine, dst, src)
 	if t.shared {
 		collectDropbox(t, routine, dst, src)
+		return
+	}
+	if counts, ok := orCounts(t); ok && t.multi {
+		collectOr(t, routine, dst, src, counts)
 		return
 	}
 	t.pe.TeamSet(t.pe.MyPE(), t.slot, countWord, uint32(len(src)))
@@ -668,6 +733,12 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 		alltoallDropbox(t, routine, dst, src, dstStride, srcStride, n)
 		return
 	}
+	if hi, all := bits.Mul(uint(members*n), uint(members)); n > 0 && t.multi && hi == 0 && orGatherFits[T](int(min(all, math.MaxInt))) {
+		if all, ok := orScratch[T](t, members*members*n); ok {
+			alltoallOr(t, routine, dst, src, dstStride, srcStride, n, all)
+			return
+		}
+	}
 	t.sync(routine)
 	for j := 0; j < members && n > 0; j++ {
 		w := t.worlds[j]
@@ -681,6 +752,26 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 		}
 	}
 	t.sync(routine)
+}
+
+// alltoallOr is a small Alltoall(s) on a team spanning domains: every
+// member's whole source gathers as row me of a members x members
+// matrix of blocks in the scratch (orGather, level by level), and each
+// member takes column me.
+func alltoallOr[T any](t *Team, routine string, dst, src []T, dstStride, srcStride, n int, all []T) {
+	members := t.NPEs()
+	clear(all)
+	row := all[t.me*members*n : (t.me+1)*members*n]
+	for i := range row {
+		row[i] = src[i*srcStride]
+	}
+	orGather(t, routine, all)
+	for j := 0; j < members; j++ {
+		col := all[(j*members+t.me)*n : (j*members+t.me+1)*n]
+		for i, v := range col {
+			dst[(j*n+i)*dstStride] = v
+		}
+	}
 }
 
 // SumInscan sets dst, on team member r, to the element-wise sum of the
@@ -699,14 +790,27 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
 	n := len(src)
-	t.sync(routine)
-	acc := scratch[T](t, 0, n)
-	buf := scratch[T](t, 1, n)
-	clear(acc)
 	last := t.me - 1
 	if inclusive {
 		last = t.me
 	}
+	acc := scratch[T](t, 0, n)
+	clear(acc)
+	if all, ok := orScratch[T](t, n*t.NPEs()); ok && t.multi && n > 0 {
+		// Across domains: every member's source gathers in the
+		// scratch (orGather), level by level, and each member folds
+		// the ones before it.
+		clear(all)
+		copyData(all[t.me*n:(t.me+1)*n], src)
+		orGather(t, routine, all)
+		for m := 0; m <= last; m++ {
+			sumK(acc, acc, all[m*n:(m+1)*n])
+		}
+		copyData(dst, acc)
+		return
+	}
+	t.sync(routine)
+	buf := scratch[T](t, 1, n)
 	for m := 0; m <= last; m++ {
 		sumK(acc, acc, view(t, routine, src, m, buf))
 	}

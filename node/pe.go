@@ -60,6 +60,9 @@ type PE struct {
 	thread ThreadLevel
 
 	alloc *symalloc.Allocator
+	// collScratch is this PE's block of the collectives' symmetric
+	// scratch (CollScratch), nil on one shared-memory domain.
+	collScratch []byte
 
 	// barrier: out[r] is the flag this PE sets in round r, in[r] the one
 	// it waits on.
@@ -139,6 +142,17 @@ func newPE(j *Job, me int) *PE {
 	}
 	p.arrivals = &j.ctl.Slot(0).Epoch
 	p.alloc = symalloc.New(j.heapSize, allocAlign)
+	if j.x != nil {
+		// The first allocation of every PE, so at the same offset
+		// everywhere (SOS also takes its teams' pSync arrays from the
+		// symmetric heap at start-up); a heap too small for it leaves
+		// the collectives their flat algorithms. Only across hosts:
+		// on one host the user gets the whole heap.
+		size := CollScratchSize(j.npes)
+		if off, err := p.alloc.Alloc(size, allocAlign); err == nil && off != symalloc.NoOffset {
+			p.collScratch = mem.ByteSlice(p.heap.Base, off, int(size))
+		}
+	}
 	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
 	if p.x != nil {
 		p.ctx.opts = ctxHosts
@@ -147,6 +161,26 @@ func newPE(j *Job, me int) *PE {
 	p.initTasks()
 	return p
 }
+
+// CollScratchSize is the size of a PE's block of the collectives'
+// symmetric scratch in a job of npes PEs that spans hosts, taken from
+// the symmetric heap at start-up: a uint64 per PE (Collect's lengths), then
+// CollScratchData bytes (the small collectives that gather as a
+// bitwise or reduction: Collect's lengths, scans, Alltoall).
+func CollScratchSize(npes int) uintptr {
+	return (uintptr(npes)*8+shm.CacheLine-1)&^(shm.CacheLine-1) + CollScratchData
+}
+
+// CollScratchData is the size of the data part of CollScratch.
+const CollScratchData = 1 << 10
+
+// CollScratch returns this PE's block of the collectives' symmetric
+// scratch (CollScratchSize bytes at the same offset of every PE's
+// heap), or nil when the job runs on one host or the heap had no room
+// for it. The team layer's collectives use it, one at a
+// time per PE; a collective's last access to another member's block
+// happens before that member returns from it.
+func (p *PE) CollScratch() []byte { return p.collScratch }
 
 // allocAlign is the alignment of every symmetric allocation: a cache
 // line, so that separately allocated objects never share one.

@@ -1,6 +1,7 @@
 package node_test
 
-// Small FCollect and Broadcast across hosts, against a naive reference
+// Small collectives across hosts (FCollect, Broadcast, Collect,
+// Alltoall(s), the scans), against a naive reference
 // on random inputs: every PE can compute every member's source (a
 // seeded generator of raw bytes, so floats include NaNs and negative
 // zeros, and element types of odd sizes), so each checks every block
@@ -23,10 +24,10 @@ func init() {
 	scenarios["xhost-gather"] = func(pe *goshmem.PE) {
 		me, n := pe.MyPE(), pe.NPEs()
 		const maxElems = 400 // per member
-		b8 := gatherBufs[uint8](pe, n*maxElems)
-		bf := gatherBufs[float64](pe, n*maxElems)
-		b6 := gatherBufs[[3]uint16](pe, n*maxElems)
-		b4 := gatherBufs[int32](pe, n*maxElems)
+		b8 := gatherBufs[uint8](pe, 3*n*maxElems)
+		bf := gatherBufs[float64](pe, 3*n*maxElems)
+		b6 := gatherBufs[[3]uint16](pe, 3*n*maxElems)
+		b4 := gatherBufs[int32](pe, 3*n*maxElems)
 
 		type team struct {
 			name    string
@@ -68,7 +69,7 @@ func init() {
 		}
 		teams = append(teams, team{"row", row, rowPEs}, team{"column", col, colPEs})
 
-		for round := 1; round <= 12; round++ {
+		for round := 1; round <= 6; round++ {
 			for ti, tc := range teams {
 				if tc.tm == nil {
 					continue // not a member
@@ -82,6 +83,8 @@ func init() {
 					checkGather(pe, tc.name, tc.tm, tc.members, bf, elems, root, seed+1)
 					checkGather(pe, tc.name, tc.tm, tc.members, b6, elems, root, seed+2)
 					checkGather(pe, tc.name, tc.tm, tc.members, b4, elems, root, seed+3)
+					checkScan(pe, tc.name, tc.tm, tc.members, b4, elems, seed+4, func(r *rand.Rand) int32 { return int32(r.Uint32()) })
+					checkScan(pe, tc.name, tc.tm, tc.members, bf, elems, seed+5, func(r *rand.Rand) float64 { return r.Float64()*2 - 1 })
 				}
 			}
 			// Runs of collectives back to back on different teams, each
@@ -140,6 +143,54 @@ func checkGather[T any](pe *goshmem.PE, name string, tm *goshmem.Team, members [
 		}
 	}
 
+	// Collect: lengths 0 to 2*elems, some members empty.
+	lenOf := func(j int) int { return int((seed + uint64(j)*2654435761) % uint64(2*elems+1)) }
+	fillRandom(g.src[:lenOf(tm.MyPE())], me, seed+3)
+	fillRandom(g.dst[:2*elems*tn], me, seed^0xc0ffee)
+	tm.Barrier()
+	goshmem.Collect(tm, g.dst[:2*elems*tn], g.src[:lenOf(tm.MyPE())])
+	off := 0
+	for j, q := range members {
+		w := make([]T, lenOf(j))
+		fillRandom(w, q, seed+3)
+		if !bytes.Equal(rawBytes(g.dst[off:off+len(w)]), rawBytes(w)) {
+			fail(pe, "%s: Collect of up to %d elements of %T: block %d (PE %d, %d elements at %d) differs", name, 2*elems, zero, j, q, len(w), off)
+		}
+		off += len(w)
+	}
+
+	// Alltoall of blocks of k = elems/tn + 1 elements, then Alltoalls
+	// with strides 2 (dest) and 3 (source).
+	k := elems/tn + 1
+	if 3*tn*k <= len(g.src) {
+		row := make([]T, tn*k)
+		fillRandom(g.src[:tn*k], me, seed+5)
+		fillRandom(g.dst[:tn*k], me, seed^0xfeed)
+		tm.Barrier()
+		goshmem.Alltoall(tm, g.dst[:tn*k], g.src[:tn*k], k)
+		for j, q := range members {
+			fillRandom(row, q, seed+5)
+			if !bytes.Equal(rawBytes(g.dst[j*k:(j+1)*k]), rawBytes(row[tm.MyPE()*k:(tm.MyPE()+1)*k])) {
+				fail(pe, "%s: Alltoall of %d elements of %T per PE: block %d (PE %d) differs", name, k, zero, j, q)
+			}
+		}
+		full := make([]T, 3*tn*k)
+		fillRandom(g.src[:3*tn*k], me, seed+6)
+		fillRandom(g.dst[:2*tn*k], me, seed^0xface)
+		tm.Barrier()
+		goshmem.Alltoalls(tm, g.dst[:2*tn*k], g.src[:3*tn*k], 2, 3, k)
+		for j, q := range members {
+			fillRandom(full, q, seed+6)
+			for i := 0; i < k; i++ {
+				got := rawBytes(g.dst[(j*k+i)*2 : (j*k+i)*2+1])
+				want := rawBytes(full[((tm.MyPE()*k + i) * 3) : (tm.MyPE()*k+i)*3+1])
+				if !bytes.Equal(got, want) {
+					fail(pe, "%s: Alltoalls of %d elements of %T per PE: block %d (PE %d) element %d differs", name, k, zero, j, q, i)
+				}
+			}
+		}
+	}
+
 	fillRandom(g.src[:elems], me, seed+7)
 	fillRandom(g.dst[:elems], me, seed^0xbeef)
 	tm.Barrier()
@@ -147,5 +198,43 @@ func checkGather[T any](pe *goshmem.PE, name string, tm *goshmem.Team, members [
 	fillRandom(want, members[root], seed+7)
 	if !bytes.Equal(rawBytes(g.dst[:elems]), rawBytes(want)) {
 		fail(pe, "%s: Broadcast of %d elements of %T from team PE %d (PE %d) differs", name, elems, zero, root, members[root])
+	}
+}
+
+// checkScan runs SumInscan and SumExscan of elems elements on tm (the
+// sources drawn by gen from each member's generator) and checks each
+// member's result against the sum of the sources before it, added in
+// team order as the specification's reference loop does.
+func checkScan[T int32 | float64](pe *goshmem.PE, name string, tm *goshmem.Team, members []int, g gather[T], elems int, seed uint64, gen func(*rand.Rand) T) {
+	src := func(q int) []T {
+		r := rand.New(rand.NewPCG(seed, uint64(q)))
+		s := make([]T, elems)
+		for i := range s {
+			s[i] = gen(r)
+		}
+		return s
+	}
+	copy(g.src[:elems], src(pe.MyPE()))
+	for _, inclusive := range []bool{true, false} {
+		fillRandom(g.dst[:elems], pe.MyPE(), seed^0xabba)
+		tm.Barrier()
+		if inclusive {
+			goshmem.SumInscan(tm, g.dst[:elems], g.src[:elems])
+		} else {
+			goshmem.SumExscan(tm, g.dst[:elems], g.src[:elems])
+		}
+		want := make([]T, elems)
+		last := tm.MyPE()
+		if !inclusive {
+			last--
+		}
+		for j := 0; j <= last; j++ {
+			for i, v := range src(members[j]) {
+				want[i] += v
+			}
+		}
+		if !bytes.Equal(rawBytes(g.dst[:elems]), rawBytes(want)) {
+			fail(pe, "%s: scan (inclusive %v) of %d elements of %T differs: %v, want %v", name, inclusive, elems, want[0], g.dst[:min(elems, 4)], want[:min(elems, 4)])
+		}
 	}
 }
