@@ -190,7 +190,7 @@ func reduceAny[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b
 		t.sync(routine)
 		t.sync(routine)
 		return
-	case !t.shared && (t.alg.reduce == "recursive-doubling" || auto) && uintptr(n)*size <= pushBox:
+	case !t.shared && (t.alg.reduce == "recursive-doubling" || auto) && uintptr(n)*size <= uintptr(t.pushMax):
 		// (Never on a team that maps each other: there the push boxes'
 		// lines hold broadcast dropboxes.)
 		reducePushed(t, routine, dst, src, fold)
@@ -542,10 +542,12 @@ func FCollect[T any](t *Team, dst, src []T) {
 	case n > 0 && auto && fitsDropbox[T](t, n):
 		fcollectDropbox(t, routine, dst, src)
 		return
-	case n > 0 && auto && t.multi && orGatherFits[T](n*t.NPEs()) && (!pow2 || uint(n*t.NPEs())*uint(mem.SizeOf[T]()) <= pushBox):
-		// (Up to a push box the leaders' or reduction is one message
-		// per round; above, it pulls, and on a power-of-two team the
-		// flat recursive doubling below was the faster one.)
+	case n > 0 && auto && t.multi && orGatherFits[T](n*t.NPEs()) &&
+		(!pow2 || uint(n*t.NPEs())*uint(mem.SizeOf[T]()) <= uint(max(pushBox, widePushSize(t.domains)))):
+		// (Up to a push box of the leaders' team the leaders' or
+		// reduction is one message per round; above, it pulls, and on
+		// a power-of-two team the flat recursive doubling below was
+		// the faster one.)
 		fcollectOr(t, routine, dst, src)
 		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):

@@ -69,8 +69,9 @@ func reduceRecursiveDoubling[T any](t *Team, routine string, dst, src []T, fold 
 	}
 }
 
-// reducePushed is recursive doubling for vectors of at most pushBox
-// bytes on teams that do not map each other (other hosts, CMA): each
+// reducePushed is recursive doubling for vectors of at most t.pushMax
+// bytes (a push box of a line, or a wide one) on teams that do not map
+// each other (other hosts, CMA): each
 // member writes its partial result straight into its partner's push
 // box and raises the round's flag after it, so a round costs one
 // one-way message each way, where the pulling version above costs a
@@ -90,6 +91,20 @@ func reducePushed[T any](t *Team, routine string, dst, src []T, fold func(dst, a
 	e := t.rd
 	nb := len(src) * int(mem.SizeOf[T]())
 	box := func(i int) int { return pushBoxes + (2*i+int(e&1))*pushBox }
+	if nb > pushBox {
+		// The wide boxes: rounds 0..R-1, then the fold-in and the
+		// hand-back (R = log2 p), each two by parity.
+		rounds, size := bitLen(p)-1, widePushSize(n)
+		box = func(i int) int {
+			switch i {
+			case pushFold:
+				i = rounds
+			case pushBack:
+				i = rounds + 1
+			}
+			return widePushBoxes + (2*i+int(e&1))*size
+		}
+	}
 	send := func(m, i, w int, x []T) {
 		q := t.worlds[m]
 		t.pe.TeamPutSet(q, int(t.slots[m]), box(i), mem.Bytes(x), w, e)

@@ -54,6 +54,11 @@ type Team struct {
 	xbox       uint32     // dropbox exchanges so far (same on every member)
 	bbox       uint32     // dropbox broadcasts so far (same on every member)
 	rd         uint32     // recursive-doubling reductions so far (same on every member)
+	// pushMax is the largest pushed reduction in bytes (reducePushed):
+	// pushBox, or on a team that does not map each other the size of
+	// its wide push boxes (widePushBoxes) if larger.
+	pushMax int
+	domains int // shared-memory domains (hosts) the members span
 	ringR      uint32     // ring reductions so far (same on every member)
 	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
 	rab        uint32     // Rabenseifner reductions so far (same on every member)
@@ -159,7 +164,9 @@ type TeamConfig struct {
 //	line 23     dropbox broadcast: the last broadcast this member has
 //	            finished reading (its done word)
 //	lines 24-43 two exchange dropboxes of 632 data bytes (reductions,
-//	            FCollect, Collect, Alltoall)
+//	            FCollect, Collect, Alltoall); lines 24-53 on teams that
+//	            do not map each other (which have no dropboxes): the
+//	            wide push boxes (widePushBoxes)
 //	lines 44-53 the large broadcast ring's first two dropboxes of five
 //	            lines (312 data bytes)
 //	line 54     central barrier: the arrival count (member 0's slot)
@@ -202,9 +209,20 @@ const (
 	pushBoxes      = 64 * 64                    // byte offset of the push boxes (lines 64-99)
 	pushBox        = 64                         // bytes per push box: the largest pushed reduction
 	pushWord       = 13                         // pushed reduction: round r's data is in the box (+r*wordsPerLine)
+	widePushBoxes  = exchangeBoxes              // byte offset of the wide push boxes (lines 24-53; teams that do not map each other)
+	widePushBytes  = 30 * 64                    // bytes of the wide push boxes
 	pushFold       = maxRounds                  // push box index of the fold-in
 	pushBack       = maxRounds + 1              // push box index of the hand-back
 )
+
+// widePushSize is the size of each wide push box of a team of n
+// members that does not map each other: widePushBytes shared by the
+// boxes of the pushed reduction's rounds, its fold-in and its
+// hand-back, two of each (by the call's parity), in whole lines.
+func widePushSize(n int) int {
+	rounds := bitLen(floorPow2(max(n, 1))) - 1
+	return widePushBytes / (2 * (rounds + 2)) &^ 63
+}
 
 // predefined team slots (teamshared.Reserved of them).
 const (
@@ -297,11 +315,14 @@ func (t *Team) finish() {
 	cfg := t.pe.Config()
 	t.alg = algorithms{cfg.BarrierAlgorithm, cfg.ReduceAlgorithm, cfg.BcastAlgorithm, cfg.FCollectAlgorithm, cfg.NUMACollectives}
 	d0 := t.domainOf(t.worlds[0])
+	domains := map[int]bool{}
 	for _, q := range t.worlds {
 		if t.domainOf(q) != d0 {
 			t.multi = true
 		}
+		domains[t.domainOf(q)] = true
 	}
+	t.domains = len(domains)
 	// Every member decides the same: the algorithms of a collective
 	// depend on this, so it must not depend on what one PE happens to
 	// map. Inside one domain every heap is mapped by construction.
@@ -310,6 +331,10 @@ func (t *Team) finish() {
 	t.centralSync = t.shared && len(t.worlds) > 1 && (t.alg.barrier == "central" ||
 		(t.alg.barrier == "" || t.alg.barrier == "auto") && t.pe.CentralBarrier())
 	t.numaSpan, t.numaGroups = t.spansNodes()
+	t.pushMax = pushBox
+	if !t.shared {
+		t.pushMax = max(pushBox, widePushSize(len(t.worlds)))
+	}
 	// The choices of reduce for up to exchangeData bytes, made once: on
 	// a team that maps each other, with the default algorithms, a small
 	// reduction goes through the exchange (unless the NUMA levels are
