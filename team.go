@@ -58,10 +58,10 @@ type Team struct {
 	// pushBox, or on a team that does not map each other the size of
 	// its wide push boxes (widePushBoxes) if larger.
 	pushMax int
-	domains int // shared-memory domains (hosts) the members span
-	ringR      uint32     // ring reductions so far (same on every member)
-	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
-	rab        uint32     // Rabenseifner reductions so far (same on every member)
+	domains int    // shared-memory domains (hosts) the members span
+	ringR   uint32 // ring reductions so far (same on every member)
+	rdfc    uint32 // recursive-doubling fcollects so far (same on every member)
+	rab     uint32 // Rabenseifner reductions so far (same on every member)
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
