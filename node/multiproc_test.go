@@ -556,6 +556,51 @@ func TestUnderHydraHeapMismatch(t *testing.T) {
 	}
 }
 
+// TestUnderHydraTransportMismatch: hosts whose PEs ask for different
+// transports between hosts (SHMEM_INTERNODE) fail at start-up with an
+// error naming both PEs and both transports, not at the first message
+// between them.
+func TestUnderHydraTransportMismatch(t *testing.T) {
+	hydra(t)
+	for _, tc := range []struct {
+		name  string
+		sizes []int
+		set   map[int]string // host -> SHMEM_INTERNODE
+		want  []string
+	}{
+		{"leaders differ", []int{1, 1}, map[int]string{0: "tcp", 1: "verbs"},
+			[]string{`PE 1 (host h1) uses the transport "verbs"`, `PE 0 (host h0) uses "tcp"`}},
+		{"a non-leader differs from its leader", []int{1, 2}, map[int]string{0: "tcp", 1: "tcp"},
+			[]string{`PE 2 (host h1) uses the transport "verbs"`, `PE 1 (host h1) uses "tcp"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var args []string
+			for h, n := range tc.sizes {
+				for i := 0; i < n; i++ {
+					if len(args) > 0 {
+						args = append(args, ":")
+					}
+					v := tc.set[h]
+					if h == 1 && i == 1 {
+						v = "verbs" // the non-leader of the second case
+					}
+					args = append(args, "-n", "1", "-env", "SHMEM_HOST", fmt.Sprintf("h%d", h), "-env", "SHMEM_INTERNODE", v,
+						"-env", scenarioVar, "rma", os.Args[0], "-test.run=^$")
+				}
+			}
+			out, err := runHydra(t, args...)
+			if err == nil {
+				t.Fatalf("a job with two transports between hosts succeeded:\n%s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the error does not say %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
+
 // TestUnderHydraKilledPE: a PE killed under mpiexec ends the job (the
 // others notice through their ring watcher, or hydra kills them), with
 // a non-zero status, and no PE is left running.

@@ -17,6 +17,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/goshmem/goshmem/internode/backends"
 	"os"
 	"strconv"
 	"strings"
@@ -53,6 +54,15 @@ type Cluster struct {
 // startPMI wires this process up through c. It returns the host's
 // segments and this process's spec, as oshrun's environment would give
 // them.
+// internodeName is the transport between hosts that cfg asks for, the
+// default named.
+func internodeName(cfg Config) string {
+	if cfg.Internode == "" {
+		return backends.Default
+	}
+	return cfg.Internode
+}
+
 func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *shm.Segment, error) {
 	rank, size := c.Rank(), c.Size()
 	host := cfg.Host
@@ -71,6 +81,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 		{"host", host},
 		{"pid", strconv.Itoa(os.Getpid())},
 		{"heap", fmt.Sprintf("%d,%t", cfg.HeapSize, cfg.Huge)},
+		{"xport", internodeName(cfg)},
 		{"tok", token},
 		{"boot", bootID()},
 	} {
@@ -154,6 +165,25 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 		if string(h0) != string(leaderHeap) && rank == leader {
 			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d (host %s's leader) has heap %s (SHMEM_SYMMETRIC_SIZE, huge pages) but PE 0 (host %s) has %s: give every PE of every host the same settings",
 				rank, host, leaderHeap, cl.Hosts[0], h0)
+		}
+	}
+	if len(cl.Hosts) > 1 {
+		// The transport between hosts: every PE against its leader, the
+		// leaders against PE 0 (a leader with another transport would
+		// fail only at its first message, with a less useful error).
+		mine := internodeName(cfg)
+		for _, q := range []int{leader, 0} {
+			if q == rank || q == 0 && rank != leader {
+				continue
+			}
+			theirs, err := c.Get(q, "xport")
+			if err != nil {
+				return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PMI wire-up: %w", err)
+			}
+			if string(theirs) != mine {
+				return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d (host %s) uses the transport %q between hosts (SHMEM_INTERNODE) but PE %d (host %s) uses %q: give every PE of every host the same SHMEM_INTERNODE",
+					rank, host, mine, q, cl.Hosts[cl.HostOf[q]], theirs)
+			}
 		}
 	}
 	var xseg *shm.Segment // the host's leader queue and mailboxes (several hosts)
