@@ -617,7 +617,10 @@ func TestUnderHydraKilledPE(t *testing.T) {
 
 // TestUnderSlurm: PEs started by a real Slurm cluster's srun
 // --mpi=pmi2 (on one of its test hosts) wire up through PMI-1 or PMI-2
-// and pass the RMA scenario with every heap mapped.
+// and pass the RMA scenario with every heap mapped; across its two
+// hosts they pass the RMA scenario, every collective on split teams,
+// the small collectives against a naive reference and the barrier's
+// promises, and a killed PE ends the job.
 func TestUnderSlurm(t *testing.T) {
 	testcluster.Slurm(t, 2)
 	for _, v := range []string{"pmi1", "pmi2"} {
@@ -637,14 +640,40 @@ func TestUnderSlurm(t *testing.T) {
 		t.Fatalf("a job across 2 hosts: %v\n%s", err, out)
 	}
 	wantOK(t, out, 4, "ok xpmem")
+	// Every collective on split teams, the small collectives against a
+	// naive reference, and what a barrier promises, 5 PEs over the two
+	// hosts (3 and 2).
+	for _, sc := range []struct{ scenario, want string }{
+		{"xhost-teams", "ok xpmem"}, {"xhost-gather", "ok gather"}, {"xhost-barrier-sync", "ok barrier sync"},
+	} {
+		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
+			"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "5", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
+		if err != nil {
+			t.Fatalf("%s across 2 hosts: %v\n%s", sc.scenario, err, out)
+		}
+		wantOK(t, out, 5, sc.want)
+	}
+	// A PE killed on the second host ends the job.
+	start := time.Now()
+	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=xhost-sigkill", "GOSHMEM_TEST_VICTIM=3", "SHMEM_SYMMETRIC_SIZE=8m"},
+		"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "4", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
+	if err == nil {
+		t.Fatalf("a job with a killed PE exited 0:\n%s", out)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the job took %v to end after PE 3 was killed", took)
+	}
 }
 
-// TestUnderHydraTestHosts: hydra across two test hosts (namespaces,
-// its proxies started as over ssh): one host's PEs run, and a job
-// spanning both passes the RMA scenario through the hosts' leaders.
+// TestUnderHydraTestHosts: hydra across test hosts (namespaces, its
+// proxies started as over ssh): one host's PEs run, a job spanning two
+// passes the RMA scenario through the hosts' leaders, jobs on three
+// run every collective on split teams, the small collectives against a
+// naive reference, the barrier's promises and Quiet to several hosts,
+// and a killed PE ends the job.
 func TestUnderHydraTestHosts(t *testing.T) {
 	hydra(t)
-	testcluster.Hosts(t, 2)
+	testcluster.Hosts(t, 3)
 	env := []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=8m"}
 	out, err := testcluster.Run(t, time.Minute, env, "mpiexec.sh", "-hosts", "h2", "-n", "2", os.Args[0], "-test.run=^$")
 	if err != nil || !strings.Contains(out, "PE 1 ok xpmem") {
@@ -655,6 +684,34 @@ func TestUnderHydraTestHosts(t *testing.T) {
 		t.Fatalf("a job across 2 hosts: %v\n%s", err, out)
 	}
 	wantOK(t, out, 4, "ok xpmem")
+	for _, sc := range []struct {
+		scenario, want, hosts string
+		n                     int
+	}{
+		{"xhost-teams", "ok xpmem", "h1:2,h2:1,h3:2", 5},
+		{"xhost-gather", "ok gather", "h1:2,h2:1,h3:2", 5},
+		{"xhost-barrier-sync", "ok barrier sync", "h1:2,h2:1,h3:2", 5},
+		{"xhost-quiet-all", "ok quiet all", "h1:1,h2:1,h3:1", 3},
+	} {
+		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
+			"mpiexec.sh", "-hosts", sc.hosts, "-n", strconv.Itoa(sc.n), os.Args[0], "-test.run=^$")
+		if err != nil {
+			t.Fatalf("%s on %s: %v\n%s", sc.scenario, sc.hosts, err, out)
+		}
+		wantOK(t, out, sc.n, sc.want)
+	}
+	// A PE killed on one host stops the others within 2 s of its death
+	// (the victim sleeps 300 ms first; start-up takes well under a
+	// second here).
+	start := time.Now()
+	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=xhost-sigkill", "GOSHMEM_TEST_VICTIM=3", "SHMEM_SYMMETRIC_SIZE=8m"},
+		"mpiexec.sh", "-hosts", "h1:2,h2:2", "-n", "4", os.Args[0], "-test.run=^$")
+	if err == nil {
+		t.Fatalf("a job with a killed PE exited 0:\n%s", out)
+	}
+	if took := time.Since(start); took > 3300*time.Millisecond {
+		t.Errorf("the job took %v to end; PE 3 was killed 300 ms after start-up", took)
+	}
 }
 
 // TestUnderHydraSHMEMHost: SHMEM_HOST overrides where the launcher puts
