@@ -287,3 +287,42 @@ func TestPushedReductionBackToBack(t *testing.T) {
 		}
 	}
 }
+
+// TestBroadcastPushedBackToBack: on a team whose members do not map each
+// other (CMA here; other hosts' leaders alike) a broadcast above the
+// small collectives' size is a tree that pushes into the children's
+// dst, with no closing sync: back-to-back broadcasts with changing
+// roots and sizes into one dst, with members that are late in turn
+// (a parent must not push broadcast e into a child that has not entered
+// its call; here one that reads its result late), each give every
+// member its root's data.
+func TestBroadcastPushedBackToBack(t *testing.T) {
+	const npes = 5 // a tree with a member of two children and a lone one
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20, Transport: "cma"}, npes, func(pe *goshmem.PE) {
+		w := goshmem.TeamWorld(pe)
+		src, _ := goshmem.Malloc[int64](pe, 600)
+		dst, _ := goshmem.Malloc[int64](pe, 600)
+		for it := 0; it < 400; it++ {
+			root := it / 7 % npes
+			n := 200 + it%3*150 // 1.6-4 KiB: above the or-gather
+			for i := range src[:n] {
+				src[i] = int64(it*100000 + pe.MyPE()*1000 + i)
+			}
+			goshmem.Broadcast(w, dst[:n], src[:n], root)
+			if it%25 == pe.MyPE()*5 {
+				// Late to read the result and to call again: a parent that
+				// pushed the next broadcast now would change dst under us.
+				time.Sleep(2 * time.Millisecond)
+			}
+			for i := range dst[:n] {
+				if want := int64(it*100000 + root*1000 + i); dst[i] != want {
+					t.Errorf("it %d PE %d root %d: dst[%d] = %d, want %d", it, pe.MyPE(), root, i, dst[i], want)
+					return
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

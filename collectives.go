@@ -341,6 +341,8 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	case t.shared && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 &&
 		len(src)*int(mem.SizeOf[T]()) <= bcastData:
 		broadcastDropbox(t, routine, dst, src, root)
+	case !t.shared && t.alg.bcast != "direct" && t.NPEs() <= pushTreeMax:
+		broadcastPushTree(t, routine, dst, src, root)
 	case t.alg.bcast == "tree" || t.alg.bcast != "direct" && !t.shared:
 		broadcastTree(t, dst, src, root)
 	default:
@@ -353,6 +355,52 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 			}
 		}
 		t.sync(routine)
+	}
+}
+
+// broadcastPushTree is the binomial-tree broadcast on a team that does
+// not map each other (other hosts, CMA) of at most pushTreeMax members:
+// member r (relative to the root) tells its parent that it is in the
+// call (its dst may be written), waits until the parent has put the
+// data into its dst and raised its ready word, then does the same for
+// each of its children once that child is in the call; no closing
+// sync. Below the root a level costs one message (the data, then the
+// flag on the same ordered path, a Fence between), where the pulling
+// tree costs a flag, a get's round trip and, at the end, a team sync.
+// The "in the call" words travel while the data comes down, so only a
+// parent whose child calls later waits for them.
+//
+// Each member's "in the call" word is its own, by team index, in
+// whichever member is its parent (pushEntryWord + index): only that
+// member writes it, with the number of the pushed broadcast it entered,
+// so the word only grows, and a child cannot be past broadcast e before
+// its parent of e has pushed e to it. So a parent that sees the word
+// reach e knows that this child, whatever the roots of earlier calls
+// made its parents, is in e. (A word per tree position would not do:
+// with roots that change, another member can be that position's child
+// in a later call while the parent is still in e.) The child's ready
+// word, for the same reason, reaches e only when its parent of e has
+// pushed e.
+func broadcastPushTree[T any](t *Team, routine string, dst, src []T, root int) {
+	t.bpush++
+	e := t.bpush
+	n := t.NPEs()
+	rel := (t.me - root + n) % n
+	abs := func(r int) int { return (r + root) % n }
+	if rel == 0 {
+		copyData(dst, src)
+	} else {
+		parent := abs(rel &^ (1 << (bitLen(rel) - 1)))
+		t.pe.TeamSet(t.worlds[parent], int(t.slots[parent]), pushEntryWord+t.me, e)
+		t.pe.TeamWait(routine, t.slot, readyWord, e)
+	}
+	c := t.pe.Ctx()
+	for k := bitLen(rel); rel+1<<k < n; k++ {
+		m := abs(rel + 1<<k)
+		t.pe.TeamWait(routine, t.slot, pushEntryWord+m, e) // the child is in the call
+		write(t, routine, dst, dst, m)
+		c.Fence()
+		t.pe.TeamSet(t.worlds[m], int(t.slots[m]), readyWord, e)
 	}
 }
 

@@ -54,6 +54,7 @@ type Team struct {
 	xbox       uint32     // dropbox exchanges so far (same on every member)
 	bbox       uint32     // dropbox broadcasts so far (same on every member)
 	rd         uint32     // recursive-doubling reductions so far (same on every member)
+	bpush      uint32     // pushed tree broadcasts so far (same on every member)
 	// pushMax is the largest pushed reduction in bytes (reducePushed):
 	// pushBox, or on a team that does not map each other the size of
 	// its wide push boxes (widePushBoxes) if larger.
@@ -181,7 +182,10 @@ type TeamConfig struct {
 //	            On teams that map each other (which never push): the
 //	            large broadcast ring's other seven dropboxes (lines
 //	            64-98; line 99 is free)
-//	lines 100-127 the tiny broadcast ring's other 112 dropboxes
+//	lines 100-127 the tiny broadcast ring's other 112 dropboxes; on
+//	            teams that do not map each other, the pushed tree
+//	            broadcast's "in the call" words, one per member
+//	            (pushEntryWord)
 const (
 	wordsPerLine   = 16
 	maxRounds      = 16
@@ -209,6 +213,8 @@ const (
 	pushBoxes      = 64 * 64                    // byte offset of the push boxes (lines 64-99)
 	pushBox        = 64                         // bytes per push box: the largest pushed reduction
 	pushWord       = 13                         // pushed reduction: round r's data is in the box (+r*wordsPerLine)
+	pushEntryWord  = 100 * wordsPerLine         // pushed tree broadcast: a word per member (lines 100-127; teams that do not map each other)
+	pushTreeMax    = 28 * wordsPerLine          // the largest team that broadcasts with the pushed tree
 	widePushBoxes  = exchangeBoxes              // byte offset of the wide push boxes (lines 24-53; teams that do not map each other)
 	widePushBytes  = 30 * 64                    // bytes of the wide push boxes
 	pushFold       = maxRounds                  // push box index of the fold-in

@@ -30,6 +30,15 @@
 // an error (a bad SHMEM_* value, a topology --sysfs-root cannot give,
 // PEs that cannot be placed), and 0 otherwise.
 //
+// Started by a cluster's launcher (srun --mpi=pmi2, mpiexec: PMI in
+// its environment), oshinfo joins the job as a PE does and rank 0 adds
+// a Job section with what the job found: the launcher and PMI version,
+// the hosts with their PEs and leaders, where the grouping came from,
+// and the transport between hosts:
+//
+//	srun --mpi=pmi2 -N 2 -n 4 oshinfo
+//	mpiexec -hosts h1,h2 -n 4 oshinfo
+//
 // SHMEM_INFO=1 makes PE 0 of a job print the version, the knob table
 // and the transport lines of this report at start-up.
 package main
@@ -45,6 +54,7 @@ import (
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/numa"
 )
@@ -57,7 +67,9 @@ const usage = `usage: oshinfo [-n N] [--map-by core|numa|socket] [--bind-to none
 Prints the goshmem version and the CPU, the topology (as numactl
 --hardware and lstopo show it), the CPUs this process may use, where
 oshrun would place N PEs, every SHMEM_* variable and the on-node
-transport.
+transport. Started by srun or mpiexec, it joins the job and rank 0 also
+shows the hosts, their leaders, the PMI version and the transport
+between hosts.
 
   -n N                  show where each of N PEs would run
   --map-by core|numa|socket
@@ -123,9 +135,50 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	if underLauncher(os.Getenv) {
+		return runInJob(o, stdout, stderr)
+	}
 	var b strings.Builder
 	code = report(&b, o)
 	io.WriteString(stdout, b.String())
+	return code
+}
+
+// underLauncher reports whether a cluster launcher (srun, mpiexec)
+// started this process with PMI.
+func underLauncher(getenv func(string) string) bool {
+	return getenv(pmi.EnvFD) != "" || getenv(pmi.EnvPort) != ""
+}
+
+// runInJob joins the job the launcher started, as a PE does, so that
+// what the job found (hosts, leaders, PMI version, transport between
+// hosts) is shown as it is, not guessed: rank 0 writes the whole
+// report, the other ranks nothing.
+func runInJob(o options, stdout, stderr io.Writer) int {
+	cfg, err := goshmem.LoadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "oshinfo: %v\n", err)
+		return 1
+	}
+	code := 0
+	err = node.Main(cfg, func(pe *node.PE) {
+		if pe.MyPE() != 0 {
+			return
+		}
+		var b strings.Builder
+		code = report(&b, o)
+		b.WriteString("\nJob (this oshinfo joined it through PMI)\n")
+		fmt.Fprintf(&b, "  %d PEs; this is PE 0\n", pe.NPEs())
+		if c := pe.Cluster(); c != nil {
+			fmt.Fprintf(&b, "  %s\n", c)
+		}
+		fmt.Fprintf(&b, "  on-node transport: %s (%s)\n", pe.Transport().Name, pe.Transport().Reason)
+		io.WriteString(stdout, b.String())
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "oshinfo: %v\n", err)
+		return 1
+	}
 	return code
 }
 

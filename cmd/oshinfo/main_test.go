@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -534,5 +535,46 @@ func TestRunUnknownVariable(t *testing.T) {
 	}
 	if !strings.Contains(out, "unknown SHMEM_* variables (typos?): SHMEM_SYMETRIC_SIZE") {
 		t.Errorf("the misspelled variable is not reported:\n%s", out)
+	}
+}
+
+// TestMain lets the test binary run as oshinfo itself (for the
+// launcher test below).
+func TestMain(m *testing.M) {
+	if os.Getenv("GOSHMEM_TEST_OSHINFO") == "1" {
+		os.Exit(run(nil, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestRunUnderHydra: oshinfo started by MPICH's mpiexec on two hosts
+// (SHMEM_HOST groups of 1 and 2 ranks) joins the job, and rank 0 alone
+// reports what the job found: the launcher and PMI version, both hosts
+// with their PEs and leaders, and the transport between them.
+func TestRunUnderHydra(t *testing.T) {
+	hydra, err := exec.LookPath("mpiexec.hydra")
+	if err != nil {
+		t.Skip("MPICH's mpiexec.hydra is not installed (apt-get install mpich): oshinfo under a launcher is not tested here")
+	}
+	args := []string{"-n", "1", "-env", "SHMEM_HOST", "h0", os.Args[0], ":", "-n", "2", "-env", "SHMEM_HOST", "h1", os.Args[0]}
+	cmd := exec.Command(hydra, args...)
+	cmd.Env = append(os.Environ(), "GOSHMEM_TEST_OSHINFO=1", "SHMEM_SYMMETRIC_SIZE=8m")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpiexec.hydra %v: %v\n%s", args, err, out)
+	}
+	for _, want := range []string{
+		"Job (this oshinfo joined it through PMI)",
+		"3 PEs; this is PE 0",
+		"launcher hydra over PMI-",
+		"2 host(s) from SHMEM_HOST: h0 (1 PEs, leader PE 0), h1 (2 PEs, leader PE 1)",
+		"between hosts: the leaders over tcp",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the report does not say %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(string(out), "Job (this oshinfo joined"); n != 1 {
+		t.Errorf("%d ranks wrote the report, want rank 0 alone", n)
 	}
 }
