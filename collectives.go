@@ -598,6 +598,9 @@ func FCollect[T any](t *Team, dst, src []T) {
 		// the faster one.)
 		fcollectOr(t, routine, dst, src)
 		return
+	case n > 0 && auto && t.multi && !t.numaSpan:
+		fcollectHier(t, routine, dst, src)
+		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
 		fcollectRecursiveDoubling(t, dst, src)
 		return
@@ -610,6 +613,48 @@ func FCollect[T any](t *Team, dst, src []T) {
 		write(t, routine, dst[t.me*n:(t.me+1)*n], src, m)
 	}
 	t.sync(routine)
+}
+
+// fcollectHier is FCollect level by level on a team spanning domains
+// (hosts): once every member of a host is in the call (a host sync),
+// the host's leader copies its host-mates' blocks from their sources
+// (mapped) into its dst; once every leader is in the call (a sync of
+// the leaders), it puts its host's blocks, runs of consecutive team
+// positions at a time, into every other leader's dst, and a second
+// sync of the leaders completes them; then each host broadcasts its
+// leader's dst. Each host's data crosses to each other host once, and
+// only the leaders send, where the flat ring takes one step across
+// hosts per member and every member's blocks go through its leader's
+// queue.
+func fcollectHier[T any](t *Team, routine string, dst, src []T) {
+	h := t.hierarchy(routine)
+	host, leaders := h.levels[0], h.levels[1]
+	n := len(src)
+	host.sync(routine)
+	if leaders != nil {
+		mates := h.teamIndex(t, 0)
+		for i, j := range mates {
+			b := dst[j*n : (j+1)*n]
+			copyData(b, view(host, routine, src, i, b))
+		}
+		leaders.sync(routine)
+		for _, l := range h.teamIndex(t, 1) {
+			if l == t.me {
+				continue
+			}
+			for a := 0; a < len(mates); {
+				b := a + 1
+				for b < len(mates) && mates[b] == mates[b-1]+1 {
+					b++
+				}
+				run := dst[mates[a]*n : (mates[b-1]+1)*n]
+				write(t, routine, run, run, l)
+				a = b
+			}
+		}
+		leaders.sync(routine)
+	}
+	Broadcast(host, dst, dst, 0)
 }
 
 // fcollectRing runs members-1 steps. Each member first puts its own

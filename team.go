@@ -133,6 +133,22 @@ type hierarchy struct {
 	// keys[i][j] is the group of team member j at level i: members
 	// with equal keys share a level-i group.
 	keys [][]groupKey
+	// index[i] holds the team indices of levels[i]'s members (teamIndex).
+	index [][]int
+}
+
+// teamIndex returns the team (t) indices of the members of h's level i,
+// computed at the first call.
+func (h *hierarchy) teamIndex(t *Team, i int) []int {
+	if h.index == nil {
+		h.index = make([][]int, len(h.levels))
+	}
+	if h.index[i] == nil && h.levels[i] != nil {
+		for _, q := range h.levels[i].worlds {
+			h.index[i] = append(h.index[i], slices.Index(t.worlds, q))
+		}
+	}
+	return h.index[i]
 }
 
 // groupKey names a group of one level: its domain and NUMA node, with
