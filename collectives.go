@@ -525,6 +525,15 @@ func collectOr[T any](t *Team, routine string, dst, src []T, counts []uint64) {
 		orGather(t, routine, dst[:total])
 		return
 	}
+	if !t.numaSpan {
+		gatherHier(t, routine, dst[:total], src, func(j int) (lo, hi int) {
+			for _, c := range counts[:j] {
+				lo += int(c)
+			}
+			return lo, lo + int(counts[j])
+		})
+		return
+	}
 	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
 		write(t, routine, dst[off:off+len(src)], src, m)
 	}
@@ -599,7 +608,7 @@ func FCollect[T any](t *Team, dst, src []T) {
 		fcollectOr(t, routine, dst, src)
 		return
 	case n > 0 && auto && t.multi && !t.numaSpan:
-		fcollectHier(t, routine, dst, src)
+		gatherHier(t, routine, dst, src, func(j int) (int, int) { return j * n, (j + 1) * n })
 		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
 		fcollectRecursiveDoubling(t, dst, src)
@@ -615,28 +624,28 @@ func FCollect[T any](t *Team, dst, src []T) {
 	t.sync(routine)
 }
 
-// fcollectHier is FCollect level by level on a team spanning domains
-// (hosts): once every member of a host is in the call (a host sync),
-// the host's leader copies its host-mates' blocks from their sources
-// (mapped) into its dst; once every leader is in the call (a sync of
-// the leaders), it puts its host's blocks, runs of consecutive team
-// positions at a time, into every other leader's dst, and a second
-// sync of the leaders completes them; then each host broadcasts its
-// leader's dst. Each host's data crosses to each other host once, and
-// only the leaders send, where the flat ring takes one step across
-// hosts per member and every member's blocks go through its leader's
-// queue.
-func fcollectHier[T any](t *Team, routine string, dst, src []T) {
+// gatherHier is the data movement of FCollect and of a large Collect
+// on a team spanning domains (hosts), level by level: dst is the whole
+// result, at(j) the place [lo, hi) of team member j's block in it.
+// Once every member of a host is in the call (a host sync), each writes
+// its block into its host leader's dst (a copy: the host maps it), and
+// a second host sync completes them; once every leader is in the call
+// (a sync of the leaders), each leader puts its host's blocks, runs of
+// consecutive team positions at a time, into every other leader's dst,
+// and a second sync of the leaders completes them; then each host
+// broadcasts its leader's dst. Each host's data crosses to each other
+// host once and only the leaders send, where the flat algorithms take
+// one step across hosts per member (the ring) or send every member's
+// blocks through its leader's queue.
+func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo, hi int)) {
 	h := t.hierarchy(routine)
 	host, leaders := h.levels[0], h.levels[1]
-	n := len(src)
+	host.sync(routine)
+	lo, hi := at(t.me)
+	write(host, routine, dst[lo:hi], src, 0) // (member 0 of the host level is its leader)
 	host.sync(routine)
 	if leaders != nil {
 		mates := h.teamIndex(t, 0)
-		for i, j := range mates {
-			b := dst[j*n : (j+1)*n]
-			copyData(b, view(host, routine, src, i, b))
-		}
 		leaders.sync(routine)
 		for _, l := range h.teamIndex(t, 1) {
 			if l == t.me {
@@ -647,8 +656,9 @@ func fcollectHier[T any](t *Team, routine string, dst, src []T) {
 				for b < len(mates) && mates[b] == mates[b-1]+1 {
 					b++
 				}
-				run := dst[mates[a]*n : (mates[b-1]+1)*n]
-				write(t, routine, run, run, l)
+				lo, _ := at(mates[a])
+				_, hi := at(mates[b-1])
+				write(t, routine, dst[lo:hi], dst[lo:hi], l)
 				a = b
 			}
 		}
