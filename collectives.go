@@ -849,6 +849,10 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 			return
 		}
 	}
+	if n > 0 && t.multi && !t.numaSpan && dstStride == 1 && srcStride == 1 {
+		alltoallHier(t, routine, dst, src, n)
+		return
+	}
 	t.sync(routine)
 	for j := 0; j < members && n > 0; j++ {
 		w := t.worlds[j]
@@ -862,6 +866,41 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 		}
 	}
 	t.sync(routine)
+}
+
+// alltoallHier is Alltoall on a team spanning domains (hosts) with
+// only the leaders sending across hosts: once every member of a host
+// is in the call (a host sync), each member copies its blocks for its
+// host-mates into their dst (mapped); once every leader is in the call
+// (a sync of the leaders, so every member of the team is), each leader
+// puts every block its host's members send to other hosts straight
+// from their sources (mapped) into the receivers' dst, and a second
+// sync of the leaders completes them; a last host sync releases the
+// host. The blocks cross hosts once each, as in the flat Alltoall, but
+// without each member's blocks going through its leader's queue.
+func alltoallHier[T any](t *Team, routine string, dst, src []T, n int) {
+	h := t.hierarchy(routine)
+	host, leaders := h.levels[0], h.levels[1]
+	host.sync(routine)
+	mates := h.teamIndex(t, 0)
+	for _, d := range mates {
+		write(t, routine, dst[t.me*n:(t.me+1)*n], src[d*n:(d+1)*n], d)
+	}
+	if leaders != nil {
+		leaders.sync(routine)
+		mine := h.keys[0][t.me]
+		buf := scratch[T](t, 1, n)
+		for d := range t.NPEs() {
+			if h.keys[0][d] == mine {
+				continue
+			}
+			for i, j := range mates {
+				write(t, routine, dst[j*n:(j+1)*n], view(host, routine, src[d*n:(d+1)*n], i, buf), d)
+			}
+		}
+		leaders.sync(routine)
+	}
+	host.sync(routine)
 }
 
 // alltoallOr is a small Alltoall(s) on a team spanning domains: every
