@@ -341,10 +341,8 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	case t.shared && (t.alg.bcast == "" || t.alg.bcast == "auto") && len(src) > 0 &&
 		len(src)*int(mem.SizeOf[T]()) <= bcastData:
 		broadcastDropbox(t, routine, dst, src, root)
-	case !t.shared && t.alg.bcast != "direct" && t.NPEs() <= pushTreeMax:
-		broadcastPushTree(t, routine, dst, src, root)
 	case t.alg.bcast == "tree" || t.alg.bcast != "direct" && !t.shared:
-		broadcastTree(t, dst, src, root)
+		broadcastTree(t, routine, dst, src, root, !t.shared && t.NPEs() <= pushTreeMax)
 	default:
 		t.sync(routine)
 		if len(src) > 0 {
@@ -358,32 +356,46 @@ func Broadcast[T any](t *Team, dst, src []T, root int) {
 	}
 }
 
-// broadcastPushTree is the binomial-tree broadcast on a team that does
-// not map each other (other hosts, CMA) of at most pushTreeMax members:
-// member r (relative to the root) tells its parent that it is in the
-// call (its dst may be written), waits until the parent has put the
-// data into its dst and raised its ready word, then does the same for
-// each of its children once that child is in the call; no closing
-// sync. Below the root a level costs one message (the data, then the
-// flag on the same ordered path, a Fence between), where the pulling
-// tree costs a flag, a get's round trip and, at the end, a team sync.
-// The "in the call" words travel while the data comes down, so only a
-// parent whose child calls later waits for them.
+// broadcastTree is the binomial-tree broadcast: member r (relative to
+// the root) gets the data from its parent (r with its highest bit
+// cleared) and passes it to its children (r + 2^k for every 2^k > r),
+// in one of two ways.
 //
-// Each member's "in the call" word is its own, by team index, in
-// whichever member is its parent (pushEntryWord + index): only that
-// member writes it, with the number of the pushed broadcast it entered,
-// so the word only grows, and a child cannot be past broadcast e before
-// its parent of e has pushed e to it. So a parent that sees the word
-// reach e knows that this child, whatever the roots of earlier calls
-// made its parents, is in e. (A word per tree position would not do:
-// with roots that change, another member can be that position's child
-// in a later call while the parent is still in e.) The child's ready
-// word, for the same reason, reaches e only when its parent of e has
-// pushed e.
-func broadcastPushTree[T any](t *Team, routine string, dst, src []T, root int) {
-	t.bpush++
-	e := t.bpush
+// Pulling (push false: teams that map each other, when
+// SHMEM_BCAST_ALGORITHM=tree, and teams of more than pushTreeMax
+// members): a member waits until its parent signals that its dst holds
+// the data, copies it from there, and signals its own children; a
+// closing sync keeps every dst in place until all children have copied.
+//
+// Pushing (teams that do not map each other, up to pushTreeMax
+// members: the leaders across hosts, CMA): a member tells its parent
+// that it is in the call (its dst may be written), waits until the
+// parent has put the data into its dst and raised its ready word, then
+// does the same for each child once that child is in the call; no
+// closing sync. Below the root a level costs one message (the data,
+// then the flag on the same ordered path, a Fence between), where
+// pulling costs a flag, a get's round trip and, at the end, a team
+// sync. The "in the call" words travel while the data comes down, so
+// only a parent whose child calls later waits for them. Each member's
+// word is its own, by team index, in whichever member is its parent
+// (pushEntryWord + index): only that member writes it, with the number
+// of the pushed broadcast it entered, so the word only grows, and a
+// child cannot be past broadcast e before its parent of e has pushed e
+// to it; so a parent that sees the word reach e knows that this child,
+// whatever the roots of earlier calls made its parents, is in e. (A
+// word per tree position would not do: with roots that change, another
+// member can be that position's child in a later call while the parent
+// is still in e.) The child's ready word, for the same reason, reaches
+// e only when its parent of e has pushed e.
+func broadcastTree[T any](t *Team, routine string, dst, src []T, root int, push bool) {
+	var e uint32
+	if push {
+		t.bpush++
+		e = t.bpush
+	} else {
+		t.epoch++
+		e = t.epoch
+	}
 	n := t.NPEs()
 	rel := (t.me - root + n) % n
 	abs := func(r int) int { return (r + root) % n }
@@ -391,43 +403,26 @@ func broadcastPushTree[T any](t *Team, routine string, dst, src []T, root int) {
 		copyData(dst, src)
 	} else {
 		parent := abs(rel &^ (1 << (bitLen(rel) - 1)))
-		t.pe.TeamSet(t.worlds[parent], int(t.slots[parent]), pushEntryWord+t.me, e)
+		if push {
+			t.pe.TeamSet(t.worlds[parent], int(t.slots[parent]), pushEntryWord+t.me, e)
+		}
 		t.pe.TeamWait(routine, t.slot, readyWord, e)
+		if !push {
+			copyData(dst, view(t, routine, dst, parent, dst))
+		}
 	}
-	c := t.pe.Ctx()
 	for k := bitLen(rel); rel+1<<k < n; k++ {
 		m := abs(rel + 1<<k)
-		t.pe.TeamWait(routine, t.slot, pushEntryWord+m, e) // the child is in the call
-		write(t, routine, dst, dst, m)
-		c.Fence()
+		if push {
+			t.pe.TeamWait(routine, t.slot, pushEntryWord+m, e) // the child is in the call
+			write(t, routine, dst, dst, m)
+			t.pe.Ctx().Fence()
+		}
 		t.pe.TeamSet(t.worlds[m], int(t.slots[m]), readyWord, e)
 	}
-}
-
-// broadcastTree is the binomial-tree broadcast: member r (relative to
-// the root) waits until its parent (r with its highest bit cleared)
-// signals that its dst holds the data, copies it from there, and
-// signals its own children; a closing sync keeps every dst in place
-// until all children have copied.
-func broadcastTree[T any](t *Team, dst, src []T, root int) {
-	const routine = "Broadcast"
-	t.epoch++
-	e := t.epoch
-	n := t.NPEs()
-	rel := (t.me - root + n) % n
-	abs := func(r int) int { return (r + root) % n }
-	if rel == 0 {
-		copyData(dst, src)
-	} else {
-		parent := abs(rel &^ (1 << (bitLen(rel) - 1)))
-		t.pe.TeamWait(routine, t.slot, readyWord, e)
-		copyData(dst, view(t, routine, dst, parent, dst))
+	if !push {
+		t.sync(routine)
 	}
-	for k := bitLen(rel); rel+1<<k < n; k++ {
-		c := abs(rel + 1<<k)
-		t.pe.TeamSet(t.worlds[c], int(t.slots[c]), readyWord, e)
-	}
-	t.sync(routine)
 }
 
 // orGatherMax is the largest result, in bytes, that a small collective

@@ -159,6 +159,23 @@ func checkTeam(pe *goshmem.PE, b teamBufs, name string, tm *goshmem.Team, member
 	tm.Barrier()
 }
 
+// backwardsTeam splits from the world every other PE from the last,
+// backwards (a negative stride), and returns the team (nil on the PEs
+// outside it) and its members' world numbers in team order.
+func backwardsTeam(pe *goshmem.PE) (*goshmem.Team, []int) {
+	n := pe.NPEs()
+	size := (n + 1) / 2
+	back, err := goshmem.TeamWorld(pe).SplitStrided(n-1, -2, size, nil)
+	if err != nil {
+		fail(pe, "SplitStrided: %v", err)
+	}
+	var members []int
+	for i := 0; i < size; i++ {
+		members = append(members, n-1-2*i)
+	}
+	return back, members
+}
+
 // scenarioTeams runs checkTeam on the world, TeamShared, a strided
 // team with a negative stride, and the rows and columns of a 2-D
 // split, then on many teams created and destroyed in turn.
@@ -181,16 +198,7 @@ func scenarioTeams(pe *goshmem.PE) {
 	checkTeam(pe, b, "shared", sh, shared, 2)
 	pe.BarrierAll()
 
-	// Every other PE from the last, backwards.
-	size := (n + 1) / 2
-	back, err := w.SplitStrided(n-1, -2, size, nil)
-	if err != nil {
-		fail(pe, "SplitStrided: %v", err)
-	}
-	var backPEs []int
-	for i := 0; i < size; i++ {
-		backPEs = append(backPEs, n-1-2*i)
-	}
+	back, backPEs := backwardsTeam(pe)
 	if (back != nil) != slices.Contains(backPEs, me) {
 		fail(pe, "SplitStrided: handle %v", back != nil)
 	}

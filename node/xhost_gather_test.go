@@ -40,15 +40,7 @@ func init() {
 			all[i] = i
 		}
 		teams := []team{{"world", w, all}}
-		size := (n + 1) / 2
-		back, err := w.SplitStrided(n-1, -2, size, nil)
-		if err != nil {
-			fail(pe, "SplitStrided: %v", err)
-		}
-		var backPEs []int
-		for i := 0; i < size; i++ {
-			backPEs = append(backPEs, n-1-2*i)
-		}
+		back, backPEs := backwardsTeam(pe)
 		teams = append(teams, team{"backwards", back, backPEs})
 		xr := 2
 		if n < 4 {
