@@ -61,7 +61,7 @@ type PE struct {
 
 	alloc *symalloc.Allocator
 	// collScratch is this PE's block of the collectives' symmetric
-	// scratch (CollScratch), nil on one shared-memory domain.
+	// scratch (CollScratch), nil in a job on one host.
 	collScratch []byte
 
 	// barrier: out[r] is the flag this PE sets in round r, in[r] the one

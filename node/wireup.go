@@ -17,7 +17,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/goshmem/goshmem/internode/backends"
 	"os"
 	"strconv"
 	"strings"
@@ -26,6 +25,7 @@ import (
 	"github.com/goshmem/goshmem/internal/fdpass"
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/pmi"
+	"github.com/goshmem/goshmem/internode/backends"
 	"github.com/goshmem/goshmem/shm"
 )
 
@@ -51,9 +51,6 @@ type Cluster struct {
 	SameMachine []bool
 }
 
-// startPMI wires this process up through c. It returns the host's
-// segments and this process's spec, as oshrun's environment would give
-// them.
 // internodeName is the transport between hosts that cfg asks for, the
 // default named.
 func internodeName(cfg Config) string {
@@ -63,6 +60,9 @@ func internodeName(cfg Config) string {
 	return cfg.Internode
 }
 
+// startPMI wires this process up through c. It returns the host's
+// segments and this process's spec, as oshrun's environment would give
+// them.
 func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *shm.Segment, error) {
 	rank, size := c.Rank(), c.Size()
 	host := cfg.Host
