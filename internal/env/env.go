@@ -284,9 +284,12 @@ func defs() []def {
 		enumKnob(Knob{
 			Name: VarBcastAlg, Default: "auto", Values: []string{"auto", "direct", "tree"},
 			Help: "Broadcast algorithm. direct: every member copies straight from the " +
-				"root's source; tree: a binomial tree, each member copying from its parent " +
-				"once the parent has the data; auto: direct inside a shared-memory domain, " +
-				"tree otherwise.",
+				"root's source; tree: a binomial tree, inside a shared-memory domain each " +
+				"member copying from its parent once the parent has the data, across " +
+				"domains (teams of up to 448) each parent putting the data into its " +
+				"children once they are in the call; auto: small broadcasts through " +
+				"dropboxes (one host) or a gather as a bitwise-or reduction (across hosts), " +
+				"direct inside a shared-memory domain, tree otherwise.",
 		}, func(c *Config, v string) { c.BcastAlgorithm = v }),
 		enumKnob(Knob{
 			Name: VarFCollectAlg, Default: "auto", Values: []string{"auto", "direct", "ring", "recursive-doubling"},
