@@ -54,15 +54,9 @@ type Team struct {
 	xbox       uint32     // dropbox exchanges so far (same on every member)
 	bbox       uint32     // dropbox broadcasts so far (same on every member)
 	rd         uint32     // recursive-doubling reductions so far (same on every member)
-	bpush      uint32     // pushed tree broadcasts so far (same on every member)
-	// pushMax is the largest pushed reduction in bytes (reducePushed):
-	// pushBox, or on a team that does not map each other the size of
-	// its wide push boxes (widePushBoxes) if larger.
-	pushMax int
-	domains int    // shared-memory domains (hosts) the members span
-	ringR   uint32 // ring reductions so far (same on every member)
-	rdfc    uint32 // recursive-doubling fcollects so far (same on every member)
-	rab     uint32 // Rabenseifner reductions so far (same on every member)
+	ringR      uint32     // ring reductions so far (same on every member)
+	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
+	rab        uint32     // Rabenseifner reductions so far (same on every member)
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
@@ -106,6 +100,14 @@ type Team struct {
 	// may create and destroy contexts on the team concurrently.
 	ctxMu sync.Mutex
 	ctxs  map[*Ctx]struct{}
+	// Used only on teams that do not map each other (after the fields
+	// of the on-host paths, whose layout they leave as it was).
+	bpush uint32 // pushed tree broadcasts so far (same on every member)
+	// pushMax is the largest pushed reduction in bytes (reducePushed):
+	// pushBox, or on a team that does not map each other the size of
+	// its wide push boxes (widePushBoxes) if larger.
+	pushMax int
+	domains int // shared-memory domains (hosts) the members span
 }
 
 // algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
