@@ -1,13 +1,13 @@
 package goshmem
 
 import (
-	"github.com/goshmem/goshmem/node"
 	"math"
 	"math/bits"
 	"slices"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/node"
 )
 
 // Team collectives (OpenSHMEM 1.5). Every member calls them with the
@@ -595,7 +595,7 @@ func FCollect[T any](t *Team, dst, src []T) {
 		fcollectDropbox(t, routine, dst, src)
 		return
 	case n > 0 && auto && t.multi && orGatherFits[T](n*t.NPEs()) &&
-		(!pow2 || uint(n*t.NPEs())*uint(mem.SizeOf[T]()) <= uint(max(pushBox, widePushSize(t.domains)))):
+		(!pow2 || uint(n*t.NPEs())*uint(mem.SizeOf[T]()) <= uint(t.leadersPushMax())):
 		// (Up to a push box of the leaders' team the leaders' or
 		// reduction is one message per round; above, it pulls, and on
 		// a power-of-two team the flat recursive doubling below was
@@ -838,7 +838,7 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	// above, the pulling reduction costs more than the puts and syncs
 	// below; measured on 2 hosts of 2 PEs at 1 KiB, 1.35x).
 	if hi, all := bits.Mul(uint(members*n), uint(members)); n > 0 && t.multi && hi == 0 &&
-		all*uint(mem.SizeOf[T]()) <= uint(max(pushBox, widePushSize(t.domains))) && orGatherFits[T](int(all)) {
+		all*uint(mem.SizeOf[T]()) <= uint(t.leadersPushMax()) && orGatherFits[T](int(all)) {
 		if all, ok := orScratch[T](t, members*members*n); ok {
 			alltoallOr(t, routine, dst, src, dstStride, srcStride, n, all)
 			return

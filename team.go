@@ -248,6 +248,12 @@ func widePushSize(n int) int {
 	return widePushBytes / (2 * (rounds + 2)) &^ 63
 }
 
+// leadersPushMax is the largest pushed reduction, in bytes, of the
+// team of this team's domain leaders (its hierarchy's top level, one
+// member per domain): the limit under which a gather as a bitwise or
+// reduction (orGather) costs one message per round among the leaders.
+func (t *Team) leadersPushMax() int { return max(pushBox, widePushSize(t.domains)) }
+
 // predefined team slots (teamshared.Reserved of them).
 const (
 	slotWorld = iota

@@ -72,7 +72,7 @@ const (
 	xPost4                     // a non-fetching AMO (no reply)
 	xPost8                     //
 	xCtl                       // store uint32(Arg0) at Off of the control block, ring PE
-	xQuiet                     // xReply once every earlier frame is applied (Flags: xCounted)
+	xQuiet                     // xReply (xCounted) once every earlier frame is applied
 	xReply                     // to the local PE of index PE: Arg0, payload into its window
 	xAbort                     // the sender's abort record: Arg0 kind, PE, Arg1 code
 	xAbortAck                  // a GlobalExit's xAbort was heard and this leader's PMI is quiet
@@ -99,9 +99,9 @@ const (
 // flag saying it is there in one frame.
 const xPutFlag uint8 = 1
 
-// xCounted, in an xQuiet's Flags and its xReply's: the answer adds one
-// to the mailbox's Acks instead of storing its Seq (the requester
-// waits for several answers at once).
+// xCounted, in the Flags of an xReply (every answer to an xQuiet): the
+// answer adds one to the mailbox's Acks instead of storing its Seq (a
+// Quiet waits for several answers at once, which come in any order).
 const xCounted uint8 = 1
 
 // xPutSigSet and xPutSigAdd, in an xPut's Flags: once the payload is
@@ -144,7 +144,7 @@ const (
 // follows it.
 type mailbox struct {
 	Seq atomic.Uint32 // the last answered request
-	// Acks counts answered Quiet round trips (xQuiet with xCounted):
+	// Acks counts answered Quiet round trips (xCounted answers):
 	// a Quiet asks every host it must at once and waits for as many
 	// answers, which may come in any order.
 	Acks atomic.Uint32
@@ -976,7 +976,7 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		atomic.StoreUint32(mem.At[uint32](mem.RegionOf(j.ctlMap.Bytes()).Base, uintptr(h.Off)), uint32(h.Arg0))
 		wait.Ring(j.bell(int(h.PE)))
 	case xQuiet:
-		x.replyFlags(from, h, h.Flags&xCounted, 0, nil)
+		x.replyFlags(from, h, xCounted, 0, nil)
 	case xReply:
 		if int(h.PE) >= len(x.local) {
 			x.bad(from, h)
@@ -1478,7 +1478,7 @@ func (p *PE) xquietHosts(hosts []int32) {
 	xp := p.x
 	want := xp.box.Acks.Load() + uint32(len(hosts))
 	for _, h := range hosts {
-		hd := internode.Header{Op: xQuiet, Flags: xCounted, PE: uint32(p.job.x.cl.Leaders[h])}
+		hd := internode.Header{Op: xQuiet, PE: uint32(p.job.x.cl.Leaders[h])}
 		p.xsend("Quiet", &hd, nil)
 	}
 	if int32(xp.box.Acks.Load()-want) < 0 {
