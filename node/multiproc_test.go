@@ -681,6 +681,18 @@ func TestUnderHydraTestHosts(t *testing.T) {
 		t.Fatalf("a job across 2 hosts: %v\n%s", err, out)
 	}
 	wantOK(t, out, 4, "ok xpmem")
+	// PEs that SHMEM_HOST makes one host but that run in two network
+	// namespaces: the one on h2 cannot reach its leader's socket, takes
+	// the segments with pidfd_getfd, and maps every heap as its
+	// host-mates do; the leader's SHMEM_INFO says which PE did.
+	out, err = testcluster.Run(t, time.Minute, append(env, "SHMEM_HOST=one", "SHMEM_INFO=1"), "mpiexec.sh", "-hosts", "h1:2,h2:1", "-n", "3", os.Args[0], "-test.run=^$")
+	if err != nil {
+		t.Fatalf("one host over two network namespaces: %v\n%s", err, out)
+	}
+	wantOK(t, out, 3, "ok xpmem")
+	if !strings.Contains(out, "PEs [2] fetched them with pidfd_getfd") {
+		t.Errorf("SHMEM_INFO does not say that PE 2 fetched the segments:\n%s", out)
+	}
 	for _, sc := range []struct {
 		scenario, want, hosts string
 		n                     int

@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -49,6 +50,10 @@ type Cluster struct {
 	// namespaces of one machine, or SHMEM_HOST groups. Their PEs and
 	// leaders share this machine's CPUs, which the waiting policy counts.
 	SameMachine []bool
+	// Handoff says how this host's segments reached its PEs: over the
+	// leader's socket, or fetched with pidfd_getfd by PEs in another
+	// network namespace (on the leader: which PEs did).
+	Handoff string
 }
 
 // internodeName is the transport between hosts that cfg asks for, the
@@ -230,10 +235,18 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 			return nil, job.Spec{}, nil, nil, err
 		}
 		defer l.Close()
-		// Round 2: the segments' job id, once the leader listens.
-		if err := c.Put("jobid", []byte(strconv.FormatUint(segs.JobID, 16))); err != nil {
-			segs.Close()
-			return nil, job.Spec{}, nil, nil, err
+		// Round 2: the segments' job id, once the leader listens, and
+		// the descriptors' numbers here (for members that cannot reach
+		// the socket: fdpass.Fetch).
+		fds := make([]string, len(files))
+		for i, f := range files {
+			fds[i] = strconv.Itoa(int(f.Fd()))
+		}
+		for _, kv := range []struct{ k, v string }{{"jobid", strconv.FormatUint(segs.JobID, 16)}, {"fds", strings.Join(fds, ",")}} {
+			if err := c.Put(kv.k, []byte(kv.v)); err != nil {
+				segs.Close()
+				return nil, job.Spec{}, nil, nil, err
+			}
 		}
 		if err := c.Fence(); err != nil {
 			segs.Close()
@@ -250,9 +263,19 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 				members[r], _ = strconv.Atoi(string(p))
 			}
 		}
-		if err := l.Serve(ctx, members, files); err != nil {
+		// A member that fetched the segments itself says so with its pid
+		// in its control-block slot.
+		fetched, err := l.Serve(ctx, members, files, func(r int) bool { return segs.PidOf(r) == members[r] })
+		if err != nil {
 			segs.Close()
 			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d (host %s's leader): %w", rank, host, err)
+		}
+		cl.Handoff = "SCM_RIGHTS over an abstract Unix socket"
+		if len(members) == 0 {
+			cl.Handoff = "none to hand (one PE on this host)"
+		}
+		if len(fetched) > 0 {
+			cl.Handoff += fmt.Sprintf("; PEs %v fetched them with pidfd_getfd (the socket is not reachable from their network namespace)", fetched)
 		}
 		spec.JobID = segs.JobID
 		return segs, spec, cl, xseg, nil
@@ -272,13 +295,47 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 		return nil, job.Spec{}, nil, nil, err
 	}
 	leaderPID, _ := strconv.Atoi(string(lp))
-	files, err := fdpass.Take(ctx, name, rank, leaderPID, nfiles)
+	// The leader listens: it published jobid after Listen.
+	cl.Handoff = "SCM_RIGHTS over an abstract Unix socket"
+	files, err := fdpass.Take(ctx, name, rank, leaderPID, nfiles, true)
+	fetched := false
+	if errors.Is(err, fdpass.ErrUnreachable) {
+		// Another network namespace: take the descriptors out of the
+		// leader process (the permission CMA needs).
+		var fds []int
+		list, gerr := c.Get(leader, "fds")
+		for _, f := range strings.Split(string(list), ",") {
+			if fd, err := strconv.Atoi(f); err == nil && gerr == nil {
+				fds = append(fds, fd)
+			}
+		}
+		if gerr != nil || len(fds) != nfiles {
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d: %v; the leader's descriptors %q (%v)", rank, err, list, gerr)
+		}
+		ferr := err
+		if files, err = fdpass.Fetch(leaderPID, fds); err != nil {
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d cannot get its host's segments: %v; and %v; run the PEs of one host in one network namespace, or give them different SHMEM_HOST values", rank, ferr, err)
+		}
+		fetched = true
+		cl.Handoff = fmt.Sprintf("pidfd_getfd from the leader, PE %d (pid %d): its socket is not reachable from this network namespace", leader, leaderPID)
+	}
 	if err != nil {
 		return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d: %w", rank, err)
 	}
 	segs, err := spec.AdoptFiles(files[0], files[1])
 	if err != nil {
+		if fetched && nfiles == 3 {
+			files[2].Close()
+		}
 		return nil, job.Spec{}, nil, nil, err
+	}
+	if fetched {
+		// The leader waits for this (Serve's took); the job id is
+		// checked when the control block is mapped.
+		if err := segs.SetPid(rank, os.Getpid()); err != nil {
+			segs.Close()
+			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d: telling the leader it has the segments: %w", rank, err)
+		}
 	}
 	if nfiles == 3 {
 		if xseg, err = shm.FromFile(files[2]); err != nil {
@@ -315,8 +372,8 @@ func (cl *Cluster) String() string {
 	if len(cl.Hosts) > 1 {
 		between = "the leaders over " + cl.Transport
 	}
-	return fmt.Sprintf("launcher %s over PMI-%d; %d host(s) from %s: %s; between hosts: %s",
-		cl.Launcher, cl.PMI, len(cl.Hosts), cl.Mapping, strings.Join(hosts, ", "), between)
+	return fmt.Sprintf("launcher %s over PMI-%d; %d host(s) from %s: %s; between hosts: %s; the host's segments: %s",
+		cl.Launcher, cl.PMI, len(cl.Hosts), cl.Mapping, strings.Join(hosts, ", "), between, cl.Handoff)
 }
 
 // LauncherInfo describes, for oshinfo, the launcher this process's

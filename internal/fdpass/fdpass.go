@@ -25,6 +25,20 @@
 // serving the members it expects until the deadline, and then reports
 // which members never came, with the rejected connections. A member
 // whose leader dies sees the connection end at once.
+//
+// # When the socket cannot be reached
+//
+// An abstract socket belongs to a network namespace: PEs that the
+// launcher counts as one host but that run in different network
+// namespaces (containers of one machine sharing its pid namespace, or
+// SHMEM_HOST grouping test hosts) cannot reach the leader's socket. A
+// member told that the leader already listens (Take's listening
+// argument) then gets ErrUnreachable at once, and Fetch copies the
+// descriptors straight out of the leader process with pidfd_getfd,
+// whose permission is the one CMA (process_vm_readv/writev) needs:
+// ptrace access to the leader. The leader, which never sees such a
+// member connect, learns that it has the descriptors through Serve's
+// took function (node: the member's pid in its control-block slot).
 package fdpass
 
 import (
@@ -34,6 +48,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,23 +97,44 @@ func Listen(name string) (*Leader, error) {
 // Close stops listening.
 func (l *Leader) Close() error { return l.ln.Close() }
 
+// tookEvery is how often Serve asks its took function about the
+// members it has not served.
+const tookEvery = 20 * time.Millisecond
+
 // Serve gives files to every member of members (rank -> pid), each once,
-// and returns when all have acknowledged, or with an error naming the
-// members that did not come by ctx's deadline (and the connections it
-// rejected). The files stay open: the caller still holds them.
-func (l *Leader) Serve(ctx context.Context, members map[int]int, files []*os.File) error {
+// and returns when all have acknowledged or, when took is not nil, took
+// reports that they have the files from elsewhere (Fetch); it returns
+// those members' ranks, in increasing order. It fails with an error
+// naming the members that did neither by ctx's deadline (and the
+// connections it rejected). The files stay open: the caller still holds
+// them, and must until every member has them.
+func (l *Leader) Serve(ctx context.Context, members map[int]int, files []*os.File, took func(rank int) bool) ([]int, error) {
 	left := make(map[int]int, len(members))
 	for r, p := range members {
 		left[r] = p
 	}
 	var rejected []string
+	var fetched []int
 	uid := sys.Getuid()
 	rights := sys.Rights(files)
 	for len(left) > 0 {
-		if d, ok := ctx.Deadline(); ok {
+		d, ok := ctx.Deadline()
+		if took != nil && (!ok || time.Until(d) > tookEvery) {
+			d, ok = time.Now().Add(tookEvery), true
+		}
+		if ok {
 			l.ln.SetDeadline(d)
 		}
 		c, err := l.ln.AcceptUnix()
+		if err != nil && took != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() == nil {
+			for r := range left {
+				if took(r) {
+					delete(left, r)
+					fetched = append(fetched, r)
+				}
+			}
+			continue
+		}
 		if err != nil {
 			var missing []string
 			for r, p := range left {
@@ -108,7 +144,7 @@ func (l *Leader) Serve(ctx context.Context, members map[int]int, files []*os.Fil
 			if len(rejected) > 0 {
 				msg += "; rejected: " + strings.Join(rejected, "; ")
 			}
-			return errors.New(msg + "; did those processes start on this host, under the same user?")
+			return fetched, errors.New(msg + "; did those processes start on this host, under the same user?")
 		}
 		rank, why := l.serveOne(ctx, c, left, uid, rights, len(files))
 		c.Close()
@@ -118,7 +154,8 @@ func (l *Leader) Serve(ctx context.Context, members map[int]int, files []*os.Fil
 		}
 		delete(left, rank)
 	}
-	return nil
+	slices.Sort(fetched)
+	return fetched, nil
 }
 
 // serveOne checks one connection and, if it is an expected member,
@@ -170,17 +207,29 @@ func (l *Leader) serveOne(ctx context.Context, c *net.UnixConn, left map[int]int
 	return rank, ""
 }
 
+// ErrUnreachable is Take's error when nobody listens on the name in
+// this process's network namespace although the leader listens: the
+// member and its leader are in different network namespaces, and Fetch
+// is the way left.
+var ErrUnreachable = errors.New("the host leader's socket cannot be reached from this process's network namespace")
+
 // Take connects to the leader's socket name as member rank, checks that
 // the leader is process leaderPID of this user, and returns the n
 // descriptors it sends, as files (close-on-exec). It fails by ctx's
-// deadline, or at once if the leader closes the connection.
-func Take(ctx context.Context, name string, rank, leaderPID, n int) ([]*os.File, error) {
+// deadline, or at once if the leader closes the connection. Until the
+// socket is there, it retries; when the caller knows that the leader
+// listens already (listening), a socket that is not there fails at once
+// with ErrUnreachable.
+func Take(ctx context.Context, name string, rank, leaderPID, n int, listening bool) ([]*os.File, error) {
 	addr := &net.UnixAddr{Name: "@" + name, Net: "unixpacket"}
 	var c *net.UnixConn
 	var err error
 	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
 		if c, err = net.DialUnix("unixpacket", nil, addr); err == nil {
 			break
+		}
+		if listening && errors.Is(err, sys.ErrConnRefused) && !sys.ProcessExited(leaderPID) {
+			return nil, fmt.Errorf("fdpass: rank %d: %w (%q: %v)", rank, ErrUnreachable, name, err)
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("fdpass: rank %d: cannot reach the host leader (pid %d) at %q: %v", rank, leaderPID, name, err)
@@ -242,6 +291,43 @@ func Take(ctx context.Context, name string, rank, leaderPID, n int) ([]*os.File,
 	if _, err := c.Write([]byte{1}); err != nil {
 		closeAll()
 		return fail("acknowledgement: %v", err)
+	}
+	return files, nil
+}
+
+// Fetch copies descriptors fds of process leaderPID, the host leader,
+// with pidfd_getfd, and returns them as files (close-on-exec): the
+// fallback when Take returns ErrUnreachable. The kernel allows it with
+// ptrace access to the leader (the same user and a dumpable process,
+// or CAP_SYS_PTRACE; see /proc/sys/kernel/yama/ptrace_scope), which is
+// what CMA needs too. The caller checks what the files hold (node: the
+// job id in the control block).
+func Fetch(leaderPID int, fds []int) ([]*os.File, error) {
+	pidfd, err := sys.PidfdOpen(leaderPID)
+	if err != nil {
+		return nil, fmt.Errorf("fdpass: the host leader (pid %d): %w", leaderPID, err)
+	}
+	defer sys.Close(pidfd)
+	var files []*os.File
+	fail := func(err error) ([]*os.File, error) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, err
+	}
+	for _, fd := range fds {
+		got, err := sys.PidfdGetfd(pidfd, fd)
+		if err != nil {
+			why := ""
+			switch {
+			case sys.PidfdExited(pidfd):
+				why = ": the leader has exited"
+			case errors.Is(err, sys.ErrPerm), errors.Is(err, sys.ErrAccess):
+				why = ": pidfd_getfd needs ptrace access to the leader (the same user and a dumpable process, or CAP_SYS_PTRACE; see /proc/sys/kernel/yama/ptrace_scope), as CMA does"
+			}
+			return fail(fmt.Errorf("fdpass: descriptor %d of the host leader (pid %d): %w%s", fd, leaderPID, err, why))
+		}
+		files = append(files, os.NewFile(uintptr(got), "goshmem-segment"))
 	}
 	return files, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ const (
 	leaderVar = "GOSHMEM_FDPASS_LEADER" // leader pid
 	claimVar  = "GOSHMEM_FDPASS_CLAIM"  // rank to claim in the hello (a stranger)
 	delayVar  = "GOSHMEM_FDPASS_DELAY"  // wait this long before connecting
+	fdsVar    = "GOSHMEM_FDPASS_FDS"    // the leader's descriptors, for Fetch when unreachable
 )
 
 func TestMain(m *testing.M) {
@@ -45,10 +47,32 @@ func member(name string) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	files, err := Take(ctx, name, rank, leader, 2)
+	fds := os.Getenv(fdsVar)
+	start := time.Now()
+	files, err := Take(ctx, name, rank, leader, 2, fds != "")
+	how := "socket"
+	if errors.Is(err, ErrUnreachable) {
+		if took := time.Since(start); took > time.Second {
+			fmt.Fprintf(os.Stderr, "ErrUnreachable after %v\n", took)
+			return 1
+		}
+		var list []int
+		for _, f := range strings.Split(fds, ",") {
+			n, _ := strconv.Atoi(f)
+			list = append(list, n)
+		}
+		files, err = Fetch(leader, list)
+		how = "fetched"
+		if err == nil {
+			files[1].WriteAt([]byte("took"), 0) // tells the leader (Serve's took)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if how != "socket" {
+		fmt.Printf("%s: ", how)
 	}
 	b := make([]byte, 16)
 	n, _ := files[0].ReadAt(b, 0)
@@ -97,7 +121,7 @@ func TestInProcess(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := Take(ctx, name, r, os.Getpid(), 2)
+			got, err := Take(ctx, name, r, os.Getpid(), 2, false)
 			if err != nil {
 				errs[r] = err
 				return
@@ -112,7 +136,7 @@ func TestInProcess(t *testing.T) {
 			}
 		}()
 	}
-	if err := l.Serve(ctx, members, files); err != nil {
+	if _, err := l.Serve(ctx, members, files, nil); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
@@ -158,7 +182,7 @@ func TestProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- l.Serve(ctx, members, files) }()
+	go func() { _, err := l.Serve(ctx, members, files, nil); served <- err }()
 	start := time.Now()
 	stranger := startMember(t, name, 9, claimVar+"=1")
 	stranger.Wait()
@@ -183,7 +207,7 @@ func TestMissingMember(t *testing.T) {
 	l := listen(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	err := l.Serve(ctx, map[int]int{5: 4242}, []*os.File{memfd(t, "x")})
+	_, err := l.Serve(ctx, map[int]int{5: 4242}, []*os.File{memfd(t, "x")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "rank 5 (pid 4242)") {
 		t.Errorf("Serve with a member missing: %v, want an error naming rank 5", err)
 	}
@@ -199,12 +223,12 @@ func TestWrongLeader(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		l.Serve(context.Background(), map[int]int{1: os.Getpid()}, files)
+		l.Serve(context.Background(), map[int]int{1: os.Getpid()}, files, nil)
 	}()
 	defer func() { l.Close(); <-served }() // before the memfd's cleanup closes it
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := Take(ctx, name, 1, os.Getpid()+1, 1); err == nil || !strings.Contains(err.Error(), "not the host leader") {
+	if _, err := Take(ctx, name, 1, os.Getpid()+1, 1, false); err == nil || !strings.Contains(err.Error(), "not the host leader") {
 		t.Errorf("Take from a socket of another pid: %v, want a refusal", err)
 	}
 	// A leader that has exited: a child that is gone.
@@ -213,9 +237,60 @@ func TestWrongLeader(t *testing.T) {
 		t.Skip(err)
 	}
 	start := time.Now()
-	_, err := Take(ctx, Name("test", "5", token(t)), 1, dead.Process.Pid, 1)
+	_, err := Take(ctx, Name("test", "5", token(t)), 1, dead.Process.Pid, 1, false)
 	if err == nil || !strings.Contains(err.Error(), "exited") || time.Since(start) > time.Second {
 		t.Errorf("Take with a dead leader: %v after %v, want an error at once", err, time.Since(start))
+	}
+}
+
+// TestOtherNetworkNamespace: a member in another network namespace
+// cannot reach the leader's abstract socket; told that the leader
+// listens, it learns so at once (ErrUnreachable), fetches the
+// descriptors with pidfd_getfd, reads the leader's data through them and
+// says so in the second file, and the leader's Serve returns it as
+// fetched while serving a second member over the socket.
+func TestOtherNetworkNamespace(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a network namespace needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare (util-linux) is not installed")
+	}
+	name := Name("test", "6", token(t))
+	l := listen(t, name)
+	files := []*os.File{memfd(t, "netns!"), memfd(t, "....")}
+	fds := fmt.Sprintf("%d,%d", files[0].Fd(), files[1].Fd())
+	far := exec.Command(unshare, "--net", os.Args[0], "-test.run=^$")
+	far.Env = append(os.Environ(), memberVar+"="+name, rankVar+"=1", leaderVar+"="+strconv.Itoa(os.Getpid()), fdsVar+"="+fds)
+	var out, errb strings.Builder
+	far.Stdout, far.Stderr = &out, &errb
+	if err := far.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { far.Process.Kill(); far.Wait() })
+	near := startMember(t, name, 2, fdsVar+"="+fds)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	took := func(r int) bool {
+		b := make([]byte, 4)
+		files[1].ReadAt(b, 0)
+		return r == 1 && string(b) == "took"
+	}
+	fetched, err := l.Serve(ctx, map[int]int{1: far.Process.Pid, 2: near.Process.Pid}, files, took)
+	if err != nil {
+		t.Fatalf("Serve: %v (the far member: %q %q)", err, out.String(), errb.String())
+	}
+	far.Wait()
+	near.Wait()
+	if len(fetched) != 1 || fetched[0] != 1 {
+		t.Errorf("Serve says %v fetched the files, want [1]", fetched)
+	}
+	if got := out.String(); got != fmt.Sprintf("fetched: rank 1 read %q\n", "netns!") {
+		t.Errorf("the member in another network namespace: stdout %q stderr %q", got, errb.String())
+	}
+	if got := near.Stdout.(*strings.Builder).String(); got != fmt.Sprintf("rank 2 read %q\n", "netns!") {
+		t.Errorf("the member in this namespace: stdout %q stderr %q", got, near.Stderr.(*strings.Builder).String())
 	}
 }
 

@@ -370,6 +370,8 @@ func OpenControl(b []byte, npes int, heapSize uint64, jobID uint64, init bool) (
 		return nil, fmt.Errorf("goshmem: the control segment is not a goshmem v%d job (magic %#x); were the PEs started by a different goshmem version?", layoutVer, c.Header.Magic)
 	} else if int(c.Header.NPEs) != npes {
 		return nil, fmt.Errorf("goshmem: control segment is for %d PEs, environment says %d", c.Header.NPEs, npes)
+	} else if c.Header.JobID != jobID {
+		return nil, fmt.Errorf("goshmem: the control segment belongs to job %x, not to job %x", c.Header.JobID, jobID)
 	}
 	return c, nil
 }
@@ -379,8 +381,10 @@ func (c *Control) Slot(pe int) *Slot {
 	return shm.View[Slot](c.b, c.slotOff(pe))
 }
 
-func (c *Control) slotOff(pe int) uintptr {
-	return headerLines*shm.CacheLine + uintptr(pe)*c.SlotSize
+func (c *Control) slotOff(pe int) uintptr { return c.Layout.slotOff(pe) }
+
+func (l Layout) slotOff(pe int) uintptr {
+	return headerLines*shm.CacheLine + uintptr(pe)*l.SlotSize
 }
 
 // Flag returns barrier flag round r of PE pe: a word alone on its line.

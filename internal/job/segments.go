@@ -283,6 +283,27 @@ func (spec Spec) adopt(ctl, h *shm.Segment, what string) (*Segments, error) {
 	return s, nil
 }
 
+// SetPid stores pid as PE pe's process in its control-block slot
+// through the segment's file, before anything is mapped (a member that
+// took the segments with fdpass.Fetch tells its leader so; mapping the
+// control block later stores the same value).
+func (s *Segments) SetPid(pe, pid int) error {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], uint32(pid))
+	_, err := s.Ctl.File().WriteAt(b[:], int64(LayoutFor(s.NPEs).slotOff(pe)) /* Slot.Pid is at 0: TestLayout */)
+	return err
+}
+
+// PidOf reads PE pe's process from its control-block slot through the
+// segment's file: 0 until the process has stored it.
+func (s *Segments) PidOf(pe int) int {
+	var b [4]byte
+	if _, err := s.Ctl.File().ReadAt(b[:], int64(LayoutFor(s.NPEs).slotOff(pe)) /* Slot.Pid is at 0: TestLayout */); err != nil {
+		return 0
+	}
+	return int(int32(binary.LittleEndian.Uint32(b[:])))
+}
+
 // CheckBacking fails when npes heaps of heapSize bytes cannot all be
 // backed by this machine's memory and swap, or by the memory limit of
 // this process's cgroup. Heaps are backed lazily, so passing this check

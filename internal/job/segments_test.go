@@ -202,6 +202,24 @@ func TestCreateAdopt(t *testing.T) {
 	if c.Header.JobID != spec.JobID {
 		t.Errorf("header job id %x, environment says %x", c.Header.JobID, spec.JobID)
 	}
+	// SetPid through one side's file is what the other reads through
+	// its file and in the mapped slot.
+	if got := s.PidOf(1); got != 0 {
+		t.Errorf("PidOf(1) before SetPid: %d", got)
+	}
+	if err := a.SetPid(1, 4321); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.PidOf(1); got != 4321 {
+		t.Errorf("PidOf(1) after SetPid(1, 4321): %d", got)
+	}
+	if got := c.Slot(1).Pid.Load(); got != 4321 || c.Slot(0).Pid.Load() != 0 || c.Slot(2).Pid.Load() != 0 {
+		t.Errorf("slots' pids after SetPid(1, 4321): %d %d %d", c.Slot(0).Pid.Load(), got, c.Slot(2).Pid.Load())
+	}
+	// Another job's control block is refused.
+	if _, err := job.OpenControl(cm.Bytes(), spec.NPEs, uint64(a.HeapSize), spec.JobID+1, false); err == nil || !strings.Contains(err.Error(), "belongs to job") {
+		t.Errorf("OpenControl with another job id: %v", err)
+	}
 }
 
 func TestAdoptBadFD(t *testing.T) {

@@ -23,12 +23,14 @@ var (
 	ErrNoSys  = unix.ENOSYS
 	ErrPerm   = unix.EPERM
 	ErrAccess = unix.EACCES
-	ErrNoMem  = unix.ENOMEM
-	ErrNoEnt  = unix.ENOENT
-	ErrBadFd  = unix.EBADF
-	ErrSrch   = unix.ESRCH
-	ErrInval  = unix.EINVAL
-	ErrExist  = unix.EEXIST
+	// ErrConnRefused: nobody listens on a socket's address.
+	ErrConnRefused = unix.ECONNREFUSED
+	ErrNoMem       = unix.ENOMEM
+	ErrNoEnt       = unix.ENOENT
+	ErrBadFd       = unix.EBADF
+	ErrSrch        = unix.ESRCH
+	ErrInval       = unix.EINVAL
+	ErrExist       = unix.EEXIST
 )
 
 // MemfdCreate creates an anonymous shared-memory file. huge asks for
