@@ -844,8 +844,8 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 			return
 		}
 	}
-	if n > 0 && t.multi && !t.numaSpan && dstStride == 1 && srcStride == 1 {
-		alltoallHier(t, routine, dst, src, n)
+	if n > 0 && t.multi && !t.numaSpan {
+		alltoallHier(t, routine, dst, src, dstStride, srcStride, n)
 		return
 	}
 	t.sync(routine)
@@ -863,7 +863,7 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	t.sync(routine)
 }
 
-// alltoallHier is Alltoall on a team spanning domains (hosts) with
+// alltoallHier is Alltoall(s) on a team spanning domains (hosts) with
 // only the leaders sending across hosts: once every member of a host
 // is in the call (a host sync), each member copies its blocks for its
 // host-mates into their dst (mapped); once every leader is in the call
@@ -873,29 +873,44 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 // sync of the leaders completes them; a last host sync releases the
 // host. The blocks cross hosts once each, as in the flat Alltoall, but
 // without each member's blocks going through its leader's queue.
-func alltoallHier[T any](t *Team, routine string, dst, src []T, n int) {
+// Strided blocks go element by element (IPut's path), which the
+// leader's transport batches.
+func alltoallHier[T any](t *Team, routine string, dst, src []T, dstStride, srcStride, n int) {
 	h := t.hierarchy(routine)
 	host, leaders := h.levels[0], h.levels[1]
 	host.sync(routine)
 	mates := h.teamIndex(t, 0)
 	for _, d := range mates {
-		write(t, routine, dst[t.me*n:(t.me+1)*n], src[d*n:(d+1)*n], d)
+		sendBlock(t, routine, dst, t.me, src, d, dstStride, srcStride, n, d)
 	}
 	if leaders != nil {
 		leaders.sync(routine)
 		mine := h.keys[0][t.me]
-		buf := scratch[T](t, 1, n)
+		ext := (n-1)*srcStride + 1 // one block of src, strided
+		buf := scratch[T](t, 1, ext)
 		for d := range t.NPEs() {
 			if h.keys[0][d] == mine {
 				continue
 			}
 			for i, j := range mates {
-				write(t, routine, dst[j*n:(j+1)*n], view(host, routine, src[d*n:(d+1)*n], i, buf), d)
+				from := view(host, routine, src[d*n*srcStride:d*n*srcStride+ext], i, buf)
+				sendBlock(t, routine, dst, j, from, 0, dstStride, srcStride, n, d)
 			}
 		}
 		leaders.sync(routine)
 	}
 	host.sync(routine)
+}
+
+// sendBlock writes block b of src (n elements at srcStride) as block a
+// of team member m's dst (at dstStride).
+func sendBlock[T any](t *Team, routine string, dst []T, a int, src []T, b, dstStride, srcStride, n, m int) {
+	to, from := dst[a*n*dstStride:], src[b*n*srcStride:]
+	if dstStride == 1 && srcStride == 1 {
+		write(t, routine, to[:n], from[:n], m)
+		return
+	}
+	strided(t.pe.Ctx(), routine, to, from, dstStride, srcStride, n, t.worlds[m], true)
 }
 
 // alltoallOr is a small Alltoall(s) on a team spanning domains: every
@@ -953,6 +968,10 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 		copyData(dst, acc)
 		return
 	}
+	if t.multi && !t.numaSpan && n > 0 {
+		scanHier(t, routine, dst, src, inclusive)
+		return
+	}
 	t.sync(routine)
 	buf := scratch[T](t, 1, n)
 	for m := 0; m <= last; m++ {
@@ -960,6 +979,70 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	}
 	t.sync(routine) // every member has read every source it needs
 	copyData(dst, acc)
+}
+
+// scanHier is a scan on a team spanning domains (hosts), computed by
+// the leaders: once every member of the team is in the call (a team
+// sync), each leader walks the team's positions up to its host's last
+// member, adding every source into one accumulator (its host-mates'
+// read in place, the other hosts' fetched with one get each, which
+// their leaders serve), and at each position of its host writes the
+// running sum into that member's dst, before adding its source
+// (exclusive) or after (inclusive). The sums are the reference's, in
+// team order, for any order of the hosts in the team. A second team
+// sync keeps every source in place until every leader has read it, and
+// gives the members their results; when dst and src overlap, the
+// leader holds the results until then, writes them, and a host sync
+// releases the host. The sources cross hosts once per leader that
+// needs them, from the leader itself, where each member of the flat
+// scan fetches every source before it through its leader's queue.
+func scanHier[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
+	h := t.hierarchy(routine)
+	n := len(src)
+	size := uintptr(n) * mem.SizeOf[T]()
+	same := mem.Addr(dst) < mem.Addr(src)+size && mem.Addr(src) < mem.Addr(dst)+size
+	t.sync(routine)
+	var held []T               // the results, when dst overlaps src
+	mates := h.teamIndex(t, 0) // in team order
+	if h.levels[1] != nil {
+		acc := scratch[T](t, 0, n)
+		clear(acc)
+		buf := scratch[T](t, 1, n)
+		if same {
+			held = make([]T, len(mates)*n)
+		}
+		emit := func(i int) {
+			if same {
+				copyData(held[i*n:(i+1)*n], acc)
+			} else {
+				write(t, routine, dst, acc, mates[i])
+			}
+		}
+		i, last := 0, mates[len(mates)-1]
+		for k := 0; k <= last; k++ {
+			mate := mates[i] == k
+			if mate && !inclusive {
+				emit(i)
+				if k == last {
+					break
+				}
+			}
+			sumK(acc, acc, view(t, routine, src, k, buf))
+			if mate {
+				if inclusive {
+					emit(i)
+				}
+				i++
+			}
+		}
+	}
+	t.sync(routine) // every source read; without overlap, every result written
+	if same {
+		for i, j := range mates[:len(held)/n] {
+			write(t, routine, dst, held[i*n:(i+1)*n], j)
+		}
+		h.levels[0].sync(routine)
+	}
 }
 
 // The dropbox exchange: the small-message path of every collective in

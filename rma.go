@@ -130,6 +130,14 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 		// that fails changes no memory, then element by element through
 		// the slow path.
 		c.CheckRMA(routine, put, mem.Addr(ext), uintptr(len(ext))*mem.SizeOf[T](), pe)
+		size := mem.SizeOf[T]()
+		local, ls := src[:(n-1)*ss+1], ss
+		if !put {
+			local, ls = dst[:(n-1)*ds+1], ds
+		}
+		if c.StridedAcross(routine, put, mem.Addr(ext), uintptr(stride)*size, mem.Bytes(local), uintptr(ls)*size, size, n, pe) {
+			return // another host's PE: packed
+		}
 		for i := 0; i < n; i++ {
 			if put {
 				p(c, routine, &dst[i*ds], src[i*ss], pe)

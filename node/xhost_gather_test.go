@@ -228,5 +228,16 @@ func checkScan[T int32 | float64](pe *goshmem.PE, name string, tm *goshmem.Team,
 		if !bytes.Equal(rawBytes(g.dst[:elems]), rawBytes(want)) {
 			fail(pe, "%s: scan (inclusive %v) of %d elements of %T differs: %v, want %v", name, inclusive, elems, want[0], g.dst[:min(elems, 4)], want[:min(elems, 4)])
 		}
+		// In place: dst is src, as the reductions allow.
+		copy(g.dst[:elems], src(pe.MyPE()))
+		tm.Barrier()
+		if inclusive {
+			goshmem.SumInscan(tm, g.dst[:elems], g.dst[:elems])
+		} else {
+			goshmem.SumExscan(tm, g.dst[:elems], g.dst[:elems])
+		}
+		if !bytes.Equal(rawBytes(g.dst[:elems]), rawBytes(want)) {
+			fail(pe, "%s: scan (inclusive %v) in place of %d elements of %T differs: %v, want %v", name, inclusive, elems, want[0], g.dst[:min(elems, 4)], want[:min(elems, 4)])
+		}
 	}
 }

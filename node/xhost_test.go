@@ -316,12 +316,23 @@ func checkEndedAfterKill(t *testing.T, out string, end time.Time) {
 // of the given numbers of PEs (SHMEM_HOST h0, h1, ...), with env (pairs
 // of name and value) for every PE.
 func acrossHosts(scenario string, sizes []int, env ...string) []string {
+	return acrossHostsOn(scenario, sizes, nil, env...)
+}
+
+// acrossHostsOn is acrossHosts with group i of ranks on host on[i] (a
+// host may take several groups, so that hosts interleave in rank
+// order); nil puts group i on host i.
+func acrossHostsOn(scenario string, sizes, on []int, env ...string) []string {
 	var args []string
 	for i, n := range sizes {
 		if i > 0 {
 			args = append(args, ":")
 		}
-		args = append(args, "-n", strconv.Itoa(n), "-env", "SHMEM_HOST", fmt.Sprintf("h%d", i), "-env", scenarioVar, scenario)
+		h := i
+		if on != nil {
+			h = on[i]
+		}
+		args = append(args, "-n", strconv.Itoa(n), "-env", "SHMEM_HOST", fmt.Sprintf("h%d", h), "-env", scenarioVar, scenario)
 		for k := 0; k+1 < len(env); k += 2 {
 			args = append(args, "-env", env[k], env[k+1])
 		}
@@ -353,46 +364,56 @@ func TestAcrossHosts(t *testing.T) {
 		sizes    []int
 		want     string
 		env      []string
+		on       []int // the host of each group of ranks (nil: group i on host i)
 	}{
-		{"rma", []int{1, 1}, "ok xpmem", nil},
-		{"rma", []int{2, 2}, "ok xpmem", nil},
-		{"rma", []int{3, 1, 2}, "ok xpmem", nil},
-		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_POLL", "off"}},
-		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_HOLD", "off"}},
-		{"xhost-held", []int{1, 1}, "ok held", nil},
-		{"xhost-held", []int{2, 2}, "ok held", nil},
-		{"xhost-fence", []int{1, 1}, "ok fence", nil},
-		{"xhost-fence", []int{2, 2}, "ok fence", nil},
-		{"xhost-teams", []int{2, 2}, "ok xpmem", nil},
-		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", nil},
-		{"xhost-teams", []int{1, 1, 1, 1}, "ok xpmem", nil},
-		{"xhost-teams", []int{2, 1, 1, 2}, "ok xpmem", nil},
-		{"xhost-teams", []int{1, 1, 1, 1}, "ok xpmem", nil},
-		{"xhost-barriers", []int{4, 4}, "ok barriers", nil},
-		{"xhost-barrier-sync", []int{1, 1}, "ok barrier sync", nil},
-		{"xhost-barrier-sync", []int{2, 2}, "ok barrier sync", nil},
-		{"xhost-barrier-sync", []int{3, 1, 2}, "ok barrier sync", nil},
-		{"xhost-barrier-sync", []int{2, 2}, "ok barrier sync", []string{"SHMEM_BARRIER_ALGORITHM", "dissemination"}},
-		{"xhost-reduce", []int{1, 1, 1}, "ok reduce", nil},
-		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", nil},
-		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", []string{"SHMEM_INTERNODE_POLL", "off"}},
-		{"xhost-tasks", []int{2, 2}, "ok tasks", nil},
-		{"xhost-ctx", []int{1, 1, 1}, "ok ctx", nil},
-		{"xhost-quiet-all", []int{1, 1, 1, 1}, "ok quiet all", nil},
-		{"xhost-gather", []int{2, 2}, "ok gather", nil},
-		{"xhost-gather", []int{2, 1, 2}, "ok gather", nil},
-		{"xhost-gather", []int{1, 1, 1, 1}, "ok gather", nil},
-		{"xhost-quiet-all", []int{2, 1, 2}, "ok quiet all", nil},
+		{"rma", []int{1, 1}, "ok xpmem", nil, nil},
+		{"rma", []int{2, 2}, "ok xpmem", nil, nil},
+		{"rma", []int{3, 1, 2}, "ok xpmem", nil, nil},
+		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_POLL", "off"}, nil},
+		{"rma", []int{2, 2}, "ok xpmem", []string{"SHMEM_INTERNODE_HOLD", "off"}, nil},
+		{"xhost-held", []int{1, 1}, "ok held", nil, nil},
+		{"xhost-held", []int{2, 2}, "ok held", nil, nil},
+		{"xhost-fence", []int{1, 1}, "ok fence", nil, nil},
+		{"xhost-fence", []int{2, 2}, "ok fence", nil, nil},
+		{"xhost-teams", []int{2, 2}, "ok xpmem", nil, nil},
+		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", nil, nil},
+		{"xhost-teams", []int{1, 1, 1, 1}, "ok xpmem", nil, nil},
+		{"xhost-teams", []int{2, 1, 1, 2}, "ok xpmem", nil, nil},
+		{"xhost-teams", []int{1, 1, 1, 1}, "ok xpmem", nil, nil},
+		{"xhost-barriers", []int{4, 4}, "ok barriers", nil, nil},
+		{"xhost-barrier-sync", []int{1, 1}, "ok barrier sync", nil, nil},
+		{"xhost-barrier-sync", []int{2, 2}, "ok barrier sync", nil, nil},
+		{"xhost-barrier-sync", []int{3, 1, 2}, "ok barrier sync", nil, nil},
+		{"xhost-barrier-sync", []int{2, 2}, "ok barrier sync", []string{"SHMEM_BARRIER_ALGORITHM", "dissemination"}, nil},
+		{"xhost-reduce", []int{1, 1, 1}, "ok reduce", nil, nil},
+		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", nil, nil},
+		{"xhost-reduce", []int{2, 1, 2}, "ok reduce", []string{"SHMEM_INTERNODE_POLL", "off"}, nil},
+		{"xhost-tasks", []int{2, 2}, "ok tasks", nil, nil},
+		{"xhost-ctx", []int{1, 1, 1}, "ok ctx", nil, nil},
+		{"xhost-quiet-all", []int{1, 1, 1, 1}, "ok quiet all", nil, nil},
+		{"xhost-gather", []int{2, 2}, "ok gather", nil, nil},
+		{"xhost-gather", []int{2, 1, 2}, "ok gather", nil, nil},
+		{"xhost-gather", []int{1, 1, 1, 1}, "ok gather", nil, nil},
+		{"xhost-quiet-all", []int{2, 1, 2}, "ok quiet all", nil, nil},
+		{"xhost-strided", []int{2, 2}, "ok strided", nil, nil},
+		{"xhost-strided", []int{1, 2, 1}, "ok strided", nil, nil},
+		// Hosts interleaved in rank order: h0 holds PEs 0 and 2, h1
+		// PEs 1 and 3 (and 4, in the second).
+		{"xhost-gather", []int{1, 1, 1, 1}, "ok gather", nil, []int{0, 1, 0, 1}},
+		{"xhost-teams", []int{1, 1, 1, 2}, "ok xpmem", nil, []int{0, 1, 0, 1}},
 	} {
 		name := tc.scenario
-		for _, n := range tc.sizes {
+		for i, n := range tc.sizes {
 			name += fmt.Sprintf("-%d", n)
+			if tc.on != nil {
+				name += fmt.Sprintf("@h%d", tc.on[i])
+			}
 		}
 		if tc.env != nil {
 			name += "-" + strings.Join(tc.env, "=")
 		}
 		t.Run(name, func(t *testing.T) {
-			out, err := runHydra(t, acrossHosts(tc.scenario, tc.sizes, tc.env...)...)
+			out, err := runHydra(t, acrossHostsOn(tc.scenario, tc.sizes, tc.on, tc.env...)...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
