@@ -641,10 +641,10 @@ func TestUnderSlurm(t *testing.T) {
 	}
 	wantOK(t, out, 4, "ok xpmem")
 	// Every collective on split teams, the small collectives against a
-	// naive reference, and what a barrier promises, 5 PEs over the two
-	// hosts (3 and 2).
+	// naive reference, what a barrier promises and strided RMA, 5 PEs
+	// over the two hosts (3 and 2).
 	for _, sc := range []struct{ scenario, want string }{
-		{"xhost-teams", "ok xpmem"}, {"xhost-gather", "ok gather"}, {"xhost-barrier-sync", "ok barrier sync"},
+		{"xhost-teams", "ok xpmem"}, {"xhost-gather", "ok gather"}, {"xhost-barrier-sync", "ok barrier sync"}, {"xhost-strided", "ok strided"},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "5", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
@@ -666,8 +666,9 @@ func TestUnderSlurm(t *testing.T) {
 // proxies started as over ssh): one host's PEs run, a job spanning two
 // passes the RMA scenario through the hosts' leaders, jobs on three
 // run every collective on split teams, the small collectives against a
-// naive reference, the barrier's promises and Quiet to several hosts,
-// and a killed PE ends the job.
+// naive reference, the barrier's promises, Quiet to several hosts and
+// strided RMA, one host over two network namespaces fetches its
+// segments with pidfd_getfd, and a killed PE ends the job.
 func TestUnderHydraTestHosts(t *testing.T) {
 	hydra(t)
 	testcluster.Hosts(t, 3)
@@ -701,6 +702,7 @@ func TestUnderHydraTestHosts(t *testing.T) {
 		{"xhost-gather", "ok gather", "h1:2,h2:1,h3:2", 5},
 		{"xhost-barrier-sync", "ok barrier sync", "h1:2,h2:1,h3:2", 5},
 		{"xhost-quiet-all", "ok quiet all", "h1:1,h2:1,h3:1", 3},
+		{"xhost-strided", "ok strided", "h1:1,h2:2,h3:1", 4},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"mpiexec.sh", "-hosts", sc.hosts, "-n", strconv.Itoa(sc.n), os.Args[0], "-test.run=^$")
