@@ -96,50 +96,6 @@ func (c *Ctx) PutSignalAcross(routine string, dst uintptr, src []byte, ndst, nsr
 	return true
 }
 
-// stridedStage is the most bytes of elements StridedAcross packs at a
-// time, on its stack: a put's frame, or a get's round trip.
-const stridedStage = 16 << 10
-
-// StridedAcross serves IPut and IGet when PE pe is on another host: n
-// elements of size bytes, the symmetric side's at sym, sym+symDist, ...,
-// the local side's at local[0:], local[localDist:], ...; they travel
-// packed, in frames of whole elements that the target's host scatters
-// (a put) or in one answer per stridedStage bytes (a get), not in one
-// message each. It reports false, having done nothing, when pe is not
-// on another host or an element is larger than stridedStage (the
-// caller then moves the elements one at a time). The caller has
-// checked the arguments with CheckRMA.
-func (c *Ctx) StridedAcross(routine string, put bool, sym, symDist uintptr, local []byte, localDist, size uintptr, n, pe int) bool {
-	p := c.pe
-	pe = c.worldPE(routine, pe)
-	if x := p.job.x; x == nil || !x.remote(pe) || size == 0 || size > stridedStage || n <= 0 {
-		return false
-	}
-	if put && size > uintptr(p.xmax()) {
-		return false
-	}
-	off := p.symOffset(routine, symArg(put), sym, uintptr(n-1)*symDist+size)
-	var stage [stridedStage]byte
-	per := int(stridedStage / size)
-	for i := 0; i < n; i += per {
-		k := min(per, n-i)
-		buf := stage[:uintptr(k)*size]
-		at := off + uintptr(i)*symDist
-		if put {
-			for e := range k {
-				copy(buf[uintptr(e)*size:], local[uintptr(i+e)*localDist:][:size])
-			}
-			p.xiput(c, routine, pe, at, symDist, size, buf)
-			continue
-		}
-		p.xiget(routine, pe, at, symDist, size, buf)
-		for e := range k {
-			copy(local[uintptr(i+e)*localDist:][:size], buf[uintptr(e)*size:])
-		}
-	}
-	return true
-}
-
 // CheckRMA panics unless an RMA on c that reaches the n bytes at
 // symmetric address sym on PE pe is valid: a live context, a PE of the
 // context, [sym, sym+n) inside the heap (and, under SHMEM_DEBUG, inside

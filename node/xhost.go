@@ -46,7 +46,6 @@ package node
 
 import (
 	"fmt"
-	"math/bits"
 	"os"
 	"runtime"
 	"sync"
@@ -890,20 +889,6 @@ func (x *xsink) target(pe uint32, off uint64, n uint64) (mem.Base, bool) {
 	return b, true
 }
 
-// stridedTarget is target for n >= 1 elements of size >= 1 bytes at
-// off, off+dist, ... (dist >= size).
-func (x *xsink) stridedTarget(pe uint32, off, dist, size, n uint64) (mem.Base, bool) {
-	heap := uint64(x.j.heapSize) + job.PoolBytes
-	if n == 0 || size == 0 || dist < size || dist > heap || n > heap {
-		return nil, false
-	}
-	hi, ext := bits.Mul64(n-1, dist)
-	if hi != 0 || ext > heap {
-		return nil, false
-	}
-	return x.target(pe, off, ext+size)
-}
-
 // Buffer is where a payload goes: a put's straight into the target
 // heap, an answer's into the requester's window.
 func (x *xsink) Buffer(from int, h *internode.Header) []byte {
@@ -976,28 +961,9 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		}
 		x.reply(from, h, 0, mem.ByteSlice(b, uintptr(h.Off), int(h.Arg0)))
 	case xIPut:
-		size := h.Arg1
-		b, ok := x.stridedTarget(h.PE, h.Off, h.Arg0, size, uint64(h.Len)/max(size, 1))
-		if !ok || uint64(h.Len)%size != 0 {
-			x.bad(from, h)
-			return
-		}
-		for i := uint64(0); i < uint64(h.Len); i += size {
-			copy(mem.ByteSlice(b, uintptr(h.Off+i/size*h.Arg0), int(size)), buf[i:i+size])
-		}
-		wait.RingData(j.bell(int(h.PE)))
+		x.scatter(from, h, buf)
 	case xIGet:
-		size, n := h.Arg1>>32, h.Arg1&0xffffffff
-		b, ok := x.stridedTarget(h.PE, h.Off, h.Arg0, size, n)
-		if !ok || n*size > xWindow {
-			x.bad(from, h)
-			return
-		}
-		out := make([]byte, n*size) // (its own: the transport may send it later)
-		for i := uint64(0); i < n; i++ {
-			copy(out[i*size:(i+1)*size], mem.ByteSlice(b, uintptr(h.Off+i*h.Arg0), int(size)))
-		}
-		x.reply(from, h, 0, out)
+		x.gather(from, h)
 	case xAMO4, xAMO8, xPost4, xPost8:
 		size := uint64(4)
 		if h.Op == xAMO8 || h.Op == xPost8 {
@@ -1353,40 +1319,6 @@ func (p *PE) xput(c *Ctx, routine string, pe int, off uintptr, data []byte) {
 		data, off = data[n:], off+uintptr(n)
 	}
 	p.xdirty(c, pe)
-}
-
-// xiput writes the elements of size bytes packed in data to offsets
-// off, off+dist, ... of PE pe's heap segment (another host's), as
-// frames of whole elements (xIPut). size is at most xmax.
-func (p *PE) xiput(c *Ctx, routine string, pe int, off, dist, size uintptr, data []byte) {
-	xp := p.x
-	xp.mu.Lock()
-	defer xp.mu.Unlock()
-	per := uintptr(p.xmax()) / size
-	for len(data) > 0 {
-		k := min(uintptr(len(data))/size, per)
-		h := internode.Header{Op: xIPut, PE: uint32(pe), Off: uint64(off), Arg0: uint64(dist), Arg1: uint64(size)}
-		p.xsend(routine, &h, data[:k*size])
-		data, off = data[k*size:], off+k*dist
-	}
-	p.xdirty(c, pe)
-}
-
-// xiget reads elements of size bytes at offsets off, off+dist, ... of
-// PE pe's heap segment (another host's) into buf, packed: one round
-// trip per window of them (xIGet).
-func (p *PE) xiget(routine string, pe int, off, dist, size uintptr, buf []byte) {
-	xp := p.x
-	xp.mu.Lock()
-	defer xp.mu.Unlock()
-	per := xWindow / size
-	for len(buf) > 0 {
-		k := min(uintptr(len(buf))/size, per)
-		h := internode.Header{Op: xIGet, PE: uint32(pe), Off: uint64(off), Arg0: uint64(dist), Arg1: uint64(size)<<32 | uint64(k)}
-		p.xrequest(routine, &h)
-		copy(buf[:k*size], xp.window[:k*size])
-		buf, off = buf[k*size:], off+k*dist
-	}
 }
 
 // xputFlag writes data (at most xmax bytes) at offset off of PE pe's
