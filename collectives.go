@@ -850,15 +850,7 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	}
 	t.sync(routine)
 	for j := 0; j < members && n > 0; j++ {
-		w := t.worlds[j]
-		if dstStride == 1 && srcStride == 1 {
-			write(t, routine, dst[t.me*n:(t.me+1)*n], src[j*n:(j+1)*n], j)
-			continue
-		}
-		c := t.pe.Ctx()
-		for i := 0; i < n; i++ {
-			p(c, routine, &dst[(t.me*n+i)*dstStride], src[(j*n+i)*srcStride], w)
-		}
+		sendBlock(t, routine, dst, t.me, src, j, dstStride, srcStride, n, j)
 	}
 	t.sync(routine)
 }
