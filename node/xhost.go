@@ -224,6 +224,10 @@ type xhost struct {
 	consume   sync.Mutex
 	peBuf     []byte
 	peTouched []bool
+	// batch holds, per host, the frames of the drain in progress
+	// (x.consume): one SendBatch each, one write where the connection
+	// is idle.
+	batch [][]internode.Frame
 	seg       *shm.Mapping
 	q         *leaderq.Queue
 	boxes     mem.Base // the mailboxes
@@ -444,6 +448,7 @@ func (x *xhost) open(pc *pmi.Client) error {
 		x.peBuf, x.peTouched = make([]byte, xPEArena), make([]bool, len(x.cl.Hosts))
 		x.polls = true
 	}
+	x.batch = make([][]internode.Frame, len(x.cl.Hosts))
 	go x.progress()
 	return nil
 }
@@ -495,7 +500,7 @@ func (x *xhost) progress() {
 }
 
 // drain sends what the leader queue holds, up to buf's size (a batch:
-// the messages found together go out with one write per peer), and
+// the messages found together go out with one SendBatch per peer), and
 // flushes every peer it wrote to before buf is reused. The caller holds
 // x.consume: the progress goroutine, or the leader PE in a wait
 // (pollWait).
@@ -509,6 +514,7 @@ func (x *xhost) drain(buf []byte, touched []bool) {
 		x.sendQueued(buf[off:off+n], touched)
 		off += n
 	}
+	x.sendBatches()
 	sent := false
 	for h, t := range touched {
 		if t {
@@ -632,14 +638,29 @@ func (x *xhost) sendQueued(msg []byte, touched []bool) {
 	host := int(x.hostOf[h.PE])
 	switch h.Op {
 	case xPutFrom:
+		x.sendBatches() // (the frames queued before it go first)
 		x.putFrom(&h, msg[internode.HeaderSize:])
 		return
 	case xGetInto:
+		x.sendBatches()
 		x.getInto(&h)
 		return
 	}
-	if x.tr.Send(host, &h, msg[internode.HeaderSize:]) == nil {
-		touched[host] = true
+	x.batch[host] = append(x.batch[host], internode.Frame{Header: h, Payload: msg[internode.HeaderSize:]})
+	touched[host] = true
+}
+
+// sendBatches hands each host's frames of the drain in progress to the
+// transport at once (SendBatch: one write where the connection is
+// idle, where a Send each wrote each). The payloads stay in the drain's
+// buffer, which drain flushes before it is reused.
+func (x *xhost) sendBatches() {
+	for h, b := range x.batch {
+		if len(b) > 0 {
+			x.tr.SendBatch(h, b) // an error: Failed has been told
+			clear(b)
+			x.batch[h] = b[:0]
+		}
 	}
 }
 
