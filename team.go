@@ -50,13 +50,18 @@ type Team struct {
 	numaSpan   bool
 	numaGroups int        // (domain, NUMA node) groups the members form
 	hier       *hierarchy // made at the first hierarchical collective
-	ring       uint32     // FCollect ring steps taken so far (same on every member)
-	xbox       uint32     // dropbox exchanges so far (same on every member)
-	bbox       uint32     // dropbox broadcasts so far (same on every member)
-	rd         uint32     // recursive-doubling reductions so far (same on every member)
-	ringR      uint32     // ring reductions so far (same on every member)
-	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
-	rab        uint32     // Rabenseifner reductions so far (same on every member)
+	// making counts the splits and level makings of this team in
+	// progress (create, hierarchy): the syncs inside them run flat, as
+	// making the levels is itself a split of this team, which uses the
+	// team slot's words that the split in progress has published.
+	making int
+	ring   uint32 // FCollect ring steps taken so far (same on every member)
+	xbox   uint32 // dropbox exchanges so far (same on every member)
+	bbox   uint32 // dropbox broadcasts so far (same on every member)
+	rd     uint32 // recursive-doubling reductions so far (same on every member)
+	ringR  uint32 // ring reductions so far (same on every member)
+	rdfc   uint32 // recursive-doubling fcollects so far (same on every member)
+	rab    uint32 // Rabenseifner reductions so far (same on every member)
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
@@ -494,6 +499,8 @@ func (t *Team) hierarchy(routine string) *hierarchy {
 	}
 	groupings = append(groupings, func(int) groupKey { return groupKey{} })
 
+	t.making++
+	defer func() { t.making-- }()
 	h := &hierarchy{}
 	leads := true                   // this PE leads its group at the level below
 	cands := slices.Clone(t.worlds) // the members of the current level: leaders of the level below
@@ -770,6 +777,9 @@ func (t *Team) sync(routine string) {
 	case t.alg.barrier == "tree":
 		t.treeSync(routine, e)
 		return
+	case t.multi && !t.numaSpan && t.making == 0 && (t.alg.barrier == "" || t.alg.barrier == "auto"):
+		t.hierSync(routine)
+		return
 	}
 	if t.barOut != nil {
 		for r, out := range t.barOut {
@@ -784,6 +794,25 @@ func (t *Team) sync(routine string) {
 		t.pe.TeamSet(t.worlds[partner], int(t.slots[partner]), r*wordsPerLine, e)
 		t.pe.TeamWait(routine, t.slot, r*wordsPerLine, e)
 	}
+}
+
+// hierSync is the sync of a team that spans hosts, level by level (as
+// the world's, node/hierbarrier.go): a sync of each host's members, a
+// sync of the hosts' leaders, and a second sync of each host, which
+// releases its members once their leader is through the leaders' (so
+// no member leaves before every member of the team has arrived). Only
+// the leaders' sync crosses hosts: ceil(log2(hosts)) rounds, where the
+// flat dissemination takes ceil(log2(members)) rounds, most of them
+// across hosts. The levels are made at the team's first sync or
+// hierarchical collective, whichever comes first (the syncs inside
+// that making, and inside every split of the team, run flat).
+func (t *Team) hierSync(routine string) {
+	h := t.hierarchy(routine)
+	h.levels[0].sync(routine)
+	if l := h.levels[1]; l != nil {
+		l.sync(routine)
+	}
+	h.levels[0].sync(routine)
 }
 
 // SplitStrided creates a team of the parent's PEs start, start+stride,
@@ -886,6 +915,8 @@ const (
 // a team (or nil for non-members) and no error, or nil and an error (a
 // PE with bad arguments gets its own error, the others one naming it).
 func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, args splitArgs, argErr error) (*Team, error) {
+	t.making++
+	defer func() { t.making-- }()
 	pe := t.pe
 	pool := teamsOf(pe).pool
 	me := m.Index(pe.MyPE())

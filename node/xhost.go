@@ -227,20 +227,20 @@ type xhost struct {
 	// batch holds, per host, the frames of the drain in progress
 	// (x.consume): one SendBatch each, one write where the connection
 	// is idle.
-	batch [][]internode.Frame
-	seg       *shm.Mapping
-	q         *leaderq.Queue
-	boxes     mem.Base // the mailboxes
-	stop      atomic.Bool
-	done      chan struct{}
-	closing   atomic.Bool // Finalize is closing the transport: losses are no failures
-	fwd       atomic.Bool // this host's failure went to the others (or came from them)
-	heard     atomic.Bool // the failure came from another host
-	fwdOnce   sync.Once
-	fwdDone   chan struct{} // closed once fwd is settled: sent (or timed out), or heard
-	acks      chan int      // hosts that acknowledged this host's GlobalExit
-	pmiOnce   sync.Once
-	exch      *lockedExchange
+	batch   [][]internode.Frame
+	seg     *shm.Mapping
+	q       *leaderq.Queue
+	boxes   mem.Base // the mailboxes
+	stop    atomic.Bool
+	done    chan struct{}
+	closing atomic.Bool // Finalize is closing the transport: losses are no failures
+	fwd     atomic.Bool // this host's failure went to the others (or came from them)
+	heard   atomic.Bool // the failure came from another host
+	fwdOnce sync.Once
+	fwdDone chan struct{} // closed once fwd is settled: sent (or timed out), or heard
+	acks    chan int      // hosts that acknowledged this host's GlobalExit
+	pmiOnce sync.Once
+	exch    *lockedExchange
 }
 
 // xpe is a PE's state for operations on other hosts. Its mutex

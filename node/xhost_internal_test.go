@@ -74,7 +74,7 @@ func (r *recorder) Flush(peer int) error {
 	return nil
 }
 
-func (r *recorder) Abort(string)  {}
+func (r *recorder) Abort(string) {}
 func (r *recorder) Close() error { return nil }
 
 // TestDrainBatches: the messages that a leader finds in its host's

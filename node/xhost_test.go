@@ -49,25 +49,44 @@ func init() {
 		}
 		ctx := pe.Ctx()
 		right, left := (me+1)%n, (me-1+n)%n
-		pe.BarrierAll()
-		for i := int64(1); i <= 400; i++ {
-			if int(i)%n == me {
-				busy(20 * time.Microsecond)
-			}
-			goshmem.P(ctx, &slot[i%2], i, right)
-			goshmem.AtomicAdd(ctx, &count[0], 1, 0)
+		// The world's barrier, and the barriers of teams of every PE
+		// that are not the world (a split, and the same PEs backwards),
+		// which run level by level too.
+		split, err := goshmem.TeamWorld(pe).SplitStrided(0, 1, n, nil)
+		if err != nil {
+			fail(pe, "SplitStrided: %v", err)
+		}
+		back, err := goshmem.TeamWorld(pe).SplitStrided(n-1, -1, n, nil)
+		if err != nil {
+			fail(pe, "SplitStrided backwards: %v", err)
+		}
+		barriers := []struct {
+			name    string
+			barrier func()
+		}{{"BarrierAll", pe.BarrierAll}, {"a split's Barrier", split.Barrier}, {"a backwards team's Barrier", back.Barrier}}
+		var rounds int64
+		for _, b := range barriers {
 			pe.BarrierAll()
-			if got := goshmem.AtomicFetch(ctx, &slot[i%2], me); got != i {
-				fail(pe, "round %d: after BarrierAll, PE %d's put holds %d, want %d", i, left, got, i)
-			}
-			if me == 0 {
-				// Every add of rounds up to i is complete; the other
-				// PEs may have added for round i+1 already, not later
-				// (round i+1's barrier waits for this PE).
-				if got := goshmem.AtomicFetch(ctx, &count[0], 0); got < i*int64(n) || got > (i+1)*int64(n) {
-					fail(pe, "round %d: after BarrierAll, the counter holds %d, want %d to %d", i, got, i*int64(n), (i+1)*int64(n))
+			for i := rounds + 1; i <= rounds+400; i++ {
+				if int(i)%n == me {
+					busy(20 * time.Microsecond)
+				}
+				goshmem.P(ctx, &slot[i%2], i, right)
+				goshmem.AtomicAdd(ctx, &count[0], 1, 0)
+				b.barrier()
+				if got := goshmem.AtomicFetch(ctx, &slot[i%2], me); got != i {
+					fail(pe, "round %d: after %s, PE %d's put holds %d, want %d", i, b.name, left, got, i)
+				}
+				if me == 0 {
+					// Every add of rounds up to i is complete; the other
+					// PEs may have added for round i+1 already, not later
+					// (round i+1's barrier waits for this PE).
+					if got := goshmem.AtomicFetch(ctx, &count[0], 0); got < i*int64(n) || got > (i+1)*int64(n) {
+						fail(pe, "round %d: after %s, the counter holds %d, want %d to %d", i, b.name, got, i*int64(n), (i+1)*int64(n))
+					}
 				}
 			}
+			rounds += 400
 		}
 		pe.BarrierAll()
 		fmt.Printf("PE %d ok barrier sync\n", me)

@@ -40,8 +40,10 @@ import (
 func main() {
 	stride := 1
 	x := osu.Extra{
-		Usage:    "[-s stride]",
-		Register: func(fs *flag.FlagSet) { fs.IntVar(&stride, "s", 1, "time Alltoalls with this `stride` on both sides (1: Alltoall)") },
+		Usage: "[-s stride]",
+		Register: func(fs *flag.FlagSet) {
+			fs.IntVar(&stride, "s", 1, "time Alltoalls with this `stride` on both sides (1: Alltoall)")
+		},
 		Check: func(osu.Config) error {
 			if stride < 1 {
 				return fmt.Errorf("-s %d: the stride is at least 1", stride)

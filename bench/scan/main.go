@@ -37,8 +37,10 @@ import (
 func main() {
 	exclusive := false
 	x := osu.Extra{
-		Usage:    "[-x]",
-		Register: func(fs *flag.FlagSet) { fs.BoolVar(&exclusive, "x", false, "time SumExscan (exclusive) instead of SumInscan") },
+		Usage: "[-x]",
+		Register: func(fs *flag.FlagSet) {
+			fs.BoolVar(&exclusive, "x", false, "time SumExscan (exclusive) instead of SumInscan")
+		},
 	}
 	osu.MainExtra("scan", "Scan", 1, osu.ReduceDefaults, x, func(b *osu.Bench) {
 		team := goshmem.TeamWorld(b.PE)
