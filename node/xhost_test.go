@@ -414,6 +414,14 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-gather", []int{2, 1, 2}, "ok gather", nil, nil},
 		{"xhost-gather", []int{1, 1, 1, 1}, "ok gather", nil, nil},
 		{"xhost-quiet-all", []int{2, 1, 2}, "ok quiet all", nil, nil},
+		// The algorithm knobs, forced across hosts.
+		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", []string{"SHMEM_REDUCE_ALGORITHM", "recursive-doubling"}, nil},
+		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", []string{"SHMEM_REDUCE_ALGORITHM", "ring"}, nil},
+		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", []string{"SHMEM_REDUCE_ALGORITHM", "rabenseifner"}, nil},
+		{"xhost-teams", []int{2, 1, 2}, "ok xpmem", []string{"SHMEM_REDUCE_ALGORITHM", "flat"}, nil},
+		{"xhost-gather", []int{2, 1, 2}, "ok gather", []string{"SHMEM_FCOLLECT_ALGORITHM", "ring", "SHMEM_BCAST_ALGORITHM", "tree"}, nil},
+		{"xhost-gather", []int{2, 2}, "ok gather", []string{"SHMEM_FCOLLECT_ALGORITHM", "recursive-doubling", "SHMEM_BCAST_ALGORITHM", "direct"}, nil},
+		{"xhost-barrier-sync", []int{2, 1, 2}, "ok barrier sync", []string{"SHMEM_BARRIER_ALGORITHM", "tree"}, nil},
 		{"xhost-strided", []int{2, 2}, "ok strided", nil, nil},
 		{"xhost-strided", []int{1, 2, 1}, "ok strided", nil, nil},
 		// Hosts interleaved in rank order: h0 holds PEs 0 and 2, h1
