@@ -617,12 +617,15 @@ func TestUnderHydraKilledPE(t *testing.T) {
 
 // TestUnderSlurm: PEs started by a real Slurm cluster's srun
 // --mpi=pmi2 (on one of its test hosts) wire up through PMI-1 or PMI-2
-// and pass the RMA scenario with every heap mapped; across its two
-// hosts they pass the RMA scenario, every collective on split teams,
-// the small collectives against a naive reference and the barrier's
-// promises, and a killed PE ends the job.
+// and pass the RMA scenario with every heap mapped; across two of its
+// three hosts they pass the RMA scenario, every collective on split
+// teams, the small collectives against a naive reference, the barrier's
+// promises and strided RMA; across three, the teams and the reductions
+// back to back; 8 PEs on 2 hosts (4 each, on this machine's 2 CPUs) run
+// 1,000 barriers; GlobalExit on one host ends every PE with its status;
+// and a killed PE ends the job.
 func TestUnderSlurm(t *testing.T) {
-	testcluster.Slurm(t, 2)
+	testcluster.Slurm(t, 3)
 	for _, v := range []string{"pmi1", "pmi2"} {
 		t.Run(v, func(t *testing.T) {
 			out, err := testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_PMI=" + v, "SHMEM_SYMMETRIC_SIZE=8m"},
@@ -653,6 +656,28 @@ func TestUnderSlurm(t *testing.T) {
 		}
 		wantOK(t, out, 5, sc.want)
 	}
+	for _, sc := range []struct {
+		scenario, want string
+		nodes, n       int
+	}{
+		{"xhost-teams", "ok xpmem", 3, 5}, {"xhost-reduce", "ok reduce", 3, 4}, {"xhost-barriers", "ok barriers", 2, 8},
+	} {
+		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
+			"slurm.sh", "srun", "--mpi=pmi2", "-N", strconv.Itoa(sc.nodes), "-n", strconv.Itoa(sc.n), "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
+		if err != nil {
+			t.Fatalf("%s on %d hosts: %v\n%s", sc.scenario, sc.nodes, err, out)
+		}
+		wantOK(t, out, sc.n, sc.want)
+	}
+	// GlobalExit(7) on one host ends every PE's process on every host,
+	// and srun with status 7.
+	start := time.Now()
+	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=globalexit", "SHMEM_SYMMETRIC_SIZE=8m"},
+		"slurm.sh", "srun", "--mpi=pmi2", "-N", "3", "-n", "4", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
+	wantGlobalExit7(t, out, err)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the job took %v to end after GlobalExit", took)
+	}
 	// A PE killed on the second host ends the job within 2 s.
 	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=xhost-sigkill", "GOSHMEM_TEST_VICTIM=3", "SHMEM_SYMMETRIC_SIZE=8m"},
 		"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "4", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
@@ -668,7 +693,8 @@ func TestUnderSlurm(t *testing.T) {
 // run every collective on split teams, the small collectives against a
 // naive reference, the barrier's promises, Quiet to several hosts and
 // strided RMA, one host over two network namespaces fetches its
-// segments with pidfd_getfd, and a killed PE ends the job.
+// segments with pidfd_getfd, GlobalExit on one host ends every PE with
+// its status, and a killed PE ends the job.
 func TestUnderHydraTestHosts(t *testing.T) {
 	hydra(t)
 	testcluster.Hosts(t, 3)
@@ -710,6 +736,15 @@ func TestUnderHydraTestHosts(t *testing.T) {
 			t.Fatalf("%s on %s: %v\n%s", sc.scenario, sc.hosts, err, out)
 		}
 		wantOK(t, out, sc.n, sc.want)
+	}
+	// GlobalExit(7) on one host ends every PE's process on every host,
+	// and mpiexec with status 7.
+	start := time.Now()
+	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=globalexit", "SHMEM_SYMMETRIC_SIZE=8m"},
+		"mpiexec.sh", "-hosts", "h1:1,h2:2,h3:1", "-n", "4", os.Args[0], "-test.run=^$")
+	wantGlobalExit7(t, out, err)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the job took %v to end after GlobalExit", took)
 	}
 	// A PE killed on one host ends the job within 2 s of its death.
 	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=xhost-sigkill", "GOSHMEM_TEST_VICTIM=3", "SHMEM_SYMMETRIC_SIZE=8m"},
