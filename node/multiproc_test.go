@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -623,7 +624,7 @@ func TestUnderHydraKilledPE(t *testing.T) {
 // promises and strided RMA; across three, the teams and the reductions
 // back to back; 8 PEs on 2 hosts (4 each, on this machine's 2 CPUs) run
 // 1,000 barriers; GlobalExit on one host ends every PE with its status;
-// and a killed PE ends the job.
+// and a killed PE ends the job, also without the launcher's kill.
 func TestUnderSlurm(t *testing.T) {
 	testcluster.Slurm(t, 3)
 	for _, v := range []string{"pmi1", "pmi2"} {
@@ -685,6 +686,31 @@ func TestUnderSlurm(t *testing.T) {
 		t.Fatalf("a job with a killed PE exited 0:\n%s", out)
 	}
 	checkEndedAfterKill(t, out, time.Now())
+	// Without the launcher's kill (--kill-on-bad-exit=0: srun leaves the
+	// other tasks running), goshmem alone stops every survivor within
+	// 2 s, each with a *JobError naming the dead PE (its host-mate, and
+	// the other host through the leader's forward) or the lost host
+	// (when the dead PE was its host's leader).
+	for _, victim := range []int{2, 3} {
+		out, err := testcluster.Run(t, time.Minute, []string{scenarioVar + "=xhost-sigkill", "GOSHMEM_TEST_VICTIM=" + strconv.Itoa(victim), "SHMEM_SYMMETRIC_SIZE=8m"},
+			"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "4", "-O", "--kill-on-bad-exit=0", os.Args[0], "-test.run=^$")
+		if err == nil {
+			t.Fatalf("a job with PE %d killed exited 0:\n%s", victim, out)
+		}
+		checkEndedAfterKill(t, out, time.Now())
+		for pe := range 4 {
+			if pe == victim {
+				continue
+			}
+			m := regexp.MustCompile(fmt.Sprintf(`goshmem: \w+ on PE %d stopped: (.*)`, pe)).FindStringSubmatch(out)
+			switch {
+			case m == nil:
+				t.Errorf("PE %d did not stop with an error after PE %d was killed:\n%s", pe, victim, out)
+			case !strings.Contains(m[1], fmt.Sprintf("PE %d ", victim)) && !strings.Contains(m[1], "connection to host"):
+				t.Errorf("PE %d stopped with %q, which names neither PE %d nor a lost host", pe, m[1], victim)
+			}
+		}
+	}
 }
 
 // TestUnderHydraTestHosts: hydra across test hosts (namespaces, its

@@ -886,9 +886,26 @@ func (x *xhost) shutdown() {
 	if !x.leader || x.tr == nil || !x.closing.CompareAndSwap(false, true) {
 		return
 	}
+	a := &x.j.ctl.Header.Abort
+	failed := a.State.Load() != 0
+	if failed && !x.heard.Load() {
+		// This host's failure ends its processes: the other hosts must
+		// hear of it before this leader's connections go. The progress
+		// goroutine may not have forwarded it yet (stop makes it return
+		// without), and with no frame exchanged so far there is no
+		// connection whose loss would tell them: forwardAbort dials.
+		x.forwardAbort()
+	}
 	x.stop.Store(true)
 	x.q.Wake()
 	<-x.done
+	if failed {
+		// Not Close: its goodbye would tell the other hosts that this
+		// one ended cleanly, and they would wait on.
+		kind, pe, pid, code, _ := a.Get()
+		x.tr.Abort(job.Describe(kind, pe, pid, code))
+		return
+	}
 	x.tr.Close()
 }
 
