@@ -648,7 +648,7 @@ func TestUnderSlurm(t *testing.T) {
 	// naive reference, what a barrier promises and strided RMA, 5 PEs
 	// over the two hosts (3 and 2).
 	for _, sc := range []struct{ scenario, want string }{
-		{"xhost-teams", "ok xpmem"}, {"xhost-gather", "ok gather"}, {"xhost-barrier-sync", "ok barrier sync"}, {"xhost-strided", "ok strided"},
+		{"xhost-teams", "ok xpmem"}, {"xhost-gather", "ok gather"}, {"xhost-barrier-sync", "ok barrier sync"}, {"xhost-strided", "ok strided"}, {"xhost-api", "ok api"},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "5", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
@@ -755,6 +755,7 @@ func TestUnderHydraTestHosts(t *testing.T) {
 		{"xhost-barrier-sync", "ok barrier sync", "h1:2,h2:1,h3:2", 5},
 		{"xhost-quiet-all", "ok quiet all", "h1:1,h2:1,h3:1", 3},
 		{"xhost-strided", "ok strided", "h1:1,h2:2,h3:1", 4},
+		{"xhost-api", "ok api", "h1:2,h2:1,h3:1", 4},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"mpiexec.sh", "-hosts", sc.hosts, "-n", strconv.Itoa(sc.n), os.Args[0], "-test.run=^$")

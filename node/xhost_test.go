@@ -423,6 +423,8 @@ func TestAcrossHosts(t *testing.T) {
 		{"xhost-gather", []int{2, 2}, "ok gather", []string{"SHMEM_FCOLLECT_ALGORITHM", "recursive-doubling", "SHMEM_BCAST_ALGORITHM", "direct"}, nil},
 		{"xhost-barrier-sync", []int{2, 1, 2}, "ok barrier sync", []string{"SHMEM_BARRIER_ALGORITHM", "tree"}, nil},
 		{"xhost-strided", []int{2, 2}, "ok strided", nil, nil},
+		{"xhost-api", []int{2, 2}, "ok api", nil, nil},
+		{"xhost-api", []int{1, 2, 1}, "ok api", nil, nil},
 		{"xhost-strided", []int{1, 2, 1}, "ok strided", nil, nil},
 		// Hosts interleaved in rank order: h0 holds PEs 0 and 2, h1
 		// PEs 1 and 3 (and 4, in the second).

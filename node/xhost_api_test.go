@@ -1,0 +1,201 @@
+package node_test
+
+// The rest of the public API across hosts, each PE with a partner on
+// another host (and, for the waits, every other PE): the non-blocking
+// RMA and AMOs, every fetching AMO, the vector and any/some waits and
+// tests, PutSignal with SignalFetch and SignalWaitUntil, Align and
+// Realloc (symmetric across hosts), and TeamPtr (nil for another host's
+// PE).
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/goshmem/goshmem"
+)
+
+func init() {
+	scenarios["xhost-api"] = func(pe *goshmem.PE) {
+		me, n := pe.MyPE(), pe.NPEs()
+		c := pe.Ctx()
+		words, err := goshmem.Calloc[int64](pe, 16*n)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		probe := words[:1]
+		partner := -1
+		for k := 1; k < n && partner < 0; k++ {
+			if q := (me + k) % n; goshmem.Ptr(pe, probe, q) == nil {
+				partner = q
+			}
+		}
+		if partner < 0 {
+			fail(pe, "no PE on another host")
+		}
+		if goshmem.TeamPtr(goshmem.TeamWorld(pe), probe, partner) != nil {
+			fail(pe, "TeamPtr to PE %d on another host is not nil", partner)
+		}
+		pe.BarrierAll()
+
+		// Non-blocking RMA: my block of the partner's words, and back.
+		mine := words[16*me : 16*me+16]
+		src := make([]int64, 16)
+		for i := range src {
+			src[i] = int64(me*1000 + i)
+		}
+		goshmem.PutNBI(c, mine, src, partner)
+		c.Quiet()
+		got := make([]int64, 16)
+		goshmem.GetNBI(c, got, mine, partner)
+		c.Quiet()
+		if !slices.Equal(got, src) {
+			fail(pe, "PutNBI then GetNBI with PE %d: %v, want %v", partner, got, src)
+		}
+
+		// Every fetching AMO on word 0 of my block on the partner
+		// (only I touch it), then the NBI forms on word 1.
+		w := &mine[0]
+		goshmem.AtomicSet(c, w, 0b1100, partner)
+		check := func(what string, got, want int64) {
+			if got != want {
+				fail(pe, "%s on PE %d: %d, want %d", what, partner, got, want)
+			}
+		}
+		check("AtomicSwap", goshmem.AtomicSwap(c, w, 0b1010, partner), 0b1100)
+		check("AtomicCompareSwap (no match)", goshmem.AtomicCompareSwap(c, w, 7, 99, partner), 0b1010)
+		check("AtomicCompareSwap (match)", goshmem.AtomicCompareSwap(c, w, 0b1010, 0b0110, partner), 0b1010)
+		check("AtomicFetchInc", goshmem.AtomicFetchInc(c, w, partner), 0b0110)
+		check("AtomicFetchAnd", goshmem.AtomicFetchAnd(c, w, 0b0101, partner), 0b0111)
+		check("AtomicFetchOr", goshmem.AtomicFetchOr(c, w, 0b1000, partner), 0b0101)
+		check("AtomicFetchXor", goshmem.AtomicFetchXor(c, w, 0b1111, partner), 0b1101)
+		check("AtomicFetch", goshmem.AtomicFetch(c, w, partner), 0b0010)
+		goshmem.AtomicInc(c, w, partner)
+		goshmem.AtomicAnd(c, w, 0b0111, partner)
+		goshmem.AtomicOr(c, w, 0b10000, partner)
+		goshmem.AtomicXor(c, w, 0b1, partner)
+		check("AtomicInc, And, Or, Xor", goshmem.AtomicFetch(c, w, partner), 0b10010)
+		var f [6]int64
+		w1 := &mine[1]
+		goshmem.AtomicSet(c, w1, 40, partner)
+		c.Quiet()
+		goshmem.AtomicFetchAddNBI(c, &f[0], w1, 2, partner)
+		c.Quiet()
+		goshmem.AtomicFetchIncNBI(c, &f[1], w1, partner)
+		c.Quiet()
+		goshmem.AtomicSwapNBI(c, &f[2], w1, 8, partner)
+		c.Quiet()
+		goshmem.AtomicCompareSwapNBI(c, &f[3], w1, 8, 9, partner)
+		c.Quiet()
+		goshmem.AtomicFetchOrNBI(c, &f[4], w1, 6, partner)
+		c.Quiet()
+		goshmem.AtomicFetchNBI(c, &f[5], w1, partner)
+		c.Quiet()
+		if want := [6]int64{40, 42, 43, 8, 9, 15}; f != want {
+			fail(pe, "NBI AMOs on PE %d fetched %v, want %v", partner, f, want)
+		}
+
+		// Waits: every PE sets flag me of every other PE; each waits
+		// with Any/Some until it has seen some, then for all, with
+		// its own flag excluded through status.
+		flags, err := goshmem.Calloc[int64](pe, n)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		status := make([]int32, n)
+		status[me] = 1
+		pe.BarrierAll()
+		for k := 1; k < n; k++ {
+			goshmem.AtomicSet(c, &flags[me], int64(me+1), (me+k)%n)
+		}
+		if i := goshmem.WaitUntilAny(pe, flags, status, goshmem.CmpNE, 0); i == me || i < 0 || flags[i] != int64(i+1) {
+			fail(pe, "WaitUntilAny returned %d (flags %v)", i, flags)
+		}
+		some := goshmem.WaitUntilSome(pe, flags, status, goshmem.CmpNE, 0, nil)
+		if len(some) == 0 || slices.Contains(some, me) {
+			fail(pe, "WaitUntilSome returned %v", some)
+		}
+		want := make([]int64, n)
+		for q := range want {
+			want[q] = int64(q + 1)
+		}
+		goshmem.WaitUntilAllVector(pe, flags, status, goshmem.CmpEQ, want)
+		if !goshmem.TestAll(pe, flags, status, goshmem.CmpNE, 0) || goshmem.TestAny(pe, flags, status, goshmem.CmpEQ, 0) >= 0 {
+			fail(pe, "TestAll/TestAny after every flag came: flags %v", flags)
+		}
+
+		// Who sends to whom: every PE's partner, gathered.
+		part, err := goshmem.Calloc[int64](pe, n+1)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		part[n] = int64(partner)
+		goshmem.FCollect(goshmem.TeamWorld(pe), part[:n], part[n:])
+		var senders []int64 // PEs whose partner I am
+		for q, r := range part[:n] {
+			if r == int64(me) {
+				senders = append(senders, int64(q))
+			}
+		}
+
+		// PutSignal from every PE to its partner, added on one word.
+		sig, err := goshmem.Calloc[uint64](pe, 1)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		data, err := goshmem.Calloc[int64](pe, 4*n)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		pe.BarrierAll()
+		for r := range 3 {
+			block := []int64{int64(me), int64(r), int64(me * r), -1}
+			goshmem.PutSignal(c, data[4*me:4*me+4], block, &sig[0], 1, goshmem.SignalAdd, partner)
+		}
+		want3 := uint64(3 * len(senders))
+		if v := goshmem.SignalWaitUntil(pe, &sig[0], goshmem.CmpGE, want3); v < want3 {
+			fail(pe, "SignalWaitUntil returned %d, want >= %d", v, want3)
+		}
+		if v := goshmem.SignalFetch(pe, &sig[0]); v != want3 {
+			fail(pe, "SignalFetch: %d, want %d (3 signals from each of PEs %v)", v, want3, senders)
+		}
+		for _, q := range senders {
+			// The last block: data before the signal.
+			if got, want := data[4*q:4*q+4], []int64{q, 2, 2 * q, -1}; !slices.Equal(got, want) {
+				fail(pe, "PutSignal's data from PE %d: %v, want %v", q, got, want)
+			}
+		}
+		pe.BarrierAll()
+
+		// Align and Realloc: symmetric on every host, so puts to the
+		// partner's copy land where its own code finds them, and
+		// Realloc keeps the data.
+		a, err := goshmem.Align[int64](pe, 4096, 8)
+		if err != nil {
+			fail(pe, "Align: %v", err)
+		}
+		if goshmem.Ptr(pe, a, me) == nil || uintptr(len(a)) != 8 {
+			fail(pe, "Align returned %d elements", len(a))
+		}
+		a[0] = -1
+		pe.BarrierAll()
+		goshmem.Put(c, a[:1], []int64{int64(me) + 7}, partner)
+		pe.BarrierAll()
+		b, err := goshmem.Realloc(pe, a, 4096)
+		if err != nil {
+			fail(pe, "Realloc: %v", err)
+		}
+		b[4095] = -1
+		pe.BarrierAll()
+		goshmem.Put(c, b[4095:], []int64{int64(me) + 9}, partner)
+		pe.BarrierAll()
+		ok0, okEnd := len(senders) == 0 && b[0] == -1, len(senders) == 0 && b[4095] == -1
+		for _, q := range senders {
+			ok0 = ok0 || b[0] == q+7
+			okEnd = okEnd || b[4095] == q+9
+		}
+		if !ok0 || !okEnd {
+			fail(pe, "after Align, a put, Realloc and a put from PEs %v: first %d, last %d", senders, b[0], b[4095])
+		}
+		fmt.Printf("PE %d ok api\n", me)
+	}
+}
