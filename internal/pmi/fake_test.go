@@ -23,12 +23,13 @@ type fakeServer struct {
 	refuse2  bool   // answer a PMI-2 init as a PMI-1-only server does
 	padRight bool   // PMI-2 length fields padded on the right, as Slurm writes them
 
-	mu      sync.Mutex
-	kvs     map[string]string
-	arrived int
-	gen     chan struct{}
-	errs    []string
-	aborted []string
+	mu        sync.Mutex
+	kvs       map[string]string
+	arrived   int
+	gen       chan struct{}
+	errs      []string
+	aborted   []string
+	lastAbort Cmd
 }
 
 func newFakeServer(t testing.TB, size int) *fakeServer {
@@ -204,6 +205,7 @@ func (s *fakeServer) serve(c net.Conn, rank int) {
 		case "abort":
 			s.mu.Lock()
 			s.aborted = append(s.aborted, fmt.Sprintf("rank %d: %v", rank, cmd))
+			s.lastAbort = cmd
 			s.mu.Unlock()
 			return
 		default:

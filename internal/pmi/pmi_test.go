@@ -356,3 +356,47 @@ func FuzzParseMapping(f *testing.F) {
 		}
 	})
 }
+
+// TestAbort: Abort reaches the server as one request of the protocol in
+// use: PMI-2's abort with isworld and the message (its ';' escaped and
+// read back whole), PMI-1's abort with the exit code.
+func TestAbort(t *testing.T) {
+	const msg = "goshmem: PE 1 failed; heap=8m"
+	for _, v := range []struct {
+		choice string
+		want   map[string]string
+	}{
+		{"pmi2", map[string]string{"isworld": "TRUE", "msg": msg}},
+		{"pmi1", map[string]string{"exitcode": "3"}},
+	} {
+		t.Run(v.choice, func(t *testing.T) {
+			s := newFakeServer(t, 2)
+			runClients(t, s, v.choice, func(c *Client) error {
+				if c.Rank() != 1 {
+					return c.Finalize()
+				}
+				return c.Abort(3, msg)
+			})
+			var got []string
+			for start := time.Now(); time.Since(start) < 5*time.Second; time.Sleep(time.Millisecond) {
+				s.mu.Lock()
+				got = append([]string(nil), s.aborted...)
+				s.mu.Unlock()
+				if len(got) > 0 {
+					break
+				}
+			}
+			if len(got) != 1 || !strings.HasPrefix(got[0], "rank 1: ") {
+				t.Fatalf("the server saw aborts %q, want one from rank 1", got)
+			}
+			s.mu.Lock()
+			cmd := s.lastAbort
+			s.mu.Unlock()
+			for k, want := range v.want {
+				if val, ok := cmd.Get(k); !ok || val != want {
+					t.Errorf("abort's %s = %q (present %v), want %q", k, val, ok, want)
+				}
+			}
+		})
+	}
+}
