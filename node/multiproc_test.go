@@ -555,6 +555,16 @@ func TestUnderHydraHeapMismatch(t *testing.T) {
 	if !strings.Contains(out, "PE 1 has heap 16777216") || !strings.Contains(out, "PE 0, its host's leader, has 8388608") {
 		t.Errorf("the error does not name both PEs' settings:\n%s", out)
 	}
+	// Across hosts: host b's leader has another heap than PE 0, on
+	// host a.
+	out, err = runHydra(t, "-n", "1", "-env", "SHMEM_HOST", "a", "-env", "SHMEM_SYMMETRIC_SIZE", "8m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$",
+		":", "-n", "2", "-env", "SHMEM_HOST", "b", "-env", "SHMEM_SYMMETRIC_SIZE", "16m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$")
+	if err == nil {
+		t.Fatalf("a job whose hosts have two heap sizes succeeded:\n%s", out)
+	}
+	if !strings.Contains(out, "PE 1 (host b's leader) has heap 16777216") || !strings.Contains(out, "PE 0 (host a) has 8388608") {
+		t.Errorf("the error does not name both hosts' settings:\n%s", out)
+	}
 }
 
 // TestUnderHydraTransportMismatch: hosts whose PEs ask for different

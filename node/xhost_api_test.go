@@ -10,6 +10,7 @@ package node_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/goshmem/goshmem"
 )
@@ -196,6 +197,33 @@ func init() {
 		if !ok0 || !okEnd {
 			fail(pe, "after Align, a put, Realloc and a put from PEs %v: first %d, last %d", senders, b[0], b[4095])
 		}
+		// Bad input aimed at another host's PE: the same panics, naming
+		// the routine and the argument, as on one host, and nothing
+		// sent.
+		for _, bad := range []struct {
+			name string
+			call func()
+			want []string
+		}{
+			{"a Go slice as the dest", func() { goshmem.Put(c, make([]int64, 4), src[:4], partner) },
+				[]string{"Put: dest", "is not inside the symmetric heap"}},
+			{"a PE past the last", func() { goshmem.Put(c, mine[:4], src[:4], n+3) },
+				[]string{"Put", fmt.Sprint(n + 3)}},
+			{"a Go variable to an AMO", func() { var x int64; goshmem.AtomicFetchAdd(c, &x, 1, partner) },
+				[]string{"AtomicFetchAdd", "symmetric heap"}},
+		} {
+			msg := func() (msg string) {
+				defer func() { msg = fmt.Sprint(recover()) }()
+				bad.call()
+				return "no panic"
+			}()
+			for _, w := range bad.want {
+				if !strings.Contains(msg, w) {
+					fail(pe, "%s to PE %d on another host: %q does not say %q", bad.name, partner, msg, w)
+				}
+			}
+		}
+		pe.BarrierAll()
 		fmt.Printf("PE %d ok api\n", me)
 	}
 }
