@@ -848,4 +848,5 @@ func wantGlobalExit7(t *testing.T, out string, err error) {
 	default:
 		t.Errorf("mpiexec after GlobalExit(7): %v, want exit status 7\n%s", ee.ProcessState, out)
 	}
+	noLeftovers(t)
 }

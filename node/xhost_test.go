@@ -317,6 +317,40 @@ func init() {
 // checkEndedAfterKill fails t unless the job whose output is out, which
 // ended (its launcher returned) at end, ended within 2 s of the kill
 // its victim reported ("kills itself at <unix ns>").
+// noLeftovers fails t if a process of this test binary other than the
+// test itself (a PE of the job that just ended, on any test host: they
+// all share this machine's pid namespace) is still alive 2 s later.
+func noLeftovers(t *testing.T) {
+	t.Helper()
+	self, _ := os.Executable()
+	var left []string
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left = left[:0]
+		procs, _ := os.ReadDir("/proc")
+		for _, d := range procs {
+			pid, err := strconv.Atoi(d.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			exe, err := os.Readlink("/proc/" + d.Name() + "/exe")
+			if err != nil || exe != self {
+				continue
+			}
+			if stat, err := os.ReadFile("/proc/" + d.Name() + "/stat"); err == nil && strings.Contains(string(stat), ") Z ") {
+				continue // a zombie: gone, its parent has not reaped it yet
+			}
+			cmd, _ := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+			left = append(left, fmt.Sprintf("pid %d (%s)", pid, strings.ReplaceAll(string(cmd), "\x00", " ")))
+		}
+		if len(left) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("processes of the job left behind 2 s after it ended: %s", strings.Join(left, "; "))
+	}
+}
+
 func checkEndedAfterKill(t *testing.T, out string, end time.Time) {
 	t.Helper()
 	m := regexp.MustCompile(`kills itself at (\d+)`).FindStringSubmatch(out)
@@ -329,6 +363,7 @@ func checkEndedAfterKill(t *testing.T, out string, end time.Time) {
 	if took > 2*time.Second {
 		t.Errorf("the job ended %v after the kill, want within 2 s:\n%s", took, out)
 	}
+	noLeftovers(t)
 }
 
 // acrossHosts returns mpiexec arguments that start scenario on hosts
