@@ -197,6 +197,15 @@ func init() {
 		if !ok0 || !okEnd {
 			fail(pe, "after Align, a put, Realloc and a put from PEs %v: first %d, last %d", senders, b[0], b[4095])
 		}
+		// Every reduction operator across hosts, on integers and
+		// floats, at sizes on both sides of the pushed reduction's box,
+		// against the naive fold in team order.
+		for _, elems := range []int{1, 5, 40, 700} {
+			checkReductions[int32](pe, elems, func(q, i int) int32 { return int32((q*7919+i*104729)%61 - 30) })
+			checkReductions[uint16](pe, elems, func(q, i int) uint16 { return uint16(q*7919 + i*104729) })
+			checkReductions[float64](pe, elems, func(q, i int) float64 { return float64((q*31+i*17)%13) * 0.25 })
+		}
+
 		// Bad input aimed at another host's PE: the same panics, naming
 		// the routine and the argument, as on one host, and nothing
 		// sent.
@@ -225,5 +234,93 @@ func init() {
 		}
 		pe.BarrierAll()
 		fmt.Printf("PE %d ok api\n", me)
+	}
+}
+
+type reducible interface{ int32 | uint16 | float64 }
+
+// checkReductions runs every reduction the element type has on the
+// world, each PE's source from val(PE, index), and checks the result
+// against the fold of every PE's source in order. Sums and products of
+// the floats chosen are exact (quarters, few PEs); integer products
+// wrap the same way on every PE.
+func checkReductions[T reducible](pe *goshmem.PE, elems int, val func(q, i int) T) {
+	me, n := pe.MyPE(), pe.NPEs()
+	w := goshmem.TeamWorld(pe)
+	src, err1 := goshmem.Malloc[T](pe, elems)
+	dst, err2 := goshmem.Malloc[T](pe, elems)
+	if err1 != nil || err2 != nil {
+		fail(pe, "%v %v", err1, err2)
+	}
+	defer func() {
+		pe.BarrierAll()
+		goshmem.Free(pe, dst)
+		goshmem.Free(pe, src)
+	}()
+	for i := range src {
+		src[i] = val(me, i)
+	}
+	type op struct {
+		name string
+		run  func()
+		fold func(a, b T) T
+	}
+	ops := []op{
+		{"Sum", func() { goshmem.SumReduce(w, dst, src) }, func(a, b T) T { return a + b }},
+		{"Prod", func() { goshmem.ProdReduce(w, dst, src) }, func(a, b T) T { return a * b }},
+		{"Min", func() { goshmem.MinReduce(w, dst, src) }, func(a, b T) T { return min(a, b) }},
+		{"Max", func() { goshmem.MaxReduce(w, dst, src) }, func(a, b T) T { return max(a, b) }},
+	}
+	var zero T
+	if _, isFloat := any(zero).(float64); !isFloat {
+		bit := func(f func(a, b uint64) uint64) func(a, b T) T {
+			return func(a, b T) T { return T(f(uint64(a), uint64(b))) }
+		}
+		ops = append(ops,
+			op{"And", func() { andReduce(w, dst, src) }, bit(func(a, b uint64) uint64 { return a & b })},
+			op{"Or", func() { orReduce(w, dst, src) }, bit(func(a, b uint64) uint64 { return a | b })},
+			op{"Xor", func() { xorReduce(w, dst, src) }, bit(func(a, b uint64) uint64 { return a ^ b })},
+		)
+	}
+	for _, o := range ops {
+		pe.BarrierAll()
+		o.run()
+		for i := range elems {
+			want := val(0, i)
+			for q := 1; q < n; q++ {
+				want = o.fold(want, val(q, i))
+			}
+			if dst[i] != want {
+				fail(pe, "%sReduce of %d elements of %T: element %d is %v, want %v", o.name, elems, zero, i, dst[i], want)
+			}
+		}
+	}
+}
+
+// The bitwise reductions exist for integer types only.
+func andReduce[T reducible](w *goshmem.Team, dst, src []T) {
+	switch d := any(dst).(type) {
+	case []int32:
+		goshmem.AndReduce(w, d, any(src).([]int32))
+	case []uint16:
+		goshmem.AndReduce(w, d, any(src).([]uint16))
+	}
+}
+
+func orReduce[T reducible](w *goshmem.Team, dst, src []T) {
+	switch d := any(dst).(type) {
+	case []int32:
+		goshmem.OrReduce(w, d, any(src).([]int32))
+	case []uint16:
+		goshmem.OrReduce(w, d, any(src).([]uint16))
+	}
+}
+
+func xorReduce[T reducible](w *goshmem.Team, dst, src []T) {
+	switch d := any(dst).(type) {
+	case []int32:
+		goshmem.XorReduce(w, d, any(src).([]int32))
+	case []uint16:
+		goshmem.XorReduce(w, d, any(src).([]uint16))
 	}
 }
