@@ -865,8 +865,7 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 // sync of the leaders completes them; a last host sync releases the
 // host. The blocks cross hosts once each, as in the flat Alltoall, but
 // without each member's blocks going through its leader's queue.
-// Strided blocks go element by element (IPut's path), which the
-// leader's transport batches.
+// Strided blocks take IPut's path (packed across hosts: xIPut).
 func alltoallHier[T any](t *Team, routine string, dst, src []T, dstStride, srcStride, n int) {
 	h := t.hierarchy(routine)
 	host, leaders := h.levels[0], h.levels[1]
@@ -1030,8 +1029,10 @@ func scanHier[T Summable](t *Team, routine string, dst, src []T, inclusive bool)
 	}
 	t.sync(routine) // every source read; without overlap, every result written
 	if same {
-		for i, j := range mates[:len(held)/n] {
-			write(t, routine, dst, held[i*n:(i+1)*n], j)
+		if held != nil { // (a leader's)
+			for i, j := range mates {
+				write(t, routine, dst, held[i*n:(i+1)*n], j)
+			}
 		}
 		h.levels[0].sync(routine)
 	}

@@ -50,18 +50,13 @@ type Team struct {
 	numaSpan   bool
 	numaGroups int        // (domain, NUMA node) groups the members form
 	hier       *hierarchy // made at the first hierarchical collective
-	// making counts the splits and level makings of this team in
-	// progress (create, hierarchy): the syncs inside them run flat, as
-	// making the levels is itself a split of this team, which uses the
-	// team slot's words that the split in progress has published.
-	making int
-	ring   uint32 // FCollect ring steps taken so far (same on every member)
-	xbox   uint32 // dropbox exchanges so far (same on every member)
-	bbox   uint32 // dropbox broadcasts so far (same on every member)
-	rd     uint32 // recursive-doubling reductions so far (same on every member)
-	ringR  uint32 // ring reductions so far (same on every member)
-	rdfc   uint32 // recursive-doubling fcollects so far (same on every member)
-	rab    uint32 // Rabenseifner reductions so far (same on every member)
+	ring       uint32     // FCollect ring steps taken so far (same on every member)
+	xbox       uint32     // dropbox exchanges so far (same on every member)
+	bbox       uint32     // dropbox broadcasts so far (same on every member)
+	rd         uint32     // recursive-doubling reductions so far (same on every member)
+	ringR      uint32     // ring reductions so far (same on every member)
+	rdfc       uint32     // recursive-doubling fcollects so far (same on every member)
+	rab        uint32     // Rabenseifner reductions so far (same on every member)
 	// centralSync: the team synchronizes with the central counter
 	// barrier (see sync).
 	centralSync bool
@@ -113,6 +108,11 @@ type Team struct {
 	// its wide push boxes (widePushBoxes) if larger.
 	pushMax int
 	domains int // shared-memory domains (hosts) the members span
+	// making counts the splits and level makings of this team in
+	// progress (create, hierarchy): the syncs inside them run flat, as
+	// making the levels is itself a split of this team, which uses the
+	// team slot's words that the split in progress has published.
+	making int
 }
 
 // algorithms are the collective algorithms chosen by the SHMEM_*_ALGORITHM
