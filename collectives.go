@@ -526,7 +526,7 @@ func collectOr[T any](t *Team, routine string, dst, src []T, counts []uint64) {
 				lo += int(c)
 			}
 			return lo, lo + int(counts[j])
-		})
+		}, "")
 		return
 	}
 	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
@@ -602,8 +602,9 @@ func FCollect[T any](t *Team, dst, src []T) {
 		// the faster one.)
 		fcollectOr(t, routine, dst, src)
 		return
-	case n > 0 && auto && t.multi && !t.numaSpan:
-		gatherHier(t, routine, dst, src, func(j int) (int, int) { return j * n, (j + 1) * n })
+	case n > 0 && t.multi && !t.numaSpan:
+		// Level by level; a forced algorithm runs among the leaders.
+		gatherHier(t, routine, dst, src, func(j int) (int, int) { return j * n, (j + 1) * n }, t.alg.fcollect)
 		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
 		fcollectRecursiveDoubling(t, dst, src)
@@ -631,8 +632,14 @@ func FCollect[T any](t *Team, dst, src []T) {
 // broadcasts its leader's dst. Each host's data crosses to each other
 // host once and only the leaders send, where the flat algorithms take
 // one step across hosts per member (the ring) or send every member's
-// blocks through its leader's queue.
-func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo, hi int)) {
+// blocks through its leader's queue. alg, a forced SHMEM_FCOLLECT_ALGORITHM,
+// sets the leaders' exchange: "ring" (hosts-1 steps, each leader
+// passing on the blocks it got in the step before), "recursive-doubling"
+// (log2 of the hosts' number steps, the blocks held so far to the
+// leader 2^k away; the ring when that number is not a power of two),
+// else the direct puts above; each step ends with a sync of the
+// leaders.
+func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo, hi int), alg string) {
 	h := t.hierarchy(routine)
 	host, leaders := h.levels[0], h.levels[1]
 	host.sync(routine)
@@ -640,12 +647,14 @@ func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo
 	write(host, routine, dst[lo:hi], src, 0) // (member 0 of the host level is its leader)
 	host.sync(routine)
 	if leaders != nil {
-		mates := h.teamIndex(t, 0)
 		leaders.sync(routine)
-		for _, l := range h.teamIndex(t, 1) {
-			if l == t.me {
-				continue
-			}
+		// hostOf[l] are the team indices of leader l's host members, in
+		// team order; putHost puts them, as runs of consecutive team
+		// positions, into team member to's dst.
+		nl, me := leaders.NPEs(), leaders.MyPE()
+		hostOf := h.groups(t)
+		putHost := func(l, to int) {
+			mates := hostOf[l]
 			for a := 0; a < len(mates); {
 				b := a + 1
 				for b < len(mates) && mates[b] == mates[b-1]+1 {
@@ -653,11 +662,40 @@ func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo
 				}
 				lo, _ := at(mates[a])
 				_, hi := at(mates[b-1])
-				write(t, routine, dst[lo:hi], dst[lo:hi], l)
+				write(t, routine, dst[lo:hi], dst[lo:hi], to)
 				a = b
 			}
 		}
-		leaders.sync(routine)
+		teamOf := func(l int) int { return hostOf[l][0] } // (a host's leader is its first member)
+		switch {
+		case alg == "recursive-doubling" && nl&(nl-1) == 0:
+			// Step k: the blocks of the 2^k hosts this leader holds go to
+			// the leader 2^k away, which holds as many others.
+			for k := 1; k < nl; k <<= 1 {
+				to := teamOf(me ^ k)
+				for l := me &^ (k - 1); l < me&^(k-1)+k; l++ {
+					putHost(l, to)
+				}
+				leaders.sync(routine)
+			}
+		case alg == "ring" || alg == "recursive-doubling":
+			// Step s: the blocks of the host s places to the left go to
+			// the right neighbour.
+			right := teamOf((me + 1) % nl)
+			for s := 0; s < nl-1; s++ {
+				putHost((me-s+nl)%nl, right)
+				leaders.sync(routine)
+			}
+		default:
+			// Direct: every leader puts its host's blocks into every
+			// other leader's dst.
+			for l := range nl {
+				if l != me {
+					putHost(me, teamOf(l))
+				}
+			}
+			leaders.sync(routine)
+		}
 	}
 	Broadcast(host, dst, dst, 0)
 }

@@ -142,6 +142,28 @@ type hierarchy struct {
 	keys [][]groupKey
 	// index[i] holds the team indices of levels[i]'s members (teamIndex).
 	index [][]int
+	// byLeader[l] holds the team indices of the bottom group led by
+	// member l of this PE's level-1 team, in team order (groups; on a
+	// level-1 member only).
+	byLeader [][]int
+}
+
+// groups returns, on a member of level 1 (a leader of a bottom group),
+// the team (t) indices of the bottom group of each member of its level
+// 1 team, in team order; computed at the first call.
+func (h *hierarchy) groups(t *Team) [][]int {
+	if h.byLeader == nil && len(h.levels) > 1 && h.levels[1] != nil {
+		h.byLeader = make([][]int, h.levels[1].NPEs())
+		for l, q := range h.levels[1].worlds {
+			key := h.keys[0][slices.Index(t.worlds, q)]
+			for j := range t.worlds {
+				if h.keys[0][j] == key {
+					h.byLeader[l] = append(h.byLeader[l], j)
+				}
+			}
+		}
+	}
+	return h.byLeader
 }
 
 // teamIndex returns the team (t) indices of the members of h's level i,
