@@ -887,7 +887,13 @@ func (x *xhost) shutdown() {
 		return
 	}
 	a := &x.j.ctl.Header.Abort
-	failed := a.State.Load() != 0
+	// (A GlobalExit ends the job through its own exit protocol, which
+	// beforeExit runs and which a lost connection would cut short.)
+	for a.State.Load() == 1 {
+		wait.Relax() // the record is being written
+	}
+	kind, _, _, _, failed := a.Get()
+	failed = failed && kind != job.AbortGlobalExit
 	if failed && !x.heard.Load() {
 		// This host's failure ends its processes: the other hosts must
 		// hear of it before this leader's connections go. The progress
@@ -902,7 +908,7 @@ func (x *xhost) shutdown() {
 	if failed {
 		// Not Close: its goodbye would tell the other hosts that this
 		// one ended cleanly, and they would wait on.
-		kind, pe, pid, code, _ := a.Get()
+		_, pe, pid, code, _ := a.Get()
 		x.tr.Abort(job.Describe(kind, pe, pid, code))
 		return
 	}

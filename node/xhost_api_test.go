@@ -277,9 +277,9 @@ func checkReductions[T reducible](pe *goshmem.PE, elems int, val func(q, i int) 
 			return func(a, b T) T { return T(f(uint64(a), uint64(b))) }
 		}
 		ops = append(ops,
-			op{"And", func() { andReduce(w, dst, src) }, bit(func(a, b uint64) uint64 { return a & b })},
-			op{"Or", func() { orReduce(w, dst, src) }, bit(func(a, b uint64) uint64 { return a | b })},
-			op{"Xor", func() { xorReduce(w, dst, src) }, bit(func(a, b uint64) uint64 { return a ^ b })},
+			op{"And", func() { bitwiseReduce(w, dst, src, "And") }, bit(func(a, b uint64) uint64 { return a & b })},
+			op{"Or", func() { bitwiseReduce(w, dst, src, "Or") }, bit(func(a, b uint64) uint64 { return a | b })},
+			op{"Xor", func() { bitwiseReduce(w, dst, src, "Xor") }, bit(func(a, b uint64) uint64 { return a ^ b })},
 		)
 	}
 	for _, o := range ops {
@@ -297,30 +297,17 @@ func checkReductions[T reducible](pe *goshmem.PE, elems int, val func(q, i int) 
 	}
 }
 
-// The bitwise reductions exist for integer types only.
-func andReduce[T reducible](w *goshmem.Team, dst, src []T) {
+// bitwiseReduce runs AndReduce, OrReduce or XorReduce (op), which
+// exist for integer types only.
+func bitwiseReduce[T reducible](w *goshmem.Team, dst, src []T, op string) {
 	switch d := any(dst).(type) {
 	case []int32:
-		goshmem.AndReduce(w, d, any(src).([]int32))
+		bitwiseOf(w, d, any(src).([]int32), op)
 	case []uint16:
-		goshmem.AndReduce(w, d, any(src).([]uint16))
+		bitwiseOf(w, d, any(src).([]uint16), op)
 	}
 }
 
-func orReduce[T reducible](w *goshmem.Team, dst, src []T) {
-	switch d := any(dst).(type) {
-	case []int32:
-		goshmem.OrReduce(w, d, any(src).([]int32))
-	case []uint16:
-		goshmem.OrReduce(w, d, any(src).([]uint16))
-	}
-}
-
-func xorReduce[T reducible](w *goshmem.Team, dst, src []T) {
-	switch d := any(dst).(type) {
-	case []int32:
-		goshmem.XorReduce(w, d, any(src).([]int32))
-	case []uint16:
-		goshmem.XorReduce(w, d, any(src).([]uint16))
-	}
+func bitwiseOf[T goshmem.Bitwise](w *goshmem.Team, dst, src []T, op string) {
+	map[string]func(*goshmem.Team, []T, []T){"And": goshmem.AndReduce[T], "Or": goshmem.OrReduce[T], "Xor": goshmem.XorReduce[T]}[op](w, dst, src)
 }
