@@ -1028,8 +1028,7 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 func scanHier[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	h := t.hierarchy(routine)
 	n := len(src)
-	size := uintptr(n) * mem.SizeOf[T]()
-	same := mem.Addr(dst) < mem.Addr(src)+size && mem.Addr(src) < mem.Addr(dst)+size
+	same := mem.Overlaps(dst, src)
 	t.sync(routine)
 	var held []T               // the results, when dst overlaps src
 	mates := h.teamIndex(t, 0) // in team order

@@ -270,7 +270,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 			segs.Close()
 			return nil, job.Spec{}, nil, nil, fmt.Errorf("goshmem: PE %d (host %s's leader): %w", rank, host, err)
 		}
-		cl.Handoff = "SCM_RIGHTS over an abstract Unix socket"
+		cl.Handoff = handoffSocket
 		if len(members) == 0 {
 			cl.Handoff = "none to hand (one PE on this host)"
 		}
@@ -296,7 +296,7 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 	}
 	leaderPID, _ := strconv.Atoi(string(lp))
 	// The leader listens: it published jobid after Listen.
-	cl.Handoff = "SCM_RIGHTS over an abstract Unix socket"
+	cl.Handoff = handoffSocket
 	files, err := fdpass.Take(ctx, name, rank, leaderPID, nfiles, true)
 	fetched := false
 	if errors.Is(err, fdpass.ErrUnreachable) {
@@ -345,6 +345,10 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 	}
 	return segs, spec, cl, xseg, nil
 }
+
+// handoffSocket is Cluster.Handoff when the segments went over the
+// leader's socket.
+const handoffSocket = "SCM_RIGHTS over an abstract Unix socket"
 
 // everyRank is a wire-up failure that every rank of the job finds (from
 // what all of them published): each exits with it, and none waits in a

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/goshmem/goshmem"
 )
@@ -174,8 +175,8 @@ func init() {
 		if err != nil {
 			fail(pe, "Align: %v", err)
 		}
-		if goshmem.Ptr(pe, a, me) == nil || uintptr(len(a)) != 8 {
-			fail(pe, "Align returned %d elements", len(a))
+		if len(a) != 8 || uintptr(unsafe.Pointer(&a[0]))%4096 != 0 {
+			fail(pe, "Align(4096, 8) returned %d elements at %p", len(a), a)
 		}
 		a[0] = -1
 		pe.BarrierAll()
@@ -247,11 +248,8 @@ type reducible interface{ int32 | uint16 | float64 }
 func checkReductions[T reducible](pe *goshmem.PE, elems int, val func(q, i int) T) {
 	me, n := pe.MyPE(), pe.NPEs()
 	w := goshmem.TeamWorld(pe)
-	src, err1 := goshmem.Malloc[T](pe, elems)
-	dst, err2 := goshmem.Malloc[T](pe, elems)
-	if err1 != nil || err2 != nil {
-		fail(pe, "%v %v", err1, err2)
-	}
+	g := gatherBufs[T](pe, elems)
+	src, dst := g.src, g.dst
 	defer func() {
 		pe.BarrierAll()
 		goshmem.Free(pe, dst)

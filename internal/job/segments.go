@@ -290,15 +290,19 @@ func (spec Spec) adopt(ctl, h *shm.Segment, what string) (*Segments, error) {
 func (s *Segments) SetPid(pe, pid int) error {
 	var b [4]byte
 	binary.LittleEndian.PutUint32(b[:], uint32(pid))
-	_, err := s.Ctl.File().WriteAt(b[:], int64(LayoutFor(s.NPEs).slotOff(pe)) /* Slot.Pid is at 0: TestLayout */)
+	_, err := s.Ctl.File().WriteAt(b[:], s.pidOff(pe))
 	return err
 }
+
+// pidOff is the offset of PE pe's Slot.Pid in the control segment
+// (Slot.Pid is the slot's first word: TestFieldLines).
+func (s *Segments) pidOff(pe int) int64 { return int64(LayoutFor(s.NPEs).slotOff(pe)) }
 
 // PidOf reads PE pe's process from its control-block slot through the
 // segment's file: 0 until the process has stored it.
 func (s *Segments) PidOf(pe int) int {
 	var b [4]byte
-	if _, err := s.Ctl.File().ReadAt(b[:], int64(LayoutFor(s.NPEs).slotOff(pe)) /* Slot.Pid is at 0: TestLayout */); err != nil {
+	if _, err := s.Ctl.File().ReadAt(b[:], s.pidOff(pe)); err != nil {
 		return 0
 	}
 	return int(int32(binary.LittleEndian.Uint32(b[:])))
