@@ -30,6 +30,7 @@ type Transport struct {
 type Job struct {
 	cfg      Config
 	pmi      *pmi.Client // the cluster launcher's PMI (nil under oshrun)
+	pmiEnd   sync.Once   // finalizes pmi once (Finalize, or a GlobalExit's exit)
 	cluster  *Cluster    // what PMI told (nil under oshrun)
 	npes     int
 	firstPE  int // first PE hosted here

@@ -240,6 +240,7 @@ type xhost struct {
 	fwdDone chan struct{} // closed once fwd is settled: sent (or timed out), or heard
 	acks    chan int      // hosts that acknowledged this host's GlobalExit
 	pmiOnce sync.Once
+	pmiHeld bool // quiescePMI holds the exchange: no PMI request in flight
 	exch    *lockedExchange
 }
 
@@ -857,6 +858,7 @@ func (x *xhost) quiescePMI() {
 			}
 			time.Sleep(100 * time.Microsecond)
 		}
+		x.pmiHeld = true
 	})
 }
 

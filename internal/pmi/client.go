@@ -596,6 +596,15 @@ func (c *Client) Finalize() error {
 	return err
 }
 
+// FinalizeWithin is Finalize waiting at most d for the server's answer
+// (less than the client's timeout; e.g. a process about to exit).
+func (c *Client) FinalizeWithin(d time.Duration) error {
+	if d < c.timeout {
+		c.timeout = d
+	}
+	return c.Finalize()
+}
+
 // Close closes the connection without finalizing (the launcher then
 // sees the process end without PMI finalize).
 func (c *Client) Close() error {

@@ -1,10 +1,12 @@
 package pmi
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"reflect"
 	"strings"
 	"sync"
@@ -398,5 +400,37 @@ func TestAbort(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFinalizeWithin: a process about to exit (GlobalExit) finalizes
+// with a short bound: the request goes out in one write, and a server
+// that never answers costs at most the bound, not the client's timeout.
+func TestFinalizeWithin(t *testing.T) {
+	for _, v := range []int{V1, V2} {
+		a, b := net.Pipe()
+		c := &Client{conn: a, r: bufio.NewReader(a), version: v, timeout: time.Hour}
+		got := make(chan string, 1)
+		go func() {
+			buf := make([]byte, 256)
+			n, _ := b.Read(buf)
+			got <- string(buf[:n])
+			// never answers
+		}()
+		start := time.Now()
+		err := c.FinalizeWithin(100 * time.Millisecond)
+		if err == nil {
+			t.Errorf("PMI-%d: FinalizeWithin without an answer returned nil", v)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("PMI-%d: FinalizeWithin(100ms) took %v", v, took)
+		}
+		if req := <-got; !strings.Contains(req, "finalize") {
+			t.Errorf("PMI-%d: request %q is not a finalize", v, req)
+		}
+		if err := c.Finalize(); err != nil {
+			t.Errorf("PMI-%d: a second Finalize: %v, want nil (done once)", v, err)
+		}
+		b.Close()
 	}
 }
