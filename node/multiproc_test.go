@@ -647,8 +647,15 @@ func TestUnderSlurm(t *testing.T) {
 			wantOK(t, out, 3, "ok xpmem")
 		})
 	}
-	// Across the two hosts, 2 PEs on each.
+	// srun without a PMI plugin goshmem speaks: each task says so and
+	// fails, rather than run as a one-PE job of its own.
 	out, err := testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=8m"},
+		"slurm.sh", "srun", "--mpi=none", "-N", "1", "-n", "2", os.Args[0], "-test.run=^$")
+	if err == nil || !strings.Contains(out, "srun --mpi=pmi2") || strings.Contains(out, "ok xpmem") {
+		t.Errorf("srun --mpi=none -n 2: %v, want every task to fail naming srun --mpi=pmi2\n%s", err, out)
+	}
+	// Across the two hosts, 2 PEs on each.
+	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=8m"},
 		"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "4", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
 	if err != nil {
 		t.Fatalf("a job across 2 hosts: %v\n%s", err, out)
@@ -672,6 +679,8 @@ func TestUnderSlurm(t *testing.T) {
 		nodes, n       int
 	}{
 		{"xhost-teams", "ok xpmem", 3, 5}, {"xhost-reduce", "ok reduce", 3, 4}, {"xhost-barriers", "ok barriers", 2, 8},
+		{"xhost-api", "ok api", 3, 4}, {"xhost-gather", "ok gather", 3, 5}, {"xhost-strided", "ok strided", 3, 4},
+		{"xhost-barrier-sync", "ok barrier sync", 3, 5},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"slurm.sh", "srun", "--mpi=pmi2", "-N", strconv.Itoa(sc.nodes), "-n", strconv.Itoa(sc.n), "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
@@ -810,6 +819,22 @@ func TestUnderHydraSHMEMHost(t *testing.T) {
 		t.Fatalf("ranks naming two hosts: %v\n%s", err, out)
 	}
 	wantOK(t, out, 4, "ok xpmem")
+}
+
+// TestUnderOpenMPI: Open MPI's mpirun serves PMIx, which goshmem does
+// not speak; its ranks must fail and say what to use, not run as
+// separate one-PE jobs.
+func TestUnderOpenMPI(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun.openmpi")
+	if err != nil {
+		t.Skip("Open MPI's mpirun.openmpi is not installed (apt-get install openmpi-bin)")
+	}
+	cmd := exec.Command(mpirun, "-n", "2", "--oversubscribe", "--allow-run-as-root", "-x", scenarioVar+"=rma", "-x", "SHMEM_SYMMETRIC_SIZE=8m",
+		os.Args[0], "-test.run=^$")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Open MPI's mpirun started this process as rank") || strings.Contains(string(out), "ok xpmem") {
+		t.Errorf("mpirun.openmpi -n 2: %v, want every rank to fail naming Open MPI\n%s", err, out)
+	}
 }
 
 // TestUnderHydraGlobalExit: GlobalExit(7) in one PE under mpiexec ends

@@ -78,6 +78,8 @@ func startProcess(cfg Config) (*Job, error) {
 		if err != nil {
 			return nil, err
 		}
+	} else if what := pmi.Unserved(os.Getenv); err == nil && what != "" {
+		err = errors.New(what)
 	} else if err == nil {
 		spec = job.Spec{NPEs: 1, LocalPEs: 1}
 		segs, err = job.Create(1, cfg.HeapSize, job.CreateOptions{Huge: cfg.Huge})

@@ -37,7 +37,7 @@
 // and the transport between hosts:
 //
 //	srun --mpi=pmi2 -N 2 -n 4 oshinfo
-//	mpiexec -hosts h1,h2 -n 4 oshinfo
+//	mpiexec.hydra -hosts h1,h2 -n 4 oshinfo
 //
 // SHMEM_INFO=1 makes PE 0 of a job print the version, the knob table
 // and the transport lines of this report at start-up.

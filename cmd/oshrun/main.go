@@ -93,7 +93,7 @@ instead (goshmem speaks PMI to it; no flag needed): the PEs of each
 host share memory as under oshrun, and one leader PE per host carries
 the traffic to the other hosts over TCP (SHMEM_INTERNODE_IFACE picks
 the interface):
-  mpiexec -hosts h1,h2 -n 8 -ppn 4 ./hello
+  mpiexec.hydra -hosts h1,h2 -n 8 -ppn 4 ./hello
   srun --mpi=pmi2 -N 2 -n 8 --kill-on-bad-exit=1 ./hello
 `
 

@@ -434,3 +434,37 @@ func TestFinalizeWithin(t *testing.T) {
 		b.Close()
 	}
 }
+
+// TestUnserved: a process that a launcher started as one of several
+// without a PMI server this package speaks is told so, naming the
+// launcher and the command to use; a lone task, a process under oshrun
+// (no launcher variables) and one with PMI are not.
+func TestUnserved(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want []string // substrings; none: ""
+	}{
+		{map[string]string{}, nil},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "1", "SLURM_PROCID": "0"}, nil},
+		{map[string]string{"SLURM_JOB_ID": "7", "SLURM_NTASKS": "4"}, nil}, // an allocation, not a task of a step
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "1", "OMPI_COMM_WORLD_RANK": "0"}, nil},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "4", "SLURM_PROCID": "2"}, []string{"task 2 of 4", "srun --mpi=pmi2"}},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "2"}, []string{"task ? of 2", "srun --mpi=pmi2"}},
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "3", "OMPI_COMM_WORLD_RANK": "1"}, []string{"rank 1 of 3", "mpiexec.hydra", "oshrun"}},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "x"}, nil},
+	}
+	for _, c := range cases {
+		got := Unserved(func(k string) string { return c.env[k] })
+		if len(c.want) == 0 {
+			if got != "" {
+				t.Errorf("%v: %q, want none", c.env, got)
+			}
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%v: %q does not say %q", c.env, got, w)
+			}
+		}
+	}
+}
