@@ -5,10 +5,12 @@ package node_test
 // way os/exec's tests use helper processes.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -819,6 +821,83 @@ func TestUnderHydraSHMEMHost(t *testing.T) {
 		t.Fatalf("ranks naming two hosts: %v\n%s", err, out)
 	}
 	wantOK(t, out, 4, "ok xpmem")
+}
+
+// TestUnderHydraHostCutOff: a host that vanishes without a word (its
+// link set down: no FIN, no RST, its launcher proxy cut off too) stops
+// the PEs of the other host within about 2 s (TCP keepalive and
+// TCP_USER_TIMEOUT, internode/tcp), naming the lost host. (With the
+// user timeout at 10 s it took 10.6 s: Linux lets it override the
+// keepalive's probe count.)
+func TestUnderHydraHostCutOff(t *testing.T) {
+	hydra(t)
+	testcluster.Hosts(t, 2)
+	cmd := exec.Command(testcluster.Script(t, "mpiexec.sh"), "-hosts", "h1:1,h2:1", "-n", "2", os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), scenarioVar+"=xhost-cut", "SHMEM_SYMMETRIC_SIZE=8m")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan struct{})
+	go func() { cmd.Wait(); pw.Close(); close(ended) }()
+	link := func(state string) {
+		if out, err := exec.Command("ip", "link", "set", "gs-h2", state).CombinedOutput(); err != nil {
+			t.Errorf("ip link set gs-h2 %s: %v %s", state, err, out)
+		}
+	}
+	defer func() {
+		link("up")
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-ended
+		noLeftovers(t)
+	}()
+	lines := make(chan string, 100)
+	var out strings.Builder
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var cut time.Time
+	ready := 0
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("the job ended before PE 0 stopped:\n%s", out.String())
+			}
+			out.WriteString(l + "\n")
+			if strings.HasSuffix(l, " ready") {
+				if ready++; ready == 2 {
+					time.Sleep(200 * time.Millisecond) // some barriers across the link
+					cut = time.Now()
+					link("down")
+				}
+			}
+			if m := regexp.MustCompile(`^PE 0 stopped at (\d+): (.*)`).FindStringSubmatch(l); m != nil {
+				if cut.IsZero() {
+					t.Fatalf("PE 0 stopped before the cut:\n%s", out.String())
+				}
+				ns, _ := strconv.ParseInt(m[1], 10, 64)
+				took := time.Unix(0, ns).Sub(cut)
+				t.Logf("PE 0 stopped %v after the cut: %s", took, m[2])
+				if took > 3500*time.Millisecond {
+					t.Errorf("PE 0 stopped %v after its peer host's link went down, want about 2 s", took)
+				}
+				if !strings.Contains(m[2], "connection to host 1") {
+					t.Errorf("PE 0's error does not name the lost host: %s", m[2])
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no stop of PE 0 within a minute (cut at %v):\n%s", cut, out.String())
+		}
+	}
 }
 
 // TestUnderOpenMPI: Open MPI's mpirun serves PMIx, which goshmem does

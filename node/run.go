@@ -61,13 +61,6 @@ func startProcess(cfg Config) (*Job, error) {
 		if err == nil {
 			segs, spec, cluster, xseg, err = startPMI(cfg, pc)
 		}
-		var all everyRank
-		if err != nil && errors.As(err, &all) {
-			// The connection stays open until the process exits: a
-			// launcher that sees it close without finalize ends the job
-			// at once, before the caller has printed err.
-			return nil, all.error
-		}
 		if err != nil && pc != nil {
 			// Tell the launcher, so that it ends the job rather than
 			// leave the other processes waiting in a fence; it may kill

@@ -350,14 +350,6 @@ func startPMI(cfg Config, c *pmi.Client) (*job.Segments, job.Spec, *Cluster, *sh
 // leader's socket.
 const handoffSocket = "SCM_RIGHTS over an abstract Unix socket"
 
-// everyRank is a wire-up failure that every rank of the job finds (from
-// what all of them published): each exits with it, and none waits in a
-// fence for another, so the job needs no PMI abort, which would end it
-// before the launcher forwards the message.
-type everyRank struct{ error }
-
-func (e everyRank) Unwrap() error { return e.error }
-
 // String describes the cluster for SHMEM_INFO: the launcher, the PMI
 // version, the hosts with their leaders, and where the grouping came
 // from.

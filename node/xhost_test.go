@@ -103,6 +103,23 @@ func init() {
 			pe.BarrierAll()
 		}
 	}
+	// xhost-cut: barriers until the job fails, each PE saying when it
+	// is ready and when (and why) it stopped; TestUnderHydraHostCutOff
+	// cuts a host's link meanwhile.
+	scenarios["xhost-cut"] = func(pe *goshmem.PE) {
+		defer func() {
+			if r := recover(); r != nil {
+				fmt.Printf("PE %d stopped at %d: %v\n", pe.MyPE(), time.Now().UnixNano(), r)
+				panic(r)
+			}
+		}()
+		pe.BarrierAll()
+		fmt.Printf("PE %d ready\n", pe.MyPE())
+		for start := time.Now(); time.Since(start) < time.Minute; {
+			pe.BarrierAll()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	scenarios["xhost-reduce"] = func(pe *goshmem.PE) {
 		if err := reducecheck.BackToBack(pe, 600); err != nil {
 			fail(pe, "%v", err)
