@@ -135,13 +135,13 @@ const Name = "tcp"
 const exchangeKey = "internode-tcp"
 
 const (
-	ctlLen     = 0xFFFFFFFF // Header.Len of a control frame
-	ctlBye     = 1
-	ctlAbort   = 2
-	reasonMax  = 4096
-	readBuf    = 64 << 10
-	dialWait   = 10 * time.Second
-	closeWait  = 2 * time.Second // Close and Abort give the peers this long
+	ctlLen    = 0xFFFFFFFF // Header.Len of a control frame
+	ctlBye    = 1
+	ctlAbort  = 2
+	reasonMax = 4096
+	readBuf   = 64 << 10
+	dialWait  = 10 * time.Second
+	closeWait = 2 * time.Second // Close and Abort give the peers this long
 	// userTimeout bounds how long data may stay unacknowledged, and
 	// (Linux, tcp(7)) also when keepalive gives up: it overrides the
 	// probe count, so with 10 s here a host that vanished while idle
