@@ -532,16 +532,30 @@ func runHydra(t *testing.T, args ...string) (string, error) {
 // TestUnderHydra: PEs started by MPICH's mpiexec (no oshrun) wire up
 // through PMI, get the host's segments from the leader over a Unix
 // socket, and map every heap: the RMA scenario (puts, gets, AMOs, a
-// lock, a signal, Ptr to every PE) passes with either protocol.
+// lock, a signal, Ptr to every PE) passes with either protocol, over
+// the inherited PMI_FD and over PMI_PORT, and SHMEM_INFO names the
+// protocol used.
 func TestUnderHydra(t *testing.T) {
 	for _, v := range []string{"pmi1", "pmi2"} {
-		t.Run(v, func(t *testing.T) {
-			out, err := runHydra(t, "-n", "3", "-genv", scenarioVar, "rma", "-genv", "SHMEM_PMI", v, os.Args[0], "-test.run=^$")
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			wantOK(t, out, 3, "ok xpmem")
-		})
+		// PMI_FD (hydra's default), and PMI_PORT with PMI_ID (-pmi-port:
+		// a TCP connection, PMI-1's initack).
+		for _, port := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/pmi-port=%t", v, port), func(t *testing.T) {
+				args := []string{"-n", "3", "-genv", scenarioVar, "rma", "-genv", "SHMEM_PMI", v, "-genv", "SHMEM_INFO", "1"}
+				if port {
+					args = append([]string{"-pmi-port"}, args...)
+				}
+				out, err := runHydra(t, append(args, os.Args[0], "-test.run=^$")...)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				wantOK(t, out, 3, "ok xpmem")
+				want := map[string]string{"pmi1": "over PMI-1", "pmi2": "over PMI-2"}[v]
+				if !strings.Contains(out, "launcher hydra "+want) {
+					t.Errorf("SHMEM_INFO does not say %q:\n%s", "launcher hydra "+want, out)
+				}
+			})
+		}
 	}
 }
 

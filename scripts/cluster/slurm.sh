@@ -6,7 +6,8 @@
 #   slurm.sh up N        hosts.sh up N, then start munge and the daemons
 #                        and wait until every node is idle
 #   slurm.sh srun ARGS   run srun from head (e.g. --mpi=pmi2 -N 2 -n 4 prog)
-#   slurm.sh down        stop the daemons, remove the state (not the hosts)
+#   slurm.sh down        stop the daemons (munged too, and its key, when
+#                        up made them), remove the state (not the hosts)
 #   slurm.sh logs        the daemons' log tails
 #
 # State, spool, pid and log files live in $GOSHMEM_SLURM_DIR (default
@@ -17,7 +18,7 @@ D=${GOSHMEM_SLURM_DIR:-/tmp/goshmem-slurm}
 CONF=$D/slurm.conf
 export SLURM_CONF=$CONF
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
 
 logs() {
 	for f in "$D"/*.log; do
@@ -27,10 +28,13 @@ logs() {
 	done
 }
 
+# start_munge starts munged unless one runs, and records in $D what it
+# made (munged's pid, the key) for cmd_down to undo, and only that.
 start_munge() {
 	if pgrep -x munged >/dev/null; then return; fi
 	if [ ! -s /etc/munge/munge.key ]; then
 		dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
+		touch "$D/munge.key.made"
 	fi
 	chown munge:munge /etc/munge/munge.key
 	chmod 0400 /etc/munge/munge.key
@@ -38,7 +42,10 @@ start_munge() {
 	chown munge:munge /run/munge /var/log/munge /var/lib/munge
 	runuser -u munge -- /usr/sbin/munged
 	for _ in $(seq 50); do
-		munge -n >/dev/null 2>&1 && return
+		if munge -n >/dev/null 2>&1; then
+			cp /run/munge/munged.pid "$D/munged.pid" 2>/dev/null || pgrep -x munged >"$D/munged.pid"
+			return
+		fi
 		sleep 0.1
 	done
 	echo "slurm.sh: munged does not answer" >&2
@@ -93,6 +100,7 @@ cmd_up() {
 	done
 	cmd_down >/dev/null 2>&1 || true
 	"$here/hosts.sh" up "$n" >/dev/null
+	mkdir -p "$D"
 	start_munge
 	write_conf "$n"
 	"$here/hosts.sh" exec head slurmctld -f "$CONF" -i
@@ -126,7 +134,28 @@ cmd_down() {
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$p" 2>/dev/null || true
 	done
-	pkill -x slurmstepd 2>/dev/null || true
+	# Step daemons of this cluster: those in a test host's network
+	# namespace (a Slurm of the machine itself is left alone).
+	local nets=() h p
+	for h in $("$here/hosts.sh" list 2>/dev/null || true); do
+		[ -e "/run/netns/$h" ] && nets+=("net:[$(stat -L -c %i "/run/netns/$h")]")
+	done
+	for p in $(pgrep -x slurmstepd || true); do
+		local ns
+		ns=$(readlink "/proc/$p/ns/net" 2>/dev/null || true)
+		for n in "${nets[@]}"; do
+			[ "$ns" = "$n" ] && kill -KILL "$p" 2>/dev/null || true
+		done
+	done
+	# munged and its key, if start_munge made them.
+	if [ -s "$D/munged.pid" ]; then
+		p=$(cat "$D/munged.pid")
+		kill -TERM "$p" 2>/dev/null || true
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	fi
+	if [ -e "$D/munge.key.made" ]; then
+		rm -f /etc/munge/munge.key
+	fi
 	rm -rf "$D"
 	echo "slurm down"
 }
