@@ -1,7 +1,7 @@
 // Command barrier is the OSU-style barrier latency test
 // (osu_oshm_barrier with BarrierAll):
 //
-//	go run ./cmd/oshrun -n 8 ./bench/barrier [-i N] [-w N] [-f]
+//	go run ./cmd/oshrun -n 8 ./bench/barrier [-i N] [-w N] [-f] [-host]
 //
 // Every PE does the warm-up barriers, then times iterations of
 // pe.BarrierAll; each PE's latency is its time divided by the
@@ -18,23 +18,38 @@
 //	8                          80.20
 //	# avg over PEs: 80.21 us
 //
-// -f adds "Min Latency (us)  Max Latency (us)  Iterations". The format
-// is the package doc of bench/internal/osu.
+// -f adds "Min Latency (us)  Max Latency (us)  Iterations". -host
+// times the sync of each PE's own host team (goshmem.TeamHost) instead
+// of BarrierAll: in a job across hosts, the on-host barrier, which
+// bench/compare's cross-host mode times with and without a second
+// host. The format is the package doc of bench/internal/osu.
 package main
 
 import (
+	"flag"
+
+	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
 func main() {
-	osu.Main("barrier", "Barrier", 1, osu.LatencyDefaults, func(b *osu.Bench) {
+	host := false
+	x := osu.Extra{
+		Usage:    "[-host]",
+		Register: func(fs *flag.FlagSet) { fs.BoolVar(&host, "host", false, "time the sync of each PE's host team (TeamHost) instead of BarrierAll") },
+	}
+	osu.MainExtra("barrier", "Barrier", 1, osu.LatencyDefaults, x, func(b *osu.Bench) {
 		b.Out.Columns(osu.PEs, osu.LatencyUs)
+		barrier := b.PE.BarrierAll
+		if host {
+			barrier = goshmem.TeamHost(b.PE).Sync
+		}
 		for i := 0; i < b.Warmup; i++ {
-			b.PE.BarrierAll()
+			barrier()
 		}
 		t0 := osu.Now()
 		for i := 0; i < b.Iters; i++ {
-			b.PE.BarrierAll()
+			barrier()
 		}
 		lat := osu.Micros(t0, osu.Now()) / float64(b.Iters)
 		st := b.Collect(lat, true)

@@ -277,6 +277,10 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 		gosh("ping-pong with PE 2, not h1's leader (h0: PE 0, h1: 1-2)", []int{1, 2}, "put_pingpong", map[string]string{"8": "pp non-leader"}, append(ppArgs, "-peer", "2")...),
 		goshEnv(shared, "on-host ping-pong, one host (h0: PEs 0-1)", []int{2}, "put_pingpong", map[string]string{"8": "on-host pp, 1 host"}, "-m", "8:8", "-i", iters(200000, 20000), "-w", "1000"),
 		goshHosts(shared, sleepAtOnce, "on-host ping-pong, second host idle (h0: PEs 0-1, h1: 2, asleep in its wait)", []int{2, 1}, "put_pingpong", map[string]string{"8": "on-host pp, 2 hosts"}, "-m", "8:8", "-i", iters(200000, 20000), "-w", "1000"),
+		// The same for the host's barrier (TeamHost's sync: h1's lone PE
+		// syncs with itself, then waits for the results, asleep).
+		goshEnv(shared, "on-host barrier, one host (h0: PEs 0-1)", []int{2}, "barrier", map[string]string{"": "on-host barrier, 1 host"}, "-host", "-i", iters(200000, 20000), "-w", "1000"),
+		goshHosts(shared, sleepAtOnce, "on-host barrier, second host idle (h0: PEs 0-1, h1: 2, asleep in its wait)", []int{2, 1}, "barrier", map[string]string{"": "on-host barrier, 2 hosts"}, "-host", "-i", iters(200000, 20000), "-w", "1000"),
 	)
 	pr.total = 3 + c.Rounds*len(steps) + 1
 
@@ -355,6 +359,7 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 		{"relayed raw TCP ping-pong vs raw TCP ping-pong (the non-leader target's floor; informative)", "pp relay tcp", "pp tcp", true, 1.2, "us"},
 		{"ping-pong with a non-leader vs the relayed raw TCP ping-pong (informative)", "pp non-leader", "pp relay tcp", true, 1.3, "us"},
 		{"on-host ping-pong with an idle second host vs without", "on-host pp, 2 hosts", "on-host pp, 1 host", true, 1.05, "us"},
+		{"on-host barrier with an idle second host vs without", "on-host barrier, 2 hosts", "on-host barrier, 1 host", true, 1.05, "us"},
 	}
 	var ts []target
 	for _, xt := range targets {

@@ -31,7 +31,9 @@ logs() {
 # start_munge starts munged unless one runs, and records in $D what it
 # made (munged's pid, the key) for cmd_down to undo, and only that.
 start_munge() {
-	if pgrep -x munged >/dev/null; then return; fi
+	# One that answers is used as it is (pgrep would also count one that
+	# has exited and is not reaped yet).
+	if munge -n >/dev/null 2>&1; then return; fi
 	if [ ! -s /etc/munge/munge.key ]; then
 		dd if=/dev/urandom of=/etc/munge/munge.key bs=1024 count=1 2>/dev/null
 		touch "$D/munge.key.made"
