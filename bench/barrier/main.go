@@ -35,8 +35,10 @@ import (
 func main() {
 	host := false
 	x := osu.Extra{
-		Usage:    "[-host]",
-		Register: func(fs *flag.FlagSet) { fs.BoolVar(&host, "host", false, "time the sync of each PE's host team (TeamHost) instead of BarrierAll") },
+		Usage: "[-host]",
+		Register: func(fs *flag.FlagSet) {
+			fs.BoolVar(&host, "host", false, "time the sync of each PE's host team (TeamHost) instead of BarrierAll")
+		},
 	}
 	osu.MainExtra("barrier", "Barrier", 1, osu.LatencyDefaults, x, func(b *osu.Bench) {
 		b.Out.Columns(osu.PEs, osu.LatencyUs)
