@@ -19,8 +19,8 @@
 //	# avg over PEs: 80.21 us
 //
 // -f adds "Min Latency (us)  Max Latency (us)  Iterations". -host
-// times the sync of each PE's own host team (goshmem.TeamHost) instead
-// of BarrierAll: in a job across hosts, the on-host barrier, which
+// times the sync of a team of each PE's host's PEs (split from
+// goshmem.TeamHost) instead of BarrierAll: the on-host barrier, which
 // bench/compare's cross-host mode times with and without a second
 // host. The format is the package doc of bench/internal/osu.
 package main
@@ -44,7 +44,17 @@ func main() {
 		b.Out.Columns(osu.PEs, osu.LatencyUs)
 		barrier := b.PE.BarrierAll
 		if host {
-			barrier = goshmem.TeamHost(b.PE).Sync
+			// A team of the host's PEs split from TeamHost, not TeamHost
+			// itself: on one host TeamHost is the world and syncs with
+			// the world's barrier (control block flags), across hosts
+			// with team slots, and the comparison would time two
+			// algorithms.
+			h := goshmem.TeamHost(b.PE)
+			t, err := h.SplitStrided(0, 1, h.NPEs(), nil)
+			if err != nil {
+				panic(err)
+			}
+			barrier = t.Sync
 		}
 		for i := 0; i < b.Warmup; i++ {
 			barrier()
