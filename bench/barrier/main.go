@@ -26,24 +26,16 @@
 package main
 
 import (
-	"flag"
-
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
 func main() {
-	host := false
-	x := osu.Extra{
-		Usage: "[-host]",
-		Register: func(fs *flag.FlagSet) {
-			fs.BoolVar(&host, "host", false, "time the sync of each PE's host team (TeamHost) instead of BarrierAll")
-		},
-	}
+	host, x := osu.BoolFlag("host", "time the sync of a team of each PE's host's PEs (split from TeamHost) instead of BarrierAll")
 	osu.MainExtra("barrier", "Barrier", 1, osu.LatencyDefaults, x, func(b *osu.Bench) {
 		b.Out.Columns(osu.PEs, osu.LatencyUs)
 		barrier := b.PE.BarrierAll
-		if host {
+		if *host {
 			// A team of the host's PEs split from TeamHost, not TeamHost
 			// itself: on one host TeamHost is the world and syncs with
 			// the world's barrier (control block flags), across hosts

@@ -27,7 +27,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/goshmem/goshmem"
@@ -35,13 +34,7 @@ import (
 )
 
 func main() {
-	exclusive := false
-	x := osu.Extra{
-		Usage: "[-x]",
-		Register: func(fs *flag.FlagSet) {
-			fs.BoolVar(&exclusive, "x", false, "time SumExscan (exclusive) instead of SumInscan")
-		},
-	}
+	exclusive, x := osu.BoolFlag("x", "time SumExscan (exclusive) instead of SumInscan")
 	osu.MainExtra("scan", "Scan", 1, osu.ReduceDefaults, x, func(b *osu.Bench) {
 		team := goshmem.TeamWorld(b.PE)
 		n := b.MaxSize / 8
@@ -52,7 +45,7 @@ func main() {
 			dst[i] = 0
 		}
 		kind, members := "inclusive", b.Me+1
-		if exclusive {
+		if *exclusive {
 			kind, members = "exclusive", b.Me
 		}
 		b.Out.Comment("%s", kind)
@@ -66,7 +59,7 @@ func main() {
 			d, s := dst[:k], src[:k]
 			lat := osu.Time(warm, iters, func(n int) {
 				for range n {
-					if exclusive {
+					if *exclusive {
 						goshmem.SumExscan(team, d, s)
 					} else {
 						goshmem.SumInscan(team, d, s)

@@ -290,6 +290,16 @@ type Extra struct {
 	Check    func(c Config) error   // validates them after parsing (nil: nothing to check)
 }
 
+// BoolFlag is the Extra of a program whose own flag is one boolean
+// -name, and where its value lands once parsed.
+func BoolFlag(name, help string) (*bool, Extra) {
+	v := new(bool)
+	return v, Extra{
+		Usage:    "[-" + name + "]",
+		Register: func(fs *flag.FlagSet) { fs.BoolVar(v, name, false, help) },
+	}
+}
+
 // ParseExtra is Parse with a program's own flags x.
 func ParseExtra(prog string, args []string, d Defaults, x Extra, out io.Writer) (Config, error) {
 	c := Config{MinSize: d.minSize(), MaxSize: d.MaxSize}

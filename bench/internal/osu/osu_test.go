@@ -439,3 +439,26 @@ func TestStartProfile(t *testing.T) {
 		t.Error("a profile for the second PE exists")
 	}
 }
+
+// TestBoolFlag: a program's one boolean flag is off by default, on when
+// given, and named in the usage line.
+func TestBoolFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{{nil, false}, {[]string{"-host"}, true}, {[]string{"-i", "5", "-host=false"}, false}} {
+		v, x := BoolFlag("host", "help")
+		if _, err := ParseExtra("barrier", c.args, LatencyDefaults, x, io.Discard); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if *v != c.want {
+			t.Errorf("%v: -host = %v, want %v", c.args, *v, c.want)
+		}
+	}
+	_, x := BoolFlag("host", "help")
+	var out strings.Builder
+	ParseExtra("barrier", []string{"-h"}, LatencyDefaults, x, &out)
+	if !strings.Contains(out.String(), "[-host]") {
+		t.Errorf("usage does not name -host:\n%s", out.String())
+	}
+}
