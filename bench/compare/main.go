@@ -4,13 +4,18 @@
 // the performance targets and plots:
 //
 //	go run ./bench/compare [-rounds 3] [-quick] [-only put,get,...] [-pes 2,4,8,8g | -np N] [-strict] [-out bench/results] [-tag T] [-peer=false] [-timeout D] [-x VAR=value ...]
-//	go run ./bench/compare -hosts N [-iface IF] [-rounds 3] [-quick] [-out DIR] [-tag T] [-peer=false] [-x VAR=value ...]
+//	go run ./bench/compare -hosts N [-ns | -iface IF] [-rounds 3] [-quick] [-out DIR] [-tag T] [-peer=false] [-x VAR=value ...]
 //
 // The second form is the cross-host mode (xhost.go): goshmem across N
 // hosts of one PE each (SHMEM_HOST under MPICH's mpiexec.hydra) against
 // raw TCP (bench/limits tcp) and the peer forced onto TCP, over the
 // interface IF (default: the default route's), with the issue's
 // cross-host targets, in <out>/<date>-xhost[-tag].md and .raw.txt.
+// With -ns the hosts are the network-namespace test hosts of
+// scripts/cluster (brought up and removed by the run; root), goshmem
+// runs under scripts/cluster/mpiexec.sh and raw TCP between h1 and hN;
+// the peer is skipped there (Open MPI over UCX TCP takes 4 ms per
+// message across them).
 //
 // It builds everything once into a temporary directory: goshmem's
 // launcher (cmd/oshrun), the selected programs bench/<name> and

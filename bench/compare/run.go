@@ -40,6 +40,7 @@ type config struct {
 	GoshEnv []string      // -x VAR=value: passed to goshmem's PEs only
 	Hosts   int           // -hosts: the cross-host mode with this many hosts (0: off)
 	Iface   string        // -iface: the interface the cross-host mode's hosts use
+	NS      bool          // -ns: the cross-host mode across the network-namespace test hosts
 
 	root  string  // the module's root directory
 	specs []*spec // the selected benchmarks
@@ -60,6 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.Strict, "strict", false, "exit with status 1 when a goshmem figure is below its machine limit (the report says FAIL either way)")
 	fs.IntVar(&c.Hosts, "hosts", 0, "cross-host mode: goshmem across this many one-PE hosts (SHMEM_HOST under mpiexec.hydra) against raw TCP and the peer over TCP (see xhost.go)")
 	fs.StringVar(&c.Iface, "iface", "", "cross-host mode: the network `interface` of the hosts' traffic (default: the default route's)")
+	fs.BoolVar(&c.NS, "ns", false, "cross-host mode: run goshmem and raw TCP across the network-namespace test hosts of scripts/cluster (h1, h2, ...; brought up and removed by the run) under scripts/cluster/mpiexec.sh; the peer is skipped there (Open MPI over UCX TCP takes 4 ms per message across them: docs/performance.md)")
 	fs.DurationVar(&c.Timeout, "timeout", 0, "stop a run after this long (default 10m, 3m with -quick)")
 	fs.Func("x", "`VAR=value` for goshmem's PEs only (oshrun -x), e.g. SHMEM_REDUCE_ALGORITHM=flat; repeatable", func(v string) error {
 		if k, _, ok := strings.Cut(v, "="); !ok || k == "" {

@@ -90,14 +90,26 @@ func ifaceIPv4(name string) (string, error) {
 
 // hydraArgs returns mpiexec.hydra's arguments for prog args with one
 // group of ranks per entry of hosts (the number of PEs on host h is
-// hosts[h]), each group told its host by SHMEM_HOST.
-func hydraArgs(hosts []int, env []string, hostEnv map[int][]string, prog string, args ...string) []string {
+// hosts[h]), each group told its host by SHMEM_HOST; with ns, the groups
+// are placed on the namespace test hosts h1, h2, ... instead (-hosts,
+// which fills them in rank order), whose own names group them.
+func hydraArgs(hosts []int, ns bool, env []string, hostEnv map[int][]string, prog string, args ...string) []string {
 	var a []string
+	if ns {
+		var place []string
+		for h, n := range hosts {
+			place = append(place, fmt.Sprintf("h%d:%d", h+1, n))
+		}
+		a = append(a, "-hosts", strings.Join(place, ","))
+	}
 	for h, n := range hosts {
 		if h > 0 {
 			a = append(a, ":")
 		}
-		a = append(a, "-n", strconv.Itoa(n), "-env", "SHMEM_HOST", fmt.Sprintf("h%d", h))
+		a = append(a, "-n", strconv.Itoa(n))
+		if !ns {
+			a = append(a, "-env", "SHMEM_HOST", fmt.Sprintf("h%d", h))
+		}
 		for _, kv := range append(slices.Clip(env), hostEnv[h]...) {
 			k, v, _ := strings.Cut(kv, "=")
 			a = append(a, "-env", k, v)
@@ -119,15 +131,40 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	if err != nil {
 		return fmt.Errorf("-hosts: MPICH's mpiexec.hydra is not installed (scripts/cluster/deps.sh installs it)")
 	}
+	// With -ns every program runs in a test host's namespace: goshmem
+	// under scripts/cluster/mpiexec.sh, the TCP echo side in the last
+	// host, its client in h1, all over the hosts' eth0.
+	var inHost func(h int, argv ...string) []string
 	iface := c.Iface
-	if iface == "" {
-		if iface = defaultIface(); iface == "" {
-			return fmt.Errorf("-hosts: no default route; name the interface the hosts use with -iface")
+	var ip string
+	if c.NS {
+		hostsSh := filepath.Join(root, "scripts", "cluster", "hosts.sh")
+		if o := execute(ctx, time.Minute, root, nil, hostsSh, "up", strconv.Itoa(c.Hosts)); o.Err != nil {
+			return fmt.Errorf("-ns: hosts.sh up %d: %v\n%s%s", c.Hosts, o.Err, o.Stdout, o.Stderr)
 		}
-	}
-	ip, err := ifaceIPv4(iface)
-	if err != nil {
-		return fmt.Errorf("-iface %s: %v", iface, err)
+		defer execute(context.Background(), time.Minute, root, nil, hostsSh, "down")
+		inHost = func(h int, argv ...string) []string {
+			return append([]string{hostsSh, "exec", fmt.Sprintf("h%d", h)}, argv...)
+		}
+		hydra = filepath.Join(root, "scripts", "cluster", "mpiexec.sh")
+		iface = "eth0"
+		argv := inHost(c.Hosts, "ip", "-4", "-o", "addr", "show", "eth0")
+		o := execute(ctx, time.Minute, root, nil, argv[0], argv[1:]...)
+		f := strings.Fields(o.Stdout)
+		if o.Err != nil || len(f) < 4 {
+			return fmt.Errorf("-ns: h%d's address: %v %s", c.Hosts, o.Err, o.Stdout)
+		}
+		ip, _, _ = strings.Cut(f[3], "/")
+	} else {
+		inHost = func(_ int, argv ...string) []string { return argv }
+		if iface == "" {
+			if iface = defaultIface(); iface == "" {
+				return fmt.Errorf("-hosts: no default route; name the interface the hosts use with -iface")
+			}
+		}
+		if ip, err = ifaceIPv4(iface); err != nil {
+			return fmt.Errorf("-iface %s: %v", iface, err)
+		}
 	}
 	out := c.Out
 	if out == "" {
@@ -161,7 +198,9 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 		return fmt.Errorf("go build: %v\n%s", o.Err, o.Stderr)
 	}
 	pi := peerInfo{Skipped: "-peer=false"}
-	if c.Peer {
+	if c.NS {
+		pi.Skipped = "-ns: Open MPI's OSHMEM over UCX TCP takes 4 ms per message across the namespace hosts (docs/performance.md)"
+	} else if c.Peer {
 		pi = findPeer()
 	}
 	if pi.Enabled {
@@ -178,7 +217,8 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	pr.step("starting the TCP echo side (limits tcp -listen %s:0)", ip)
 	echoCtx, stopEcho := context.WithCancel(ctx)
 	defer stopEcho()
-	echo := exec.CommandContext(echoCtx, filepath.Join(bin, "limits"), "tcp", "-listen", ip+":0")
+	echoArgv := inHost(c.Hosts, filepath.Join(bin, "limits"), "tcp", "-listen", ip+":0")
+	echo := exec.CommandContext(echoCtx, echoArgv[0], echoArgv[1:]...)
 	echoOut, err := echo.StdoutPipe()
 	if err != nil {
 		return err
@@ -200,7 +240,7 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	}
 	genv := append([]string{"SHMEM_SYMMETRIC_SIZE=64m", "SHMEM_INTERNODE_IFACE=" + iface}, c.GoshEnv...)
 	goshHosts := func(env []string, hostEnv map[int][]string, what string, hosts []int, name string, figs map[string]string, args ...string) xstep {
-		a := hydraArgs(hosts, append(append([]string{}, genv...), env...), hostEnv, filepath.Join(bin, name), args...)
+		a := hydraArgs(hosts, c.NS, append(append([]string{}, genv...), env...), hostEnv, filepath.Join(bin, name), args...)
 		return xstep{What: what, Side: "goshmem", Cmd: append([]string{hydra}, a...), Spec: benchSpec(name), Figs: figs}
 	}
 	goshEnv := func(env []string, what string, hosts []int, name string, figs map[string]string, args ...string) xstep {
@@ -231,7 +271,7 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 			Env: []string{"NP=" + strconv.Itoa(n), "BIN=" + peerBin, "PEER_RUN_FLAGS=" + peerFlags}, Spec: benchSpec(name), Figs: figs}
 	}
 	tcp := func(what string, figs map[string]string, args ...string) xstep {
-		return xstep{What: what, Side: "tcp", Cmd: append([]string{filepath.Join(bin, "limits"), "tcp", "-connect", echoAddr}, args...), Figs: figs}
+		return xstep{What: what, Side: "tcp", Cmd: inHost(1, append([]string{filepath.Join(bin, "limits"), "tcp", "-connect", echoAddr}, args...)...), Figs: figs}
 	}
 	iters := func(full, quick int) string {
 		if c.Quick {
@@ -391,8 +431,12 @@ func (c *config) crossHosts(ctx context.Context, stdout io.Writer, tty bool) err
 	m := readMachine()
 	fmt.Fprintf(b, "# goshmem across hosts, %s\n\n", start.Format("2006-01-02 15:04"))
 	fmt.Fprintf(b, "`go run ./bench/compare%s` on %s (%d CPUs), %s, %s; %.0f s.\n\n", argString(c.Args), m.CPU, m.CPUs, m.Kernel, m.Go, time.Since(start).Seconds())
-	fmt.Fprintf(b, "%d hosts of one PE each on this machine (SHMEM_HOST per group of ranks under `mpiexec.hydra`); every path is TCP over %s (%s):\n\n", n, iface, ip)
-	fmt.Fprintf(b, "- goshmem: `mpiexec.hydra %s`\n", strings.Join(hydraArgs(one, genv, nil, "PROG", "ARGS"), " "))
+	if c.NS {
+		fmt.Fprintf(b, "%d network-namespace test hosts of scripts/cluster (h1..h%d) on this machine, under `scripts/cluster/mpiexec.sh`; every path is TCP over the hosts' veth (eth0; the echo side at %s in h%d, its client in h1):\n\n", n, n, ip, n)
+	} else {
+		fmt.Fprintf(b, "%d hosts of one PE each on this machine (SHMEM_HOST per group of ranks under `mpiexec.hydra`); every path is TCP over %s (%s):\n\n", n, iface, ip)
+	}
+	fmt.Fprintf(b, "- goshmem: `%s %s`\n", filepath.Base(hydra), strings.Join(hydraArgs(one, c.NS, genv, nil, "PROG", "ARGS"), " "))
 	fmt.Fprintf(b, "- raw TCP (the limit): `limits tcp -listen %s:0` on one side, `limits tcp -connect %s ...` on the other (`-relay`: the echo side hands each message to a second process through shared memory and back, the hand-offs of a non-leader PE)\n", ip, echoAddr)
 	if pi.Enabled {
 		fmt.Fprintf(b, "- peer (%s): `NP=%d PEER_RUN_FLAGS=\"%s\" bench/peer/run.sh NAME ARGS`\n", pi.Version, n, peerFlags)

@@ -25,12 +25,19 @@ func TestRouteIface(t *testing.T) {
 }
 
 // TestHydraArgs: one group of ranks per host, each told its host, the
-// environment and its own host's additions, separated by ":".
+// environment and its own host's additions, separated by ":"; across
+// the namespace hosts (ns), the groups placed on h1, h2, ... in rank
+// order and no SHMEM_HOST.
 func TestHydraArgs(t *testing.T) {
-	got := hydraArgs([]int{2, 1}, []string{"A=1", "B=x=y"}, map[int][]string{1: {"C=2"}}, "prog", "-i", "5")
+	got := hydraArgs([]int{2, 1}, false, []string{"A=1", "B=x=y"}, map[int][]string{1: {"C=2"}}, "prog", "-i", "5")
 	want := strings.Fields("-n 2 -env SHMEM_HOST h0 -env A 1 -env B x=y prog -i 5 : -n 1 -env SHMEM_HOST h1 -env A 1 -env B x=y -env C 2 prog -i 5")
 	if !slices.Equal(got, want) {
 		t.Errorf("hydraArgs = %q\nwant        %q", got, want)
+	}
+	got = hydraArgs([]int{2, 1}, true, []string{"A=1"}, map[int][]string{1: {"C=2"}}, "prog", "-i", "5")
+	want = strings.Fields("-hosts h1:2,h2:1 -n 2 -env A 1 prog -i 5 : -n 1 -env A 1 -env C 2 prog -i 5")
+	if !slices.Equal(got, want) {
+		t.Errorf("hydraArgs (ns) = %q\nwant             %q", got, want)
 	}
 }
 
