@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -68,11 +69,32 @@ func Run(t testing.TB, timeout time.Duration, env []string, script string, args 
 	return out.String(), err
 }
 
+// exclusive makes t the only user of this machine's test hosts and
+// Slurm cluster until it ends: go test ./... runs the test binaries of
+// several packages at once, and one package's clean-up would otherwise
+// take down the hosts and daemons another one's test is running on. An
+// exclusive lock (flock) on a file every test binary opens, held until
+// after the test's own clean-ups. A test calls Hosts or Slurm once.
+func exclusive(t testing.TB) {
+	t.Helper()
+	path := filepath.Join(os.TempDir(), "goshmem-testcluster.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatalf("testcluster: %v", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatalf("testcluster: locking %s: %v", path, err)
+	}
+	t.Cleanup(func() { f.Close() }) // registered first: runs after the clean-ups below
+}
+
 // Hosts brings up n test hosts (h1..hn and head) for the test; they
 // are removed when it ends.
 func Hosts(t testing.TB, n int) {
 	t.Helper()
 	Need(t)
+	exclusive(t)
 	if out, err := Run(t, time.Minute, nil, "hosts.sh", "up", strconv.Itoa(n)); err != nil {
 		t.Fatalf("hosts.sh up %d: %v\n%s", n, err, out)
 	}
@@ -84,6 +106,7 @@ func Hosts(t testing.TB, n int) {
 func Slurm(t testing.TB, n int) {
 	t.Helper()
 	Need(t, "slurmctld", "slurmd", "srun", "munged")
+	exclusive(t)
 	if out, err := Run(t, 2*time.Minute, nil, "slurm.sh", "up", strconv.Itoa(n)); err != nil {
 		t.Fatalf("slurm.sh up %d: %v\n%s", n, err, out)
 	}

@@ -126,7 +126,9 @@ cmd_up() {
 }
 
 cmd_down() {
-	local pids=()
+	# Every variable local: cmd_up calls this, and bash's scoping would
+	# let a loop here overwrite cmd_up's n.
+	local pids=() nets=() f h p n ns
 	for f in "$D"/slurmctld.pid "$D"/slurmd-*.pid; do
 		[ -e "$f" ] || continue
 		p=$(cat "$f" 2>/dev/null || true)
@@ -138,12 +140,10 @@ cmd_down() {
 	done
 	# Step daemons of this cluster: those in a test host's network
 	# namespace (a Slurm of the machine itself is left alone).
-	local nets=() h p
 	for h in $("$here/hosts.sh" list 2>/dev/null || true); do
 		[ -e "/run/netns/$h" ] && nets+=("net:[$(stat -L -c %i "/run/netns/$h")]")
 	done
 	for p in $(pgrep -x slurmstepd || true); do
-		local ns
 		ns=$(readlink "/proc/$p/ns/net" 2>/dev/null || true)
 		for n in "${nets[@]}"; do
 			[ "$ns" = "$n" ] && kill -KILL "$p" 2>/dev/null || true
