@@ -879,6 +879,7 @@ func TestUnderHydraHostCutOff(t *testing.T) {
 	var cut time.Time
 	ready := 0
 	deadline := time.After(time.Minute)
+	stopped := regexp.MustCompile(`^PE 0 stopped at (\d+): (.*)`)
 	for {
 		select {
 		case l, ok := <-lines:
@@ -893,7 +894,7 @@ func TestUnderHydraHostCutOff(t *testing.T) {
 					link("down")
 				}
 			}
-			if m := regexp.MustCompile(`^PE 0 stopped at (\d+): (.*)`).FindStringSubmatch(l); m != nil {
+			if m := stopped.FindStringSubmatch(l); m != nil {
 				if cut.IsZero() {
 					t.Fatalf("PE 0 stopped before the cut:\n%s", out.String())
 				}
