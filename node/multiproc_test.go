@@ -839,10 +839,9 @@ func TestUnderHydraSHMEMHost(t *testing.T) {
 
 // TestUnderHydraHostCutOff: a host that vanishes without a word (its
 // link set down: no FIN, no RST, its launcher proxy cut off too) stops
-// the PEs of the other host within about 2 s (TCP keepalive and
-// TCP_USER_TIMEOUT, internode/tcp), naming the lost host. (With the
-// user timeout at 10 s it took 10.6 s: Linux lets it override the
-// keepalive's probe count.)
+// the PEs of the other host, naming the lost host, within the TCP
+// transport's bound: TCP_USER_TIMEOUT (10 s), which Linux lets override
+// the keepalive's probe count (measured 10.6 s).
 func TestUnderHydraHostCutOff(t *testing.T) {
 	hydra(t)
 	testcluster.Hosts(t, 2)
@@ -901,8 +900,8 @@ func TestUnderHydraHostCutOff(t *testing.T) {
 				ns, _ := strconv.ParseInt(m[1], 10, 64)
 				took := time.Unix(0, ns).Sub(cut)
 				t.Logf("PE 0 stopped %v after the cut: %s", took, m[2])
-				if took > 3500*time.Millisecond {
-					t.Errorf("PE 0 stopped %v after its peer host's link went down, want about 2 s", took)
+				if took > 13*time.Second {
+					t.Errorf("PE 0 stopped %v after its peer host's link went down, want about 10 s (TCP_USER_TIMEOUT)", took)
 				}
 				if !strings.Contains(m[2], "connection to host 1") {
 					t.Errorf("PE 0's error does not name the lost host: %s", m[2])

@@ -102,9 +102,9 @@
 // reported once per peer to Sink.Failed: at once for a closed or reset
 // connection (every connection is read, by the receiving goroutine when
 // no PE polls, so even a peer this leader only sends to is noticed), and
-// within about 2 s for a host that vanished, idle (TCP keepalive probes
-// every 0.5 s, given up after TCP_USER_TIMEOUT) or with data in flight
-// or unread (TCP_USER_TIMEOUT, 2 s: a leader must keep reading; the
+// within about 10 s for a host that vanished, idle (TCP keepalive probes
+// every second, given up after TCP_USER_TIMEOUT) or with data in flight
+// or unread (TCP_USER_TIMEOUT, 10 s: a leader must keep reading; the
 // Sink must not block for seconds). A peer's goodbye makes its end
 // clean: no report.
 //
@@ -142,16 +142,19 @@ const (
 	readBuf   = 64 << 10
 	dialWait  = 10 * time.Second
 	closeWait = 2 * time.Second // Close and Abort give the peers this long
-	// userTimeout bounds how long data may stay unacknowledged, and
-	// (Linux, tcp(7)) also when keepalive gives up: it overrides the
-	// probe count, so with 10 s here a host that vanished while idle
-	// was noticed after 10.6 s whatever the probes (measured: a test
-	// host's veth set down under hydra). A leader keeps reading (the
-	// receiving goroutine, or its polling PE), so 2 s of a peer window
-	// closed or of data unacknowledged means the host is gone.
-	userTimeout = 2 * time.Second
+	// userTimeout bounds how long data may stay unacknowledged or a
+	// peer's window closed, and (Linux, tcp(7)) also when keepalive
+	// gives up: it overrides the probe count, so a host that vanished
+	// while idle is noticed after about userTimeout whatever the probes
+	// (10.6 s, a test host's veth set down under hydra). 2 s made that
+	// 2.26 s, but also reset connections to live peers: under -race in
+	// CI, TestFramesInOrder's receivers (frames up to 8 MiB, three
+	// transports in one process on 2 CPUs) fell 2 s behind. A shorter
+	// bound on a vanished idle host needs probes of the transport's own
+	// (verbs has them), not this timeout.
+	userTimeout = 10 * time.Second
 	// keepIdle is the keepalive's idle time and probe interval.
-	keepIdle = 500 * time.Millisecond
+	keepIdle = time.Second
 )
 
 // Backend returns this backend for internode.Open.
