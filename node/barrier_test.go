@@ -158,26 +158,31 @@ func TestHeapTooLargeForMachine(t *testing.T) {
 	}
 }
 
-// TestBarrierPolicy: goroutine PEs park sooner in the central barrier
-// (their Gosched calls only cycle the run queue through other waiters),
-// processes keep the job's policy, and SHMEM_WAIT_YIELD wins.
-func TestBarrierPolicy(t *testing.T) {
-	gor := wait.Auto(8, 2, wait.Goroutines)
-	proc := wait.Auto(8, 2, wait.Processes)
+// TestParkYield: goroutine PEs that outnumber their Ps yield once
+// before a control-only wait parks (without a timer: each Gosched takes
+// the scheduler's global lock, a park costs a goroutine switch), and
+// SHMEM_WAIT_YIELD (Config.WaitYield) sets those yields too.
+func TestParkYield(t *testing.T) {
+	n := 4 * runtime.GOMAXPROCS(0) // outnumbers the Ps on any machine
 	for _, tc := range []struct {
 		name      string
-		pol       wait.Policy
-		userYield int
+		cfg       node.Config
 		wantYield int
+		wantPark  int
 	}{
-		{"goroutines", gor, 0, 4},
-		{"goroutines, SHMEM_WAIT_YIELD set", gor, 50, gor.Yield},
-		{"processes", proc, 0, proc.Yield},
-		{"goroutines fitting (fewer yields already)", wait.Policy{Mode: wait.Goroutines, Spin: 10, Yield: 2}, 0, 2},
+		{"auto", node.Config{HeapSize: 1 << 20}, -1, 1},
+		{"SHMEM_WAIT_YIELD=50", node.Config{HeapSize: 1 << 20, WaitYield: 50}, 50, 50},
 	} {
-		got := node.BarrierPolicy(tc.pol, tc.userYield)
-		if got.Yield != tc.wantYield || got.Spin != tc.pol.Spin || got.Mode != tc.pol.Mode || got.MaxSleep != tc.pol.MaxSleep {
-			t.Errorf("%s: barrierPolicy(%+v, %d) = %+v; want the same with Yield %d", tc.name, tc.pol, tc.userYield, got, tc.wantYield)
+		err := goshmem.RunLocalConfig(tc.cfg, n, func(pe *goshmem.PE) {
+			pol := pe.WaitPolicy()
+			if pol.Mode != wait.Goroutines || pol.ParkYield != tc.wantPark || tc.wantYield >= 0 && pol.Yield != tc.wantYield {
+				panic(fmt.Sprintf("%s: %d goroutine PEs on %d Ps wait with %+v; want mode goroutines, ParkYield %d (Yield %d, -1: auto)",
+					tc.name, n, runtime.GOMAXPROCS(0), pol, tc.wantPark, tc.wantYield))
+			}
+			pe.BarrierAll()
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -41,9 +41,6 @@ func (p *PE) BarrierGroups() int {
 // CPUSetID is cpuSetID.
 var CPUSetID = cpuSetID
 
-// BarrierPolicy is barrierPolicy.
-var BarrierPolicy = barrierPolicy
-
 // XQuiets returns how many Quiet round trips to other hosts this PE
 // has made (0 in a job on one host).
 func (p *PE) XQuiets() uint64 {

@@ -3,6 +3,7 @@ package node_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -186,6 +187,56 @@ func TestWaitingDoesNotStarveWork(t *testing.T) {
 			phase, ratio, during, alone, window, runtime.GOMAXPROCS(0))
 		if ratio < 0.3 {
 			t.Errorf("%s: a CPU-bound goroutine ran at %.2f of its speed alone while 8 PEs waited; want >= 0.30", phase, ratio)
+		}
+	}
+}
+
+// TestPanicDuringBarriers: a goroutine PE fails at a random point while
+// the others run barriers (and the team barrier) in a loop, so its
+// failure lands at every moment of their waits: before, while and after
+// they register to park. Control-only waits of goroutine PEs park
+// without a timer, so a failure they missed would leave them parked for
+// good; every job must end within a second of the panic.
+func TestPanicDuringBarriers(t *testing.T) {
+	const n = 8
+	rng := rand.New(rand.NewPCG(1, 2))
+	for rep := range 40 {
+		victim, at := rng.IntN(n), rng.IntN(200)
+		var panicked atomic.Int64
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			done <- goshmem.RunLocalConfig(longSleep, n, func(pe *goshmem.PE) {
+				// A team of all but PE 0, backwards: its barrier is the
+				// teams' own, not the world's.
+				team, err := goshmem.TeamWorld(pe).SplitStrided(n-1, -1, n-1, nil)
+				if err != nil {
+					panic(err)
+				}
+				for i := 0; ; i++ {
+					if pe.MyPE() == victim && i == at {
+						panicked.Store(int64(time.Since(start)))
+						panic("the victim fails")
+					}
+					if i%2 == 0 || team == nil {
+						pe.BarrierAll()
+					} else {
+						team.Sync()
+					}
+				}
+			})
+		}()
+		select {
+		case err := <-done:
+			var pe *node.PanicError
+			if !errors.As(err, &pe) || pe.PE != victim {
+				t.Fatalf("rep %d: RunLocal = %v, want PE %d's panic", rep, err, victim)
+			}
+			if d := time.Since(start) - time.Duration(panicked.Load()); d > time.Second {
+				t.Errorf("rep %d: the job ended %v after PE %d failed at barrier %d", rep, d, victim, at)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("rep %d: the PEs still wait 30 s after PE %d failed at barrier %d", rep, victim, at)
 		}
 	}
 }

@@ -52,9 +52,6 @@ type Job struct {
 	// wake only to receive, and it receives).
 	hotPolicy wait.Policy
 	hot       bool
-	// barPolicy is the waiting policy of the central barrier's waits:
-	// policy, with goroutine PEs parking sooner (centralGoYield).
-	barPolicy wait.Policy
 	// notify: per local PE, the in-process list its goroutines park on
 	// when every PE of the job is a goroutine of this process (policy
 	// mode wait.Goroutines); nil otherwise.
@@ -176,8 +173,10 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		j.hot = false // the user's choice, hot or not
 	}
 	if cfg.WaitYield > 0 {
-		j.policy.Yield = cfg.WaitYield
-		j.hotPolicy.Yield = cfg.WaitYield
+		// The user's yields, also before a goroutine PE's timer-free
+		// parks (wait.Policy.ParkYield).
+		j.policy.Yield, j.policy.ParkYield = cfg.WaitYield, cfg.WaitYield
+		j.hotPolicy.Yield, j.hotPolicy.ParkYield = cfg.WaitYield, cfg.WaitYield
 	}
 	if cfg.WaitSleep > 0 {
 		j.policy.MaxSleep = cfg.WaitSleep
@@ -188,32 +187,12 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	fenced := !cfg.NoFence && sys.MembarrierRegister() == nil
 	j.policy.SetFenced(fenced)
 	j.hotPolicy.SetFenced(fenced)
-	j.barPolicy = barrierPolicy(j.policy, cfg.WaitYield)
+	// Goroutine PEs' control-only waits park without a timer, and
+	// read the failure record once armed (wait.Policy.Abort).
+	j.policy.Abort = &j.ctl.Header.Abort.State
+	j.hotPolicy.Abort = &j.ctl.Header.Abort.State
 	return j, nil
 }
-
-// barrierPolicy returns the central barrier's waiting policy from the
-// job's: goroutine PEs park after centralGoYield yields, unless the
-// user set SHMEM_WAIT_YIELD (userYield > 0).
-func barrierPolicy(pol wait.Policy, userYield int) wait.Policy {
-	if pol.Mode == wait.Goroutines && pol.Yield > centralGoYield && userYield <= 0 {
-		pol.Yield = centralGoYield
-	}
-	return pol
-}
-
-// centralGoYield is how many times a goroutine PE waiting in the
-// central barrier yields to the Go scheduler before it parks (unless
-// SHMEM_WAIT_YIELD says otherwise). A waiter there can do nothing
-// until the last PE arrives, and each of its Gosched calls only passes
-// the P to the next goroutine in the run queue, often another waiter:
-// parked, it leaves the queue to the PEs that have yet to arrive. 8
-// goroutine PEs on 2 Ps (oshrun -n 8 --pes-per-proc 8 bench/barrier -i
-// 50000 -w 5000, 3 rounds): 1.67-1.86 us per barrier with 1-4 yields
-// against 1.97-2.26 us with 32 (the general policy), while the small
-// collectives showed no gain from parking sooner (8 B reduce 2.91-2.99
-// against 2.90-3.13 us), so only the barrier does.
-const centralGoYield = 4
 
 // cpuSetID identifies a set of CPUs (ascending numbers) for
 // job.Slot.CPUs: an FNV-1a hash of the numbers, never 0.

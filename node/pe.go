@@ -336,7 +336,7 @@ func (p *PE) centralSync(routine string) {
 			return
 		}
 		if int64(p.arrivals.Load()-all) < 0 {
-			p.waitCount(routine, p.arrivals, all, &p.job.barPolicy)
+			p.waitCount(routine, p.arrivals, all, p.policy)
 		}
 		return
 	}
@@ -409,6 +409,7 @@ func (p *PE) cpuGroups() {
 	p.groups = uint64(len(first))
 	p.spin = wait.Auto(1, 1, p.policy.Mode)
 	p.spin.MaxSleep = p.policy.MaxSleep
+	p.spin.Abort = p.policy.Abort
 }
 
 // CPUMates returns the other PEs that share this PE's CPU set when

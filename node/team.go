@@ -178,8 +178,8 @@ func (p *PE) TeamFetchAdd(q, slot, w int, d uint32) uint32 {
 
 // TeamWaitOn waits until word w of slot slot of PE q (mapped here) has
 // reached v, counting with wrap-around, like TeamWait on another PE's
-// word, with the central barrier's waiting policy (the teams' central
-// barrier is its use): whoever raises it must wake this PE. A failed job panics, also
+// word (the teams' central barrier is its use): whoever raises it must
+// do so with an atomic add or store and wake this PE. A failed job panics, also
 // when the word has reached v (see CentralBarrier).
 func (p *PE) TeamWaitOn(routine string, q, slot, w int, v uint32) {
 	off := p.teamOff(routine, q, slot, w)
@@ -189,8 +189,9 @@ func (p *PE) TeamWaitOn(routine string, q, slot, w int, v uint32) {
 	}
 	word := mem.At[atomic.Uint32](b, off)
 	if int32(word.Load()-v) < 0 {
-		// The central barrier's wait (its only use): its policy.
-		p.waitSlow(routine, &p.job.barPolicy, func() bool { return int32(word.Load()-v) >= 0 })
+		// Control-only: the teams' central barrier raises the word
+		// with atomic adds, and its last arrival wakes every member.
+		p.waitLoop(routine, p.policy, true, func() bool { return int32(word.Load()-v) >= 0 })
 	}
 }
 

@@ -25,7 +25,7 @@ func ExampleAuto() {
 	fmt.Printf("%+v\n", wait.Auto(16, 8, wait.Processes))
 	fmt.Printf("%+v\n", wait.Auto(8, 2, wait.Goroutines))
 	// Output:
-	// {Spin:32000 Yield:200 MaxSleep:10ms MinSleep:0s Mode:processes Fenced:false}
-	// {Spin:1 Yield:4000 MaxSleep:10ms MinSleep:0s Mode:processes Fenced:false}
-	// {Spin:1 Yield:32 MaxSleep:10ms MinSleep:0s Mode:goroutines Fenced:false}
+	// {Spin:32000 Yield:200 ParkYield:-1 Abort:<nil> MaxSleep:10ms MinSleep:0s Mode:processes Fenced:false}
+	// {Spin:1 Yield:4000 ParkYield:-1 Abort:<nil> MaxSleep:10ms MinSleep:0s Mode:processes Fenced:false}
+	// {Spin:1 Yield:32 ParkYield:1 Abort:<nil> MaxSleep:10ms MinSleep:0s Mode:goroutines Fenced:false}
 }

@@ -99,6 +99,15 @@
 // the low half, so that a ring wakes only the kind of sleeper there is:
 // Ring stays one load when nobody sleeps, and pays no futex call when
 // only goroutines are parked.
+//
+// A control-only wait of goroutine PEs parks without a timer (when the
+// policy is not Fenced and names the job's failure record,
+// Policy.Abort): its words are written with a full fence before the
+// ring, so no wake-up can be lost, and a failure is read once the
+// waiter is armed. It yields only Policy.ParkYield times first: each
+// runtime.Gosched takes the scheduler's global run-queue lock, and a
+// park costs about a goroutine switch. Waits for data keep their timed
+// sleeps, which bound a wake-up lost to a plain store.
 package wait
 
 import (
@@ -145,8 +154,21 @@ func (m Mode) String() string {
 
 // Policy bounds the phases of a wait.
 type Policy struct {
-	Spin     int           // polls with a CPU pause before yielding
-	Yield    int           // polls with a yield before sleeping
+	Spin  int // polls with a CPU pause before yielding
+	Yield int // polls with a yield before sleeping
+	// ParkYield, when not negative, replaces Yield in a control-only
+	// wait (Backoff.ControlOnly) of mode Goroutines that is not Fenced:
+	// such a wait parks without a timer (see Sleep), which costs about
+	// a goroutine switch, while every runtime.Gosched takes the
+	// scheduler's global run queue lock. Auto sets it when goroutine
+	// PEs outnumber their Ps; negative: Yield.
+	ParkYield int
+	// Abort, when set, is the job's failure record: not 0 once the job
+	// has failed, set before the failure's WakeAll. A timer-free park
+	// (see Sleep) checks it once armed, so that a failure recorded
+	// after the waiter's own last look at it, but before Sleep read
+	// Seq, still ends the wait. Without it every park has a timer.
+	Abort    *atomic.Uint32
 	MaxSleep time.Duration // longest sleep: bounds how late a wake-up lost to a plain store can be
 	// MinSleep is the first sleep (0: 50 us); sleeps double from it up
 	// to MaxSleep. A wait that is expected to be long starts long: each
@@ -211,15 +233,20 @@ func (p *Policy) Publish(w *atomic.Uint32, v uint32) {
 // at 4; the more PEs share a CPU, the likelier the PE waited for is
 // one of them.
 const (
-	fitSpin          = 32000
-	fitYield         = 200
-	oversubSpin      = 1    // processes: yield at once (see below)
-	oversubGoSpin    = 1    // goroutines: a switch to the PE waited for costs less than spinning
-	oversubYield     = 4000 // processes: sched_yields before the first sleep
-	oversubGoYield   = 32   // goroutines: Gosched calls before the first park
-	sharedSpin       = 32   // PEs fit, helpers share the CPUs: about a microsecond, then yield (see Shared)
-	defaultMaxSleep  = 10 * time.Millisecond
-	resumeYieldLimit = 200 // yields between sleeps, at most
+	fitSpin        = 32000
+	fitYield       = 200
+	oversubSpin    = 1    // processes: yield at once (see below)
+	oversubGoSpin  = 1    // goroutines: a switch to the PE waited for costs less than spinning
+	oversubYield   = 4000 // processes: sched_yields before the first sleep
+	oversubGoYield = 32   // goroutines: Gosched calls before the first park
+	// oversubGoParkYield: Gosched calls before a timer-free park
+	// (Policy.ParkYield). 8 goroutine PEs' barrier on 2 Ps (oshrun -n 8
+	// --pes-per-proc 8 bench/barrier): 1 beat 0, 2 and 4 in alternated
+	// runs.
+	oversubGoParkYield = 1
+	sharedSpin         = 32 // PEs fit, helpers share the CPUs: about a microsecond, then yield (see Shared)
+	defaultMaxSleep    = 10 * time.Millisecond
+	resumeYieldLimit   = 200 // yields between sleeps, at most
 )
 
 // Auto returns the policy for npes PEs sharing ncpus CPUs, waiting in
@@ -230,12 +257,12 @@ const (
 // long idle period (goroutines park soon: that is cheap in-process).
 func Auto(npes, ncpus int, m Mode) Policy {
 	if npes <= ncpus {
-		return Policy{Spin: fitSpin, Yield: fitYield, MaxSleep: defaultMaxSleep, Mode: m}
+		return Policy{Spin: fitSpin, Yield: fitYield, ParkYield: -1, MaxSleep: defaultMaxSleep, Mode: m}
 	}
 	if m == Goroutines {
-		return Policy{Spin: oversubGoSpin, Yield: oversubGoYield, MaxSleep: defaultMaxSleep, Mode: m}
+		return Policy{Spin: oversubGoSpin, Yield: oversubGoYield, ParkYield: oversubGoParkYield, MaxSleep: defaultMaxSleep, Mode: m}
 	}
-	return Policy{Spin: oversubSpin, Yield: oversubYield, MaxSleep: defaultMaxSleep, Mode: m}
+	return Policy{Spin: oversubSpin, Yield: oversubYield, ParkYield: -1, MaxSleep: defaultMaxSleep, Mode: m}
 }
 
 // Shared returns the policy for PEs that fit their CPUs only while
@@ -259,6 +286,14 @@ func Shared(m Mode) Policy {
 // Notify is the in-process wake-up list of one PE's doorbell, on which
 // the PE's goroutines park in mode Goroutines. The zero value is ready.
 // It must not be copied after first use.
+//
+// A park with a timeout (a wait for data, whose writers store plainly
+// and may miss the registration: see the package comment) waits on a
+// channel that the next wake closes, with a timer. A park without one
+// (a control-only wait: see Sleep) waits on cond, which allocates
+// nothing. In a stand-alone model of the central barrier (8 goroutines
+// on 2 Ps, parking at once) a timer per park took a barrier from
+// 1.8-2.4 us to 6.3 us.
 type Notify struct {
 	// armed is set when a goroutine takes the channel to park on and
 	// cleared by the wake that closes it: between a wake and the woken
@@ -267,6 +302,7 @@ type Notify struct {
 	armed atomic.Bool
 	mu    sync.Mutex
 	ch    chan struct{} // closed by the next wake; nil: nobody parked since the last one
+	cond  sync.Cond     // untimed parks; L is &mu, set by the first park
 }
 
 // channel returns the channel the next wake closes.
@@ -281,6 +317,24 @@ func (n *Notify) channel() <-chan struct{} {
 	return c
 }
 
+// park parks the calling goroutine until the next wake, unless done
+// reports true once armed (it is then not parked); it reports done's
+// value. A wake whose load of armed comes after done's check takes the
+// lock, which the waiter holds from arming until cond.Wait has added
+// it to the list, so its Broadcast reaches the waiter.
+func (n *Notify) park(done func() bool) bool {
+	n.mu.Lock()
+	n.cond.L = &n.mu
+	n.armed.Store(true)
+	if done() {
+		n.mu.Unlock()
+		return true
+	}
+	n.cond.Wait()
+	n.mu.Unlock()
+	return false
+}
+
 // wake wakes every goroutine parked on n.
 func (n *Notify) wake() {
 	if !n.armed.Load() || !n.armed.Swap(false) {
@@ -291,6 +345,7 @@ func (n *Notify) wake() {
 		close(n.ch)
 		n.ch = nil
 	}
+	n.cond.Broadcast()
 	n.mu.Unlock()
 }
 
@@ -405,6 +460,7 @@ const (
 type Backoff struct {
 	p      *Policy
 	n      int
+	yield  int // the policy's Yield, or its ParkYield (ControlOnly)
 	sleeps int
 	// ctl: the condition reads only control words (ControlOnly), so
 	// Sleep does not count this waiter in the doorbell's Data.
@@ -414,13 +470,24 @@ type Backoff struct {
 }
 
 // Start begins a wait under policy p.
-func Start(p *Policy) Backoff { return Backoff{p: p} }
+func Start(p *Policy) Backoff { return Backoff{p: p, yield: p.Yield} }
 
 // ControlOnly marks the wait as one whose condition reads only control
 // words, which writers set with Ring: data writers (RingData) then do
 // not wake it (see the package comment). A wait whose condition reads
 // anything a put or an AMO can write must not be marked.
-func (b *Backoff) ControlOnly() { b.ctl = true }
+func (b *Backoff) ControlOnly() {
+	b.ctl = true
+	if b.parksUntimed() && b.p.ParkYield >= 0 {
+		b.yield = b.p.ParkYield
+	}
+}
+
+// parksUntimed reports whether Sleep parks without a timer: a
+// control-only wait of a goroutine PE whose writers fence (see Sleep).
+func (b *Backoff) parksUntimed() bool {
+	return b.ctl && b.p.Mode == Goroutines && !b.p.Fenced && b.p.Abort != nil
+}
 
 // Pause waits a little, escalating from spinning to yielding. It
 // returns Sleeping when the caller should sleep on its doorbell (with
@@ -437,7 +504,7 @@ func (b *Backoff) Pause() Phase {
 		// noticing a store that has already arrived.
 		Relax()
 		return Spinning
-	case b.n <= b.p.Spin+b.p.Yield:
+	case b.n <= b.p.Spin+b.yield:
 		switch b.p.Mode {
 		case Processes:
 			sys.SchedYield()
@@ -453,7 +520,7 @@ func (b *Backoff) Pause() Phase {
 		return Yielding
 	}
 	// Next round: yield a little again, then sleep.
-	b.n = b.p.Spin + b.p.Yield - min(b.p.Yield, resumeYieldLimit)
+	b.n = b.p.Spin + b.yield - min(b.yield, resumeYieldLimit)
 	return Sleeping
 }
 
@@ -480,6 +547,23 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 	register(d, park)
 	if b.registered != nil {
 		b.registered()
+	}
+	if park && b.parksUntimed() {
+		// A control-only wait in process parks without a timer. Its
+		// words are written with a full fence (an atomic add, or a
+		// store that is an XCHG: Publish when not Fenced) before the
+		// writer's Ring, so the Dekker handshake of the package comment
+		// holds and no wake-up is lost to a store buffer. A job's
+		// failure is recorded in Policy.Abort before its WakeAll bumps
+		// Seq and wakes the Notify: a failure before the check is seen
+		// there, and a WakeAll after it finds the Notify armed. With
+		// nothing that can be lost, a timeout would only cost a timer
+		// per park.
+		b.sleeps++
+		abort := b.p.Abort
+		bell.Local.park(func() bool { return cond() || d.Seq.Load() != seq || abort.Load() != 0 })
+		b.leave(d, park)
+		return cond()
 	}
 	polls := 64
 	if park {
@@ -533,7 +617,7 @@ func (b *Backoff) Sleep(bell Bell, cond func() bool) bool {
 		// would only burn the CPU (each yield returns at once when
 		// nothing else is runnable here; 200 of them per 10 ms sleep
 		// cost an idle waiter some 5% of a CPU). Sleep again at once.
-		b.n = b.p.Spin + b.p.Yield
+		b.n = b.p.Spin + b.yield
 	}
 	return false
 }

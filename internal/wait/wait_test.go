@@ -16,10 +16,10 @@ import (
 
 func TestAuto(t *testing.T) {
 	for _, m := range []wait.Mode{wait.Mixed, wait.Processes, wait.Goroutines} {
-		dedicated := wait.Policy{Spin: 32000, Yield: 200, MaxSleep: 10 * time.Millisecond, Mode: m}
-		oversub := wait.Policy{Spin: 1, Yield: 4000, MaxSleep: 10 * time.Millisecond, Mode: m}
+		dedicated := wait.Policy{Spin: 32000, Yield: 200, ParkYield: -1, MaxSleep: 10 * time.Millisecond, Mode: m}
+		oversub := wait.Policy{Spin: 1, Yield: 4000, ParkYield: -1, MaxSleep: 10 * time.Millisecond, Mode: m}
 		if m == wait.Goroutines {
-			oversub.Yield = 32
+			oversub.Yield, oversub.ParkYield = 32, 1
 		}
 		cases := []struct {
 			npes, ncpus int
@@ -845,6 +845,225 @@ func TestQuietSleepSkipsYields(t *testing.T) {
 		}
 		if got := untilSleeping(); got != p.Yield {
 			t.Errorf("%v: after a rung sleep, %d pauses before the next sleep, want %d (the yields)", mode, got, p.Yield)
+		}
+	}
+}
+
+// TestControlOnlyParkHasNoTimer: a control-only wait of a goroutine PE
+// (mode Goroutines, not fenced) parks without a timeout, so it does not
+// come back after MaxSleep; a Ring after the condition's store wakes
+// it, and so does a job failure's WakeAll with the condition still
+// false (it must then see the abort, as every waiter does).
+func TestControlOnlyParkHasNoTimer(t *testing.T) {
+	var d job.Doorbell
+	var n wait.Notify
+	bell := wait.Bell{Door: &d, Local: &n}
+	var flag, abort atomic.Uint32
+	p := wait.Policy{Mode: wait.Goroutines, MaxSleep: time.Millisecond, MinSleep: time.Millisecond, Abort: &abort}
+	sleep := func() (chan bool, *int) {
+		out := make(chan bool, 1)
+		sleeps := new(int)
+		go func() {
+			b := wait.Start(&p)
+			b.ControlOnly()
+			ok := b.Sleep(bell, func() bool { return flag.Load() == 1 })
+			*sleeps = b.Sleeps()
+			out <- ok
+		}()
+		return out, sleeps
+	}
+
+	out, _ := sleep()
+	waitRegistered(t, &d, wait.ParkUnit)
+	select {
+	case <-out:
+		t.Fatal("a control-only park returned without a ring (it timed out)")
+	case <-time.After(50 * time.Millisecond): // 50 times MaxSleep
+	}
+	flag.Store(1)
+	wait.Ring(bell)
+	select {
+	case ok := <-out:
+		if !ok {
+			t.Error("woken after the store, Sleep reported the condition false")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ring did not wake the control-only park")
+	}
+	if d.Sleepers.Load() != 0 || d.Data.Load() != 0 {
+		t.Errorf("after the wake: Sleepers %#x Data %d, want 0, 0", d.Sleepers.Load(), d.Data.Load())
+	}
+
+	flag.Store(0)
+	out, sleeps := sleep()
+	waitRegistered(t, &d, wait.ParkUnit)
+	abort.Store(2)
+	wait.WakeAll(bell)
+	select {
+	case ok := <-out:
+		if ok {
+			t.Error("woken by WakeAll, Sleep reported a condition that is false")
+		}
+		if *sleeps != 1 {
+			t.Errorf("Sleeps() = %d after one park, want 1", *sleeps)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WakeAll did not wake the control-only park")
+	}
+
+	// A failure recorded (and rung) after the waiter last looked at the
+	// record, before it called Sleep: Sleep must not park for good.
+	out, _ = sleep()
+	select {
+	case <-out:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a control-only park slept through a failure recorded before it")
+	}
+
+	// Without a failure record the park has a timer.
+	abort.Store(0)
+	p.Abort = nil
+	out, _ = sleep()
+	select {
+	case <-out:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a control-only park without Policy.Abort did not time out")
+	}
+}
+
+// TestControlOnlyParkNoLostWakeup races the two wake-ups a timer-free
+// park relies on against its registration, many times: a Ring after an
+// atomic store of the condition, and WakeAll (a job failure) with the
+// condition false. Each round's wake-up comes at once, after a few
+// spins, once the waiter has registered, or from the waiter's own hook
+// between registering and parking. A lost one leaves the waiter parked
+// forever, which the deadline catches.
+func TestControlOnlyParkNoLostWakeup(t *testing.T) {
+	const rounds = 3000
+	var d job.Doorbell
+	var n wait.Notify
+	bell := wait.Bell{Door: &d, Local: &n}
+	var abort atomic.Uint32
+	p := wait.Policy{Mode: wait.Goroutines, MaxSleep: time.Hour, MinSleep: time.Hour, Abort: &abort}
+	var word, aborted, seen atomic.Uint64
+	parks := 0 // the waiter's, read after done
+	wakeUp := func(i uint64) {
+		if i%3 == 0 {
+			// A failure, recorded before its WakeAll (node's Job.fail);
+			// the waiter leaves it as node's waits do, here to wait
+			// again in the next round (Abort cleared before then).
+			aborted.Store(i)
+			abort.Store(2)
+			wait.WakeAll(bell)
+		} else {
+			word.Store(i)
+			wait.Ring(bell)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := uint64(1); i <= rounds; i++ {
+			// As node's waits: the condition reads the control word,
+			// and the abort record is read after every sleep.
+			cond := func() bool { return word.Load() >= i }
+			b := wait.Start(&p)
+			if i%5 == 4 {
+				b = wait.StartWithHook(&p, func() { wakeUp(i) })
+			}
+			b.ControlOnly()
+			for !b.Sleep(bell, cond) && aborted.Load() < i {
+			}
+			abort.Store(0)
+			parks += b.Sleeps()
+			seen.Store(i)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := uint64(1); i <= rounds; i++ {
+		for seen.Load() < i-1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the waiter is stuck (Sleepers %#x)", i-1, d.Sleepers.Load())
+			}
+			runtime.Gosched()
+		}
+		switch i % 5 {
+		case 4:
+			continue // the waiter's hook wakes it
+		case 1:
+			for range i % 64 {
+				wait.Relax()
+			}
+		case 2:
+			for d.Sleepers.Load() == 0 && seen.Load() < i && time.Now().Before(deadline) {
+				runtime.Gosched()
+			}
+		}
+		wakeUp(i)
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Until(deadline) + time.Second):
+		t.Fatalf("the waiter is stuck at round %d (Sleepers %#x)", seen.Load()+1, d.Sleepers.Load())
+	}
+	if d.Sleepers.Load() != 0 {
+		t.Errorf("Sleepers = %#x at the end", d.Sleepers.Load())
+	}
+	if parks < rounds/2 {
+		t.Errorf("the waiter slept %d times in %d rounds: the races were not run", parks, rounds)
+	}
+	t.Logf("%d sleeps in %d rounds", parks, rounds)
+}
+
+// TestControlOnlyYields: a control-only wait of goroutine PEs that is
+// not fenced (its park has no timer) yields ParkYield times before it
+// sleeps; a data wait, a fenced one, a process's, and one whose policy
+// has no ParkYield (negative) yield Yield times.
+func TestControlOnlyYields(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    wait.Policy
+		ctl  bool
+		want int
+	}{
+		{"goroutines, control-only", wait.Policy{Spin: 1, Yield: 32, ParkYield: 1, Mode: wait.Goroutines, Abort: new(atomic.Uint32)}, true, 1},
+		{"goroutines, control-only, no failure record", wait.Policy{Spin: 1, Yield: 32, ParkYield: 1, Mode: wait.Goroutines}, true, 32},
+		{"goroutines, data", wait.Policy{Spin: 1, Yield: 32, ParkYield: 1, Mode: wait.Goroutines}, false, 32},
+		{"goroutines, control-only, fenced", wait.Policy{Spin: 1, Yield: 32, ParkYield: 1, Mode: wait.Goroutines, Fenced: true}, true, 32},
+		{"goroutines, control-only, no ParkYield", wait.Policy{Spin: 1, Yield: 32, ParkYield: -1, Mode: wait.Goroutines}, true, 32},
+		{"processes, control-only", wait.Policy{Spin: 1, Yield: 32, ParkYield: 1, Mode: wait.Processes}, true, 32},
+	} {
+		b := wait.Start(&tc.p)
+		if tc.ctl {
+			b.ControlOnly()
+		}
+		yields := 0
+		for i := 0; ; i++ {
+			ph := b.Pause()
+			if ph == wait.Sleeping {
+				break
+			}
+			if ph == wait.Yielding {
+				yields++
+			}
+			if i > 1000 {
+				t.Fatalf("%s: no Sleeping after 1000 pauses", tc.name)
+			}
+		}
+		if yields != tc.want {
+			t.Errorf("%s: %d yields before sleeping, want %d", tc.name, yields, tc.want)
+		}
+	}
+	for _, m := range []wait.Mode{wait.Processes, wait.Goroutines, wait.Mixed} {
+		for _, npes := range []int{1, 8} {
+			p := wait.Auto(npes, 2, m)
+			want := -1
+			if m == wait.Goroutines && npes > 2 {
+				want = 1
+			}
+			if p.ParkYield != want || p.ParkYield > p.Yield {
+				t.Errorf("Auto(%d, 2, %v).ParkYield = %d, want %d (and no more than Yield %d)", npes, m, p.ParkYield, want, p.Yield)
+			}
 		}
 	}
 }
