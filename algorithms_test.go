@@ -143,9 +143,10 @@ func TestScans(t *testing.T) {
 // TestDropboxBackToBack hammers the small-message paths (dropbox
 // reductions and broadcasts) with back-to-back calls whose data and
 // roots change every time, so that reusing a dropbox too early shows
-// up as a wrong value.
+// up as a wrong value. At 8 PEs (more than the CPUs of most test
+// machines) goroutine PEs park in these waits, without a timer.
 func TestDropboxBackToBack(t *testing.T) {
-	for _, n := range []int{1, 2, 3, 5} {
+	for _, n := range []int{1, 2, 3, 5, 8} {
 		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
 			w := goshmem.TeamWorld(pe)
 			src, _ := goshmem.Malloc[int64](pe, 4)

@@ -1339,7 +1339,7 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 	seq := mem.At[atomic.Uint32](box, 0)
 	ready := func() bool { return int32(seq.Load()-e) >= 0 }
 	if t.mates == nil || off != exchangeBox(e) { // (a broadcast: its readers wait for its root only)
-		t.pe.WaitSlow(routine, ready)
+		t.pe.WaitControl(routine, ready)
 		return
 	}
 	matesIn := func() bool {
@@ -1351,7 +1351,7 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 		return true
 	}
 	if !matesIn() {
-		t.pe.WaitSlow(routine, func() bool { return ready() || matesIn() })
+		t.pe.WaitControl(routine, func() bool { return ready() || matesIn() })
 		if ready() {
 			return
 		}
@@ -1452,7 +1452,7 @@ func awaitDone(t *Team, routine string, need uint32) uint32 {
 		done := mem.At[atomic.Uint32](t.slotBase[m], doneWord*4)
 		v := done.Load()
 		if int32(v-need) < 0 {
-			t.pe.WaitSlow(routine, func() bool { v = done.Load(); return int32(v-need) >= 0 })
+			t.pe.WaitControl(routine, func() bool { v = done.Load(); return int32(v-need) >= 0 })
 		}
 		if int32(v-least) < 0 {
 			least = v

@@ -423,12 +423,14 @@ func (p *PE) CPUMates() []int { return p.mates }
 // WaitSpinning is WaitSlow for a PE whose CPU no other PE needs (its
 // CPU mates all wait too): it spins first, as when PEs fit their CPUs,
 // instead of yielding at once.
+//
+// Its condition must read only control words, as WaitControl's.
 func (p *PE) WaitSpinning(routine string, cond func() bool) {
 	pol := p.policy
 	if p.grouped > 0 {
 		pol = &p.spin
 	}
-	p.waitSlow(routine, pol, cond)
+	p.waitLoop(routine, pol, true, cond)
 }
 
 // waitCount waits until the central barrier's counter w has reached v.
@@ -471,6 +473,18 @@ func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
 // timeout (the policy's MaxSleep, SHMEM_WAIT_SLEEP) only bounds how late
 // a wake-up lost to a plain store (put) can be.
 func (p *PE) WaitSlow(routine string, cond func() bool) { p.waitSlow(routine, p.policy, cond) }
+
+// WaitControl is WaitSlow for a condition that reads only control
+// words: words that only the runtime's synchronization writes, with an
+// atomic store or add (or PE.Publish) before it wakes this PE (Wake), as
+// the collectives' dropbox sequence numbers and done words are. Puts
+// and AMOs into this PE's heap then do not wake the wait, and goroutine
+// PEs park without a timer (internal/wait, "Control-only sleepers").
+// A condition that reads anything a put, an AMO or a signal can write
+// must use WaitSlow.
+func (p *PE) WaitControl(routine string, cond func() bool) {
+	p.waitLoop(routine, p.policy, true, cond)
+}
 
 // waitSlow is WaitSlow with the policy pol.
 //
