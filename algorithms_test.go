@@ -2,6 +2,7 @@ package goshmem_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ func TestAlgorithmsQuick(t *testing.T) {
 	for _, cfg := range []node.Config{
 		{HeapSize: 1 << 20, BarrierAlgorithm: "tree", BcastAlgorithm: "tree", FCollectAlgorithm: "ring"},
 		{HeapSize: 1 << 20, BarrierAlgorithm: "central", BcastAlgorithm: "tree", ReduceAlgorithm: "flat"},
+		{HeapSize: 1 << 20, BarrierAlgorithm: "central"}, // small reductions combine on the counter
 		{HeapSize: 1 << 20, SimDomains: 2},
 		{HeapSize: 1 << 20, SimDomains: 3, ReduceAlgorithm: "partitioned"},
 		{HeapSize: 1 << 20, SimDomains: 2, Transport: "cma"},
@@ -326,4 +328,124 @@ func TestBroadcastPushedBackToBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCombiningReductionBackToBack: on teams that synchronize with the
+// central counter (more PEs than CPUs, or SHMEM_BARRIER_ALGORITHM
+// central), small reductions are combined by the last member to arrive
+// (reduceCombining), counting on the barrier's counter and using the
+// exchange's dropboxes. Here they run back to back with no sync, mixed
+// with barriers, FCollects (the exchange, on the same dropboxes) and
+// broadcasts, on the world and on the world backwards, for int64 sums
+// and maxima (against naive values) and float64 sums, which must equal
+// the naive sum in team order bit for bit on every member.
+func TestCombiningReductionBackToBack(t *testing.T) {
+	cfgs := []node.Config{
+		{HeapSize: 1 << 20, BarrierAlgorithm: "central"},
+		{HeapSize: 1 << 20}, // central when the PEs outnumber GOMAXPROCS
+	}
+	for ci, cfg := range cfgs {
+		for _, n := range []int{2, 3, 5, 8} {
+			if ci == 1 && n <= runtime.GOMAXPROCS(0) {
+				continue // not oversubscribed: the first configuration covers it
+			}
+			name := fmt.Sprintf("%q/n=%d", cfg.BarrierAlgorithm, n)
+			err := goshmem.RunLocalConfig(cfg, n, func(pe *goshmem.PE) {
+				if err := combiningCheck(pe, 600); err != nil {
+					panic(err) // stops the other PEs too
+				}
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+	}
+}
+
+func combiningCheck(pe *goshmem.PE, calls int) error {
+	const maxLen = 40 // 320 bytes of int64
+	n := pe.NPEs()
+	w := goshmem.TeamWorld(pe)
+	back, err := w.SplitStrided(n-1, -1, n, nil)
+	if err != nil {
+		return err
+	}
+	src, _ := goshmem.Malloc[int64](pe, maxLen)
+	dst, _ := goshmem.Malloc[int64](pe, maxLen)
+	fdst, _ := goshmem.Malloc[float64](pe, maxLen)
+	all, _ := goshmem.Malloc[int64](pe, maxLen*n)
+	fval := func(q, i, c int) float64 { return float64(reducecheck.Contrib(q, i, c)) / 3.7 }
+	for c := range calls {
+		tm := []*goshmem.Team{w, back}[c/7%2]
+		world := make([]int, n)
+		for j := range world {
+			world[j] = tm.WorldPE(j)
+		}
+		size := 1 + c*7%maxLen
+		me := pe.MyPE()
+		switch c % 6 {
+		case 0, 3: // int64 sum, max
+			for i := range size {
+				src[i] = reducecheck.Contrib(me, i, c)
+			}
+			if c%6 == 0 {
+				goshmem.SumReduce(tm, dst[:size], src[:size])
+			} else {
+				goshmem.MaxReduce(tm, dst[:size], src[:size])
+			}
+			for i := range size {
+				want := reducecheck.Contrib(0, i, c)
+				if c%6 == 0 {
+					want = 0
+				}
+				for q := range n {
+					if c%6 == 0 {
+						want += reducecheck.Contrib(q, i, c)
+					} else {
+						want = max(want, reducecheck.Contrib(q, i, c))
+					}
+				}
+				if dst[i] != want {
+					return fmt.Errorf("PE %d call %d (kind %d, %d elements): [%d] = %d, want %d", me, c, c%6, size, i, dst[i], want)
+				}
+			}
+		case 1: // float64 sum in team order, in place
+			for i := range size {
+				fdst[i] = fval(me, i, c)
+			}
+			goshmem.SumReduce(tm, fdst[:size], fdst[:size])
+			for i := range size {
+				want := fval(world[0], i, c)
+				for _, q := range world[1:] {
+					want += fval(q, i, c)
+				}
+				if fdst[i] != want {
+					return fmt.Errorf("PE %d call %d float64 sum [%d] = %v, want %v (team order)", me, c, i, fdst[i], want)
+				}
+			}
+		case 2: // the exchange, on the same dropboxes
+			size = 1 + size%8
+			for i := range size {
+				src[i] = int64(me*1000 + i + c)
+			}
+			goshmem.FCollect(tm, all[:size*n], src[:size])
+			for j, q := range world {
+				if got, want := all[j*size+size-1], int64(q*1000+size-1+c); got != want {
+					return fmt.Errorf("PE %d call %d fcollect block %d = %d, want %d", me, c, j, got, want)
+				}
+			}
+		case 4:
+			tm.Sync()
+		case 5:
+			root := c % n
+			for i := range size {
+				src[i] = int64(me*1000 + i + c)
+			}
+			goshmem.Broadcast(tm, dst[:size], src[:size], root)
+			if want := int64(world[root]*1000 + size - 1 + c); dst[size-1] != want {
+				return fmt.Errorf("PE %d call %d broadcast from %d: %d, want %d", me, c, root, dst[size-1], want)
+			}
+		}
+	}
+	return nil
 }

@@ -146,6 +146,10 @@ func reduce[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
 	if t.smallReduce && len(src) > 0 && fitsDropbox[T](t, len(src)) {
+		if t.combine {
+			reduceCombining(t, routine, dst, src, fold)
+			return
+		}
 		reduceDropbox(t, routine, dst, src, fold)
 		return
 	}
@@ -1263,6 +1267,78 @@ func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(dst, 
 	if members == 1 {
 		copySmall(dst, first)
 	}
+}
+
+// reduceCombining is a small reduction on a team of goroutine PEs
+// that outnumber their CPUs (Team.combine): flat combining on the
+// central barrier's counter. Every member arrives (one atomic add); the last to arrive
+// folds every member's source, read in place, in team order, into its
+// own exchange dropbox of the call, records its team index in the
+// combiner word of member 0's slot and releases the others with one
+// more add; each member then copies the result from the combiner's
+// dropbox. Each member waits once, as in the central barrier, where
+// the exchange (reduceDropbox) waits for each member in turn: with
+// more PEs than CPUs, every wait can cost a turn on the CPU.
+//
+// The counter grows by members+1 per call (the arrivals and the
+// release), by members per barrier: every member makes the same calls,
+// so every member knows what it will read (t.central). The dropbox is
+// the exchange's of the call's parity (t.xstart), whose reuse argument
+// holds here too: the combiner writes it once every member has arrived,
+// and it is next written in call e+2, which a member starts only after
+// every member has finished call e (a combining call e+1 released
+// after every arrival; an exchange e+1 read every member's publication
+// of e+1). The combiner word is written once every member has arrived
+// and read by them before they arrive at a later call.
+func reduceCombining[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
+	t.pe.CheckAbort(routine) // a PE that left by a JobError must not arrive
+	n, members := len(src), t.n
+	_, off := t.xstart()
+	t.central += uint32(members) + 1
+	release := t.central
+	q, s := t.worlds[0], int(t.slots[0])
+	if t.pe.TeamFetchAdd(q, s, arrivalsWord, 1) == release-1 {
+		// Every member's source is in place: their adds came before
+		// this one's.
+		res := mem.Slice[T](boxAt(t.slotBase[t.me], off), 8, n)
+		buf := scratch[T](t, 0, n)
+		var first []T
+		for m := 0; m < members; m++ {
+			x := src
+			if m != t.me {
+				x = view(t, routine, src, m, buf)
+			}
+			switch m {
+			case 0:
+				first = x
+				if members == 1 {
+					copySmall(res, x)
+				}
+			case 1:
+				fold(res, first, x)
+			default:
+				fold(res, res, x)
+			}
+			if m == 0 && &first[0] == &buf[0] {
+				// Held in buf, which the next view overwrites.
+				copySmall(res, first)
+				first = res
+			}
+		}
+		// (No ring: the release's wakes follow.)
+		mem.At[atomic.Uint32](t.slotBase[0], combinerWord*4).Store(uint32(t.me))
+		t.pe.TeamFetchAdd(q, s, arrivalsWord, 1)
+		for _, w := range t.worlds {
+			if w != t.pe.MyPE() {
+				t.pe.Wake(w)
+			}
+		}
+		copySmall(dst, res)
+		return
+	}
+	t.pe.TeamWaitOn(routine, q, s, arrivalsWord, release)
+	c := int(mem.At[atomic.Uint32](t.slotBase[0], combinerWord*4).Load())
+	copySmall(dst, mem.Slice[T](boxAt(t.slotBase[c], off), 8, n))
 }
 
 // fcollectDropbox is FCollect through the exchange: every member reads

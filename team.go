@@ -72,6 +72,9 @@ type Team struct {
 	// smallReduce: a reduction of at most exchangeData bytes runs
 	// through the exchange (reduceDropbox); set by finish.
 	smallReduce bool
+	// combine: such a reduction is combined by the last member to
+	// arrive instead (reduceCombining); set by finish.
+	combine bool
 	// nodeSync: the team holds every PE in world order (TeamWorld, and
 	// TeamShared and TeamHost on one host), has the default barrier
 	// algorithm, and synchronizes with the PE's own barrier (SyncAll's:
@@ -215,7 +218,10 @@ type TeamConfig struct {
 //	            wide push boxes (widePushBoxes)
 //	lines 44-53 the large broadcast ring's first two dropboxes of five
 //	            lines (312 data bytes)
-//	line 54     central barrier: the arrival count (member 0's slot)
+//	line 54     central barrier: the arrival count (word 0, member 0's
+//	            slot), which combining reductions count in too; the
+//	            combining reduction's combiner (word 1, written by the
+//	            call's combiner, once every member has arrived)
 //	lines 55-63 the tiny broadcast ring's first 36 dropboxes of 16
 //	            bytes (8 data bytes), four to a line
 //	lines 64-99 on teams that do not map each other (other hosts,
@@ -255,6 +261,7 @@ const (
 	bcastLargeMore = pushBoxes                  // byte offset of the large ring's other dropboxes (shared teams only: they have no push boxes)
 	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
 	arrivalsWord   = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
+	combinerWord   = arrivalsWord + 1           // combining reduction: the last call's combiner (member 0's slot)
 	pushBoxes      = 64 * 64                    // byte offset of the push boxes (lines 64-99)
 	pushBox        = 64                         // bytes per push box: the largest pushed reduction
 	pushWord       = 13                         // pushed reduction: round r's data is in the box (+r*wordsPerLine)
@@ -265,6 +272,18 @@ const (
 	pushFold       = maxRounds                  // push box index of the fold-in
 	pushBack       = maxRounds + 1              // push box index of the hand-back
 )
+
+// oneProcess reports whether every member of t runs in one process
+// (goroutine PEs): the same answer on every member.
+func (t *Team) oneProcess() bool {
+	pid := t.pe.ProcessOf(t.worlds[0])
+	for _, q := range t.worlds {
+		if p := t.pe.ProcessOf(q); p == 0 || p != pid {
+			return false
+		}
+	}
+	return true
+}
 
 // widePushSize is the size of each wide push box of a team of n
 // members that does not map each other: widePushBytes shared by the
@@ -398,6 +417,15 @@ func (t *Team) finish() {
 	// forced), which reduce tests before anything else.
 	t.smallReduce = t.shared && (t.alg.reduce == "" || t.alg.reduce == "auto") &&
 		!(t.numaSpan && t.alg.numa == "always")
+	// Combining waits once per member where the exchange waits for each
+	// member in turn, which pays when every wait can cost a turn on a
+	// CPU. It does for goroutine PEs (8 on 2 Ps, 8 B: 0.29-0.46 of the
+	// exchange's time); for processes it measured no better (8 bound
+	// to 2 CPUs 0.90-1.11, 8 unbound 0.93-1.29, 4 bound 1.20-1.40: the
+	// exchange's waits for CPU mates there are cheaper than one
+	// combiner's serial reads). So only members that are all goroutines
+	// of one process combine.
+	t.combine = t.smallReduce && t.centralSync && t.oneProcess()
 	if t.shared {
 		// The members' slots as mapped here, for the dropboxes.
 		t.slotBase = make([]mem.Base, len(t.worlds))
