@@ -335,8 +335,8 @@ func TestBroadcastPushedBackToBack(t *testing.T) {
 // central), small reductions are combined by the last member to arrive
 // (reduceCombining), counting on the barrier's counter and using the
 // exchange's dropboxes. Here they run back to back with no sync, mixed
-// with barriers, FCollects (the exchange, on the same dropboxes) and
-// broadcasts, on the world and on the world backwards, for int64 sums
+// with barriers, broadcasts and the exchange's FCollect, Collect and
+// Alltoall (on the same dropboxes), on the world and on the world backwards, for int64 sums
 // and maxima (against naive values) and float64 sums, which must equal
 // the naive sum in team order bit for bit on every member.
 func TestCombiningReductionBackToBack(t *testing.T) {
@@ -436,6 +436,35 @@ func combiningCheck(pe *goshmem.PE, calls int) error {
 			}
 		case 4:
 			tm.Sync()
+			if c%4 == 0 {
+				break
+			}
+			// Collect (member j contributes j%3+1 elements) and
+			// Alltoall (member j sends j*100+c+k to member k), on the
+			// same dropboxes.
+			cnt := tm.MyPE()%3 + 1
+			for i := range cnt {
+				src[i] = int64(me*1000 + i + c)
+			}
+			goshmem.Collect(tm, all[:3*n], src[:cnt])
+			at := 0
+			for j, q := range world {
+				for i := range j%3 + 1 {
+					if got, want := all[at], int64(q*1000+i+c); got != want {
+						return fmt.Errorf("PE %d call %d collect block %d [%d] = %d, want %d", me, c, j, i, got, want)
+					}
+					at++
+				}
+			}
+			for k := range n {
+				src[k] = int64(tm.MyPE()*100 + c + k)
+			}
+			goshmem.Alltoall(tm, all[:n], src[:n], 1)
+			for j := range n {
+				if got, want := all[j], int64(j*100+c+tm.MyPE()); got != want {
+					return fmt.Errorf("PE %d call %d alltoall from %d = %d, want %d", me, c, j, got, want)
+				}
+			}
 		case 5:
 			root := c % n
 			for i := range size {

@@ -156,9 +156,9 @@ func (m Mode) String() string {
 type Policy struct {
 	Spin  int // polls with a CPU pause before yielding
 	Yield int // polls with a yield before sleeping
-	// ParkYield, when not negative, replaces Yield in a control-only
-	// wait (Backoff.ControlOnly) of mode Goroutines that is not Fenced:
-	// such a wait parks without a timer (see Sleep), which costs about
+	// ParkYield, when not negative, replaces Yield in a wait that
+	// parks without a timer (a control-only wait of mode Goroutines,
+	// not Fenced, with Abort set: see Sleep), which costs about
 	// a goroutine switch, while every runtime.Gosched takes the
 	// scheduler's global run queue lock. Auto sets it when goroutine
 	// PEs outnumber their Ps; negative: Yield.
@@ -484,7 +484,9 @@ func (b *Backoff) ControlOnly() {
 }
 
 // parksUntimed reports whether Sleep parks without a timer: a
-// control-only wait of a goroutine PE whose writers fence (see Sleep).
+// control-only wait of a goroutine PE, under a policy that is not
+// Fenced (so its writers store with a full fence) and names the job's
+// failure record (see Sleep).
 func (b *Backoff) parksUntimed() bool {
 	return b.ctl && b.p.Mode == Goroutines && !b.p.Fenced && b.p.Abort != nil
 }
