@@ -192,7 +192,8 @@ func TestWaitingDoesNotStarveWork(t *testing.T) {
 }
 
 // TestPanicDuringBarriers: a goroutine PE fails at a random point while
-// the others run barriers (and the team barrier) in a loop, so its
+// the others run barriers (the team barrier, and small reductions) in a
+// loop, so its
 // failure lands at every moment of their waits: before, while and after
 // they register to park. Control-only waits of goroutine PEs park
 // without a timer, so a failure they missed would leave them parked for
@@ -213,14 +214,23 @@ func TestPanicDuringBarriers(t *testing.T) {
 				if err != nil {
 					panic(err)
 				}
+				x, err := goshmem.Calloc[int64](pe, 2)
+				if err != nil {
+					panic(err)
+				}
 				for i := 0; ; i++ {
 					if pe.MyPE() == victim && i == at {
 						panicked.Store(int64(time.Since(start)))
 						panic("the victim fails")
 					}
-					if i%2 == 0 || team == nil {
+					switch {
+					case i%3 == 2:
+						// A small reduction: combined on the central
+						// counter when the PEs outnumber the Ps.
+						goshmem.SumReduce(goshmem.TeamWorld(pe), x[1:], x[:1])
+					case i%2 == 0:
 						pe.BarrierAll()
-					} else {
+					case team != nil: // (PE 0 is not a member)
 						team.Sync()
 					}
 				}
