@@ -1302,27 +1302,15 @@ func reduceCombining[T any](t *Team, routine string, dst, src []T, fold func(dst
 		// this one's.
 		res := mem.Slice[T](boxAt(t.slotBase[t.me], off), 8, n)
 		buf := scratch[T](t, 0, n)
-		var first []T
 		for m := 0; m < members; m++ {
 			x := src
 			if m != t.me {
 				x = view(t, routine, src, m, buf)
 			}
-			switch m {
-			case 0:
-				first = x
-				if members == 1 {
-					copySmall(res, x)
-				}
-			case 1:
-				fold(res, first, x)
-			default:
+			if m == 0 {
+				copySmall(res, x)
+			} else {
 				fold(res, res, x)
-			}
-			if m == 0 && &first[0] == &buf[0] {
-				// Held in buf, which the next view overwrites.
-				copySmall(res, first)
-				first = res
 			}
 		}
 		// (No ring: the release's wakes follow.)

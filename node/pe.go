@@ -458,7 +458,7 @@ func (p *PE) BarrierAll() {
 //
 //go:noinline
 func (p *PE) waitFlag(routine string, w *atomic.Uint32, e uint32) {
-	p.waitLoop(routine, p.policy, true, func() bool { return int32(w.Load()-e) >= 0 })
+	p.WaitControl(routine, func() bool { return int32(w.Load()-e) >= 0 })
 }
 
 // WaitSlow is the outlined part of every wait: spin, yield, sleep on
