@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
@@ -79,10 +80,12 @@ var specs = []*spec{
 		GoshExtra: []string{"-handoff"}},
 	{Name: "put_bw", Title: "Put Bandwidth", What: "windows of 64 non-blocking puts + quiet",
 		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
-		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
+		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"},
+		GoshExtra: []string{"-copy"}},
 	{Name: "get_bw", Title: "Get Bandwidth", What: "windows of 64 non-blocking gets + quiet",
 		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
-		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
+		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"},
+		GoshExtra: []string{"-copy"}},
 	{Name: "put_mr", Title: "Put Message Rate", What: "windows of 64 blocking puts + quiet, summed over senders",
 		Kind: rate, Sized: true,
 		Full: []string{"-m", "1:4194304", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"}},
@@ -250,6 +253,16 @@ func (s *spec) parse(out string) ([]point, error) {
 				}
 			}
 		}
+		if rest, ok := strings.CutPrefix(c, copyref.Prefix); ok {
+			figs, err := copyref.Parse(rest)
+			if err != nil && !strings.HasPrefix(rest, "not measured") {
+				return nil, err
+			}
+			for _, f := range figs {
+				k := strconv.Itoa(f.Size)
+				pts = append(pts, point{k + keyVsCopy, f.Ratio}, point{k + keyCopyInterleaved, f.Copy})
+			}
+		}
 		if rest, ok := strings.CutPrefix(c, interleavedPrefix); ok {
 			var g, h, q float64
 			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "put_pingpong %f us hand-off %f us ratio %f", &g, &h, &q); err == nil {
@@ -264,10 +277,19 @@ func (s *spec) parse(out string) ([]point, error) {
 // collective's -vs-barrier comment ("8 vs barrier, interleaved").
 const keyVsBarrier = " vs barrier, interleaved"
 
+// keyVsCopy ends the key of a size's ratio to the best lone copy from
+// put_bw's or get_bw's -copy comment (the median of the program's
+// per-round ratios), and keyCopyInterleaved that of the best copy's
+// median bandwidth there (MB/s).
+const (
+	keyVsCopy          = " vs copy, interleaved"
+	keyCopyInterleaved = " copy, interleaved"
+)
+
 // isRatioKey reports whether a row's figures are interleaved ratios,
 // not the benchmark's unit.
 func isRatioKey(k string) bool {
-	return strings.HasSuffix(k, keyVsBarrier) || k == keyRatioInterleaved
+	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || k == keyRatioInterleaved
 }
 
 // interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte

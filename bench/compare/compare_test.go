@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 )
 
@@ -1336,5 +1337,68 @@ func TestMissCauses(t *testing.T) {
 		if got := strings.Join(x.Notes, "\n"); (c.pair > 0) != strings.Contains(got, "memcpy_pair") {
 			t.Errorf("memcpy_pair %v: notes %q", c.pair, got)
 		}
+	}
+}
+
+// TestVsCopyInterleaved checks put_bw's and get_bw's -copy: the
+// comment's per-size ratios become rows (marked as ratios), the
+// best-copy target is judged on them (the worst size decides) instead of
+// on a memcpy limit from another moment, and the limit check fails a
+// size only when goshmem beat the copy timed next to it in every run.
+func TestVsCopyInterleaved(t *testing.T) {
+	for _, name := range []string{"put_bw", "get_bw"} {
+		s := specByName(t, name)
+		if !slices.Contains(s.GoshExtra, "-copy") {
+			t.Fatalf("%s's goshmem arguments %q lack -copy", name, s.GoshExtra)
+		}
+	}
+	s := specByName(t, "put_bw")
+	mk := func(q64k []float64, comment bool) *result {
+		r := newResult(s, s.Full)
+		for _, q := range q64k {
+			var cm []string
+			if comment {
+				cm = append(cm, fmt.Sprintf("%s65536 %.3f [0.500-1.100] 40000 41000; 1048576 0.970 [0.900-0.990] 30000 31000", copyref.Prefix, q))
+			}
+			feed(t, r, gosh, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"65536", 40000}, {"1048576", 30000}}, cm...))
+		}
+		return r
+	}
+	r := mk([]float64{0.90, 0.93, 0.99}, true)
+	if g := r.fig(gosh, "65536"+keyCopyInterleaved); g.median() != 41000 || len(g.Values) != 3 {
+		t.Errorf("copy figure %+v, want 41000 in 3 rounds", g)
+	}
+	for k, want := range map[string]bool{"65536" + keyVsCopy: true, "65536" + keyCopyInterleaved: false} {
+		if isRatioKey(k) != want {
+			t.Errorf("isRatioKey(%q) = %v, want %v", k, !want, want)
+		}
+	}
+	// A memcpy limit that would make every size PASS must not be used.
+	lim := limits{limMemcpy: {Test: limMemcpy, Rows: []point{{"65536", 10000}, {"1048576", 10000}}}}
+	name := "put bandwidth, 64 KiB-64 MiB, vs best copy (worst size)"
+	ev := evaluation{Results: map[string]*result{"put_bw": r}, Limits: lim, NP: 2, PeerWhy: "-peer=false"}
+	x := findTarget(t, ev.targets(), name)
+	if x.Status != statusMiss || math.Abs(x.Ratio-0.93) > 0.001 || !strings.Contains(x.Figures, "worst at 64 KiB") || !strings.Contains(x.Figures, "interleaved best copy") {
+		t.Errorf("interleaved: %+v; want MISS at 0.93, worst at 64 KiB", x)
+	}
+	if n, fails := ev.limitChecks(); n != 2 || len(fails) != 0 {
+		t.Errorf("checked %d, fails %v; want 2 checked, none failing", n, fails)
+	}
+	// Above 1 in every run: the copy is not a bound.
+	ev.Results["put_bw"] = mk([]float64{1.01, 1.05, 1.02}, true)
+	n, fails := ev.limitChecks()
+	if n != 2 || len(fails) != 1 || fails[0].Key != "65536" || !strings.Contains(fails[0].String(), "above 1 in every run") {
+		t.Errorf("checked %d, fails %v; want the 64 KiB row to fail", n, fails)
+	}
+	// One run at or below 1 is the copy's noise, not a broken bound.
+	ev.Results["put_bw"] = mk([]float64{1.01, 0.99, 1.02}, true)
+	if _, fails := ev.limitChecks(); len(fails) != 0 {
+		t.Errorf("fails %v; want none with one run below 1", fails)
+	}
+	// Without the comment the memcpy limit judges, as before.
+	ev.Results["put_bw"] = mk([]float64{0.9, 0.9, 0.9}, false)
+	x = findTarget(t, ev.targets(), name)
+	if x.Status != statusPass || math.Abs(x.Ratio-3) > 0.01 {
+		t.Errorf("without the comment: %+v; want PASS at 3.0 against the memcpy limit", x)
 	}
 }

@@ -250,7 +250,7 @@ func TestMemcpyMethods(t *testing.T) {
 		}
 	}
 	for _, m := range copyMethods() {
-		runTable(t, []string{"memcpy", "-method", m.name, "-min", "256", "-max", "512", "-i", "5", "-r", "1"},
+		runTable(t, []string{"memcpy", "-method", m.Name, "-min", "256", "-max", "512", "-i", "5", "-r", "1"},
 			[]string{"Size", "Bandwidth (MB/s)"}, sizes(256, 512))
 	}
 }

@@ -9,50 +9,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/numa"
 	"github.com/goshmem/goshmem/shm"
 )
 
 // copyMethod is one way of copying memory that the memcpy limit
-// considers: loop copies src to dst iters times.
-type copyMethod struct {
-	name string
-	loop func(dst, src []byte, iters int)
-}
+// considers (copyref.Methods: Go's copy, REP MOVSB, the engine's AVX2
+// loops, the engine, the C library's memcpy with cgo).
+type copyMethod = copyref.Method
 
-// goLoop returns a method that runs f iters times.
-func goLoop(f func(dst, src []byte) int) func(dst, src []byte, iters int) {
-	return func(dst, src []byte, iters int) {
-		for range iters {
-			f(dst, src)
-		}
-	}
-}
-
-// copyMethods returns the copies this machine can do: Go's copy (the
-// runtime's memmove), REP MOVSB, the AVX2 temporal and non-temporal
-// loops of goshmem's copy engine (where the CPU has AVX2; these three
-// are memmove below 256 bytes), the engine itself with this machine's
-// plan (mem.Copy: memmove below mem.LargeCopy), and the C library's
-// memcpy, which the C peer calls (with cgo).
-func copyMethods() []copyMethod {
-	plan := mem.DefaultCopyPlan()
-	ms := []copyMethod{
-		{"copy", goLoop(func(d, s []byte) int { return copy(d, s) })},
-		{"movsb", goLoop(mem.CopyPlan{RepMovsb: true}.CopyKernel)},
-	}
-	if plan.AVX2 {
-		ms = append(ms,
-			copyMethod{"avx2", goLoop(mem.CopyPlan{AVX2: true}.CopyKernel)},
-			copyMethod{"nt", goLoop(mem.CopyPlan{AVX2: true, NTThreshold: 1}.CopyKernel)})
-	}
-	ms = append(ms, copyMethod{"engine", goLoop(mem.Copy)})
-	if haveGlibc {
-		ms = append(ms, copyMethod{"glibc", glibcLoop})
-	}
-	return ms
-}
+// copyMethods returns the copies this machine can do.
+func copyMethods() []copyMethod { return copyref.Methods() }
 
 // runMemcpy measures copy bandwidth between two heap buffers (test
 // "memcpy") or two memfd segments ("memcpy_shm").
@@ -90,10 +59,10 @@ func runMemcpy(test string, args []string) (*table, error) {
 	plan := mem.DefaultCopyPlan()
 	names := make([]string, len(methods))
 	for i, m := range methods {
-		names[i] = m.name
+		names[i] = m.Name
 	}
 	t.notes = append(t.notes, "methods: "+strings.Join(names, ", ")+"; each row is the best of them (the fastest copy is the limit)")
-	if !haveGlibc {
+	if !copyref.HaveGlibc {
 		t.notes = append(t.notes, "glibc: not measured (built without cgo)")
 	}
 	for i := range src {
@@ -109,8 +78,8 @@ func runMemcpy(test string, args []string) (*table, error) {
 		for n := minSize; n <= maxSize; n *= 2 {
 			best, who := 0.0, ""
 			for _, m := range methods {
-				if bw := copyBandwidth(dst[:n], src[:n], c, m.loop); bw > best {
-					best, who = bw, m.name
+				if bw := copyBandwidth(dst[:n], src[:n], c, m.Loop); bw > best {
+					best, who = bw, m.Name
 				}
 			}
 			t.rows = append(t.rows, row{strconv.Itoa(n), best})
@@ -148,7 +117,7 @@ func parseCopyFlags(test string, args []string, minDefault int) (c common, minSi
 	}
 	methods = copyMethods()
 	if *only != "" {
-		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.name == *only })
+		i := slices.IndexFunc(methods, func(m copyMethod) bool { return m.Name == *only })
 		if i < 0 {
 			err = fmt.Errorf("%s: -method %q is not one of this machine's methods", test, *only)
 			return

@@ -46,8 +46,8 @@ func runMemcpyPair(args []string) (*table, error) {
 	}
 	d0, d1 := make([]byte, maxSize), make([]byte, maxSize)
 	err = bestPerSize(t, minSize, maxSize, len(methods), func(n, i int) (float64, string, error) {
-		bw, err := pairBandwidth(d0[:n], d1[:n], src[:n], a, b, c, methods[i].loop)
-		return bw, methods[i].name, err
+		bw, err := pairBandwidth(d0[:n], d1[:n], src[:n], a, b, c, methods[i].Loop)
+		return bw, methods[i].Name, err
 	})
 	return t, err
 }

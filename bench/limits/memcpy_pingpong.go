@@ -59,11 +59,11 @@ func runMemcpyPingpong(args []string) (*table, error) {
 	}
 	err = bestPerSize(t, minSize, maxSize, 2*len(methods), func(n, i int) (float64, string, error) {
 		m, yield := methods[i/2], i%2 == 1
-		bw, err := pingpongBandwidth(bufs, n, a, b, c, yield, m.loop)
+		bw, err := pingpongBandwidth(bufs, n, a, b, c, yield, m.Loop)
 		if yield {
-			return bw, m.name + "+yield", err
+			return bw, m.Name + "+yield", err
 		}
-		return bw, m.name, err
+		return bw, m.Name, err
 	})
 	return t, err
 }

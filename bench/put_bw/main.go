@@ -1,6 +1,6 @@
 // Command put_bw is the OSU-style put bandwidth test:
 //
-//	go run ./cmd/oshrun -n 2 ./bench/put_bw [-m [min:]max] [-i N] [-w N] [-f]
+//	go run ./cmd/oshrun -n 2 ./bench/put_bw [-m [min:]max] [-i N] [-w N] [-f] [-copy]
 //
 // For each message size (bytes of a []uint8, default 1 to 16 MiB,
 // doubling), PE 0 issues windows of 64 goshmem.PutNBI of size bytes, all
@@ -21,6 +21,13 @@
 //	# Size          Bandwidth (MB/s)
 //	1                          51.20
 //
+// -copy adds, after the sweep, the comparison with the machine's best
+// copy in the same moments: for each size from 64 KiB, blocks of puts
+// (windows of 64, each ended by Quiet) alternate with blocks of lone
+// copies of the same bytes (PE 1's heap through Ptr) by every copy
+// method of bench/internal/copyref, and a closing comment gives the
+// median and range of the per-round ratios (see osu.Bench.VsCopy).
+//
 // -f adds "Min Bandwidth (MB/s)  Max Bandwidth (MB/s)  Iterations"
 // (iterations = timed windows); only PE 0 times, so min = max =
 // bandwidth. The format is the package doc of bench/internal/osu. Needs
@@ -33,7 +40,8 @@ import (
 )
 
 func main() {
-	osu.Main("put_bw", "Put Bandwidth", 2, osu.BandwidthDefaults, func(b *osu.Bench) {
+	vsCopy, x := osu.BoolFlag("copy", "after the sweep, time each size from 64 KiB in blocks interleaved with blocks of every lone copy of the same bytes and print the ratios in a closing comment")
+	osu.MainExtra("put_bw", "Put Bandwidth", 2, osu.BandwidthDefaults, x, func(b *osu.Bench) {
 		src, dst := b.Buffers(b.MaxSize)
 		b.Out.Columns(osu.Size, osu.BandwidthMBs)
 		b.Sweep(b.Me == 0, func(size, iters, warm int) float64 {
@@ -48,5 +56,18 @@ func main() {
 			})
 			return osu.MBps(float64(size)*osu.Window*float64(iters), us)
 		})
+		if *vsCopy {
+			b.VsCopy(goshmem.Ptr(b.PE, dst, 1), src, func(size, k int) {
+				d, s := dst[:size], src[:size]
+				for k > 0 {
+					w := min(k, osu.Window)
+					for range w {
+						goshmem.PutNBI(b.Ctx, d, s, 1)
+					}
+					b.Ctx.Quiet()
+					k -= w
+				}
+			})
+		}
 	})
 }

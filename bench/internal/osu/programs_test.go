@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 	"github.com/goshmem/goshmem/bench/internal/osu"
 	"github.com/goshmem/goshmem/internal/launch"
 )
@@ -366,5 +367,44 @@ func TestInterleave(t *testing.T) {
 		"reduce 256 B", "fcollect 256 B", "collect 256 B", "broadcast 256 B"}
 	if !slices.Equal(ops, want) {
 		t.Errorf("operations %q, want %q", ops, want)
+	}
+}
+
+// TestVsCopy: put_bw and get_bw run with -copy end with one comment
+// giving, for every size of their table from 64 KiB, a positive median
+// ratio to the best lone copy within its range, and positive
+// bandwidths; smaller sizes are left out.
+func TestVsCopy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmark programs")
+	}
+	t.Parallel()
+	for _, prog := range []string{"put_bw", "get_bw"} {
+		o, code := run(t, prog, 2, "-m", "32768:131072", "-i", "20", "-w", "2", "-copy")
+		if code != 0 {
+			t.Fatalf("%s: exit code %d", prog, code)
+		}
+		p, err := osu.ParseOutput(strings.NewReader(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var figs []copyref.Figure
+		n := 0
+		for _, c := range p.Comments {
+			if rest, ok := strings.CutPrefix(c, copyref.Prefix); ok {
+				n++
+				if figs, err = copyref.Parse(rest); err != nil {
+					t.Fatalf("%s: %v", prog, err)
+				}
+			}
+		}
+		if n != 1 || len(figs) != 2 || figs[0].Size != 65536 || figs[1].Size != 131072 {
+			t.Fatalf("%s: want one comment with 64 KiB and 128 KiB, got %+v in\n%s", prog, figs, o)
+		}
+		for _, g := range figs {
+			if g.Ratio <= 0 || g.Ratio < g.Min || g.Ratio > g.Max || g.Transfer <= 0 || g.Copy <= 0 {
+				t.Errorf("%s: figure %+v: want 0 < min <= ratio <= max, positive bandwidths", prog, g)
+			}
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/copyref"
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
 // Buffers allocates the source (MaxSize bytes) and destination (dstBytes)
@@ -158,3 +160,37 @@ const Window = 64
 
 // compile-time check that the helpers fit the API they drive.
 var _ = goshmem.PutNBI[uint8]
+
+// VsCopy is the -copy of the bandwidth programs, after the sweep: for
+// each size of the sweep from mem.LargeCopy bytes up, PE 0 times
+// copyref.Rounds rounds of a block of xfer(size, k) (k transfers of
+// size bytes, complete when it returns) alternating with a block of k
+// lone copies of the same bytes by every copyref method, from src to
+// dst, and prints the per-size ratios in one closing comment
+// (copyref.Prefix). dst and src are the bytes the transfer reads and
+// writes, the partner's through Ptr; nil when the partner's heap is not
+// mapped, and then the comment says so. Every PE calls it.
+func (b *Bench) VsCopy(dst, src []uint8, xfer func(size, k int)) {
+	b.PE.BarrierAll()
+	defer b.PE.BarrierAll()
+	if b.Me != 0 {
+		return
+	}
+	if dst == nil || src == nil {
+		b.Out.Comment("%snot measured: PE 1's heap is not mapped by PE 0", copyref.Prefix)
+		return
+	}
+	ms := copyref.Methods()
+	var rs []copyref.Result
+	for _, size := range b.Sizes() {
+		if size < mem.LargeCopy {
+			continue
+		}
+		rs = append(rs, copyref.Interleave(size, copyref.Rounds, func(k int) { xfer(size, k) }, dst, src, ms))
+	}
+	if len(rs) == 0 {
+		return
+	}
+	b.Out.Comment("copy methods: %s; %d rounds per size, each a block of transfers and a block of every method", copyref.Names(ms), copyref.Rounds)
+	b.Out.Comment("%s%s", copyref.Prefix, copyref.Format(rs))
+}

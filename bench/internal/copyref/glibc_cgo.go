@@ -1,6 +1,6 @@
 //go:build cgo
 
-package main
+package copyref
 
 /*
 #include <string.h>
@@ -29,4 +29,6 @@ func glibcLoop(dst, src []byte, iters int) {
 	C.glibc_memcpy_loop(unsafe.Pointer(&dst[0]), unsafe.Pointer(&src[0]), C.size_t(len(src)), C.long(iters))
 }
 
-const haveGlibc = true
+// HaveGlibc tells whether the C library's memcpy is among Methods
+// (the program was built with cgo).
+const HaveGlibc = true

@@ -1,0 +1,226 @@
+// Package copyref is the machine's best copy as the benchmarks measure
+// it: every way of copying memory this machine offers (Go's copy, REP
+// MOVSB, goshmem's AVX2 temporal and non-temporal loops, the copy
+// engine with this machine's plan, and, with cgo, the C library's
+// memcpy that the C peer calls), and the interleaved comparison that
+// times a goshmem transfer in blocks alternating with blocks of every
+// lone copy of the same bytes.
+//
+// Why interleaved: on a shared machine the memory bandwidth moves by
+// 10% within seconds, so a best copy measured by another program at
+// another moment is neither a bound nor a fair reference (a put_bw run
+// beat the limit measured a minute before it by 4-10% at 8-64 MiB).
+// Blocks of a few milliseconds, alternated, compare one state of the
+// machine; the ratio of each round is the transfer's bandwidth over the
+// best lone copy's in that round.
+package copyref
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Method is one way of copying memory: Loop copies src to dst iters
+// times.
+type Method struct {
+	Name string
+	Loop func(dst, src []byte, iters int)
+}
+
+// goLoop returns a method that runs f iters times.
+func goLoop(f func(dst, src []byte) int) func(dst, src []byte, iters int) {
+	return func(dst, src []byte, iters int) {
+		for range iters {
+			f(dst, src)
+		}
+	}
+}
+
+// Methods returns the copies this machine can do: Go's copy (the
+// runtime's memmove), REP MOVSB, the AVX2 temporal and non-temporal
+// loops of goshmem's copy engine (where the CPU has AVX2; these three
+// are memmove below 256 bytes), the engine itself with this machine's
+// plan (mem.Copy: memmove below mem.LargeCopy), and the C library's
+// memcpy (where HaveGlibc).
+func Methods() []Method {
+	plan := mem.DefaultCopyPlan()
+	ms := []Method{
+		{"copy", goLoop(func(d, s []byte) int { return copy(d, s) })},
+		{"movsb", goLoop(mem.CopyPlan{RepMovsb: true}.CopyKernel)},
+	}
+	if plan.AVX2 {
+		ms = append(ms,
+			Method{"avx2", goLoop(mem.CopyPlan{AVX2: true}.CopyKernel)},
+			Method{"nt", goLoop(mem.CopyPlan{AVX2: true, NTThreshold: 1}.CopyKernel)})
+	}
+	ms = append(ms, Method{"engine", goLoop(mem.Copy)})
+	if HaveGlibc {
+		ms = append(ms, Method{"glibc", glibcLoop})
+	}
+	return ms
+}
+
+// Names returns the methods' names, comma-separated.
+func Names(ms []Method) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = m.Name
+	}
+	return strings.Join(s, ", ")
+}
+
+// Rounds is the number of rounds of Interleave: each round times one
+// block of the transfer and one block of every method.
+const Rounds = 7
+
+// blockBytes is about how many bytes one block moves: a few
+// milliseconds at cache or memory speed, long against the clock's
+// resolution and a block's set-up, short against the machine's changes
+// of state.
+const blockBytes = 128 << 20
+
+// BlockCount returns how many transfers (or copies) of size bytes make
+// one block: at least 2, about blockBytes in all.
+func BlockCount(size int) int { return max(2, blockBytes/max(size, 1)) }
+
+// Result is Interleave's measurement of one size: per round, the
+// transfer's bandwidth, the best lone copy's and its method, in MB/s
+// (1e6 bytes per second).
+type Result struct {
+	Size     int
+	Transfer []float64
+	Copy     []float64
+	Fastest  []string
+	// Each is every method's bandwidth per round, in Methods' order.
+	Each [][]float64
+}
+
+// Ratios returns the per-round ratios Transfer/Copy.
+func (r Result) Ratios() []float64 {
+	q := make([]float64, 0, len(r.Copy))
+	for i, c := range r.Copy {
+		if c > 0 {
+			q = append(q, r.Transfer[i]/c)
+		}
+	}
+	return q
+}
+
+// Interleave times rounds rounds of one block of the transfer (xfer(k)
+// moves k times size bytes and returns when they have arrived) and one
+// block of k lone copies of size bytes from src to dst by each method,
+// the order rotated from round to round; every timed block follows an
+// untimed one of its own kind. dst and src are the bytes the transfer moves (mapped: the
+// partner's heap through Ptr), so both read and write the same memory.
+func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method) Result {
+	k := BlockCount(size)
+	d, s := dst[:size], src[:size]
+	// Each kind runs one untimed block before its timed one, so that
+	// it starts from the state of the caches it leaves itself, not
+	// from the state the kind before it left: a non-temporal copy
+	// right after a temporal one of the same bytes (the destination's
+	// lines dirty in the cache) ran 10-20% slower at 16-32 MiB than
+	// after itself, and a warm-up of an eighth of a block did not
+	// remove that.
+	kinds := make([]func(n int), 0, 1+len(ms))
+	kinds = append(kinds, xfer)
+	for _, m := range ms {
+		kinds = append(kinds, func(n int) { m.Loop(d, s, n) })
+	}
+	r := Result{Size: size, Each: make([][]float64, len(ms))}
+	mb := float64(size) * float64(k)
+	for i := range rounds {
+		best, who := 0.0, ""
+		var xf float64
+		for o := range kinds {
+			j := (i + o) % len(kinds)
+			kinds[j](k)
+			t0 := time.Now()
+			kinds[j](k)
+			bw := mb / (float64(time.Since(t0).Nanoseconds()) / 1e3)
+			if j == 0 {
+				xf = bw
+				continue
+			}
+			r.Each[j-1] = append(r.Each[j-1], bw)
+			if bw > best {
+				best, who = bw, ms[j-1].Name
+			}
+		}
+		r.Transfer = append(r.Transfer, xf)
+		r.Copy = append(r.Copy, best)
+		r.Fastest = append(r.Fastest, who)
+	}
+	return r
+}
+
+// Prefix starts the closing comment of a bandwidth program's -copy:
+// per size, "SIZE RATIO [MIN-MAX] TRANSFER COPY", the median and range
+// of the per-round ratios and the medians of both bandwidths (MB/s),
+// separated by "; ".
+const Prefix = "vs copy, interleaved: "
+
+// Format returns the comment's text after Prefix for rs.
+func Format(rs []Result) string {
+	var b strings.Builder
+	for i, r := range rs {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		q := r.Ratios()
+		if len(q) == 0 {
+			q = []float64{0}
+		}
+		b.WriteString(formatFigure(Figure{r.Size, median(q), slices.Min(q), slices.Max(q), median(r.Transfer), median(r.Copy)}))
+	}
+	return b.String()
+}
+
+// formatFigure is one size of the comment.
+func formatFigure(g Figure) string {
+	return fmt.Sprintf("%d %.3f [%.3f-%.3f] %.0f %.0f", g.Size, g.Ratio, g.Min, g.Max, g.Transfer, g.Copy)
+}
+
+// Figure is one size of the comment, parsed.
+type Figure struct {
+	Size            int
+	Ratio, Min, Max float64
+	Transfer, Copy  float64 // MB/s
+}
+
+// Parse reads the text after Prefix (Format's output).
+func Parse(s string) ([]Figure, error) {
+	var out []Figure
+	for _, f := range strings.Split(s, ";") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		var g Figure
+		var rng string
+		if _, err := fmt.Sscanf(f, "%d %g %s %g %g", &g.Size, &g.Ratio, &rng, &g.Transfer, &g.Copy); err != nil {
+			return nil, fmt.Errorf("copy comment %q: %v", f, err)
+		}
+		lo, hi, ok := strings.Cut(strings.Trim(rng, "[]"), "-")
+		var err1, err2 error
+		g.Min, err1 = strconv.ParseFloat(lo, 64)
+		g.Max, err2 = strconv.ParseFloat(hi, 64)
+		if !ok || err1 != nil || err2 != nil || !strings.HasPrefix(rng, "[") || !strings.HasSuffix(rng, "]") {
+			return nil, fmt.Errorf("copy comment %q: range %q is not [MIN-MAX]", f, rng)
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// median returns the median of x (the upper one of an even count).
+func median(x []float64) float64 {
+	x = slices.Clone(x)
+	slices.Sort(x)
+	return x[len(x)/2]
+}

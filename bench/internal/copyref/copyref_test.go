@@ -1,0 +1,132 @@
+package copyref
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMethodsCopy checks that every method copies the bytes, at sizes
+// on both sides of the engine's thresholds and at odd lengths.
+func TestMethodsCopy(t *testing.T) {
+	ms := Methods()
+	names := Names(ms)
+	for _, want := range []string{"copy", "movsb", "engine"} {
+		if !strings.Contains(names, want) {
+			t.Errorf("methods %q lack %q", names, want)
+		}
+	}
+	if HaveGlibc != strings.Contains(names, "glibc") {
+		t.Errorf("HaveGlibc %v, methods %q", HaveGlibc, names)
+	}
+	for _, n := range []int{1, 255, 256, 4097, 65536, 1<<20 + 3} {
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*7 + 1)
+		}
+		for _, m := range ms {
+			dst := make([]byte, n)
+			m.Loop(dst, src, 2)
+			if !bytes.Equal(dst, src) {
+				t.Errorf("%s, %d bytes: the copy differs", m.Name, n)
+			}
+		}
+	}
+}
+
+// TestInterleave checks the block structure: per round one timed block
+// of the transfer and of every method, each after an untimed block of
+// its own kind, k = BlockCount(size) transfers per block, and figures
+// that are bandwidths of the bytes moved.
+func TestInterleave(t *testing.T) {
+	const size = 1 << 16
+	src, dst := make([]byte, size), make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	var calls []int
+	xfer := func(k int) {
+		calls = append(calls, k)
+		for range k {
+			copy(dst, src)
+		}
+	}
+	ms := Methods()
+	r := Interleave(size, 3, xfer, dst, src, ms)
+	k := BlockCount(size)
+	if want := []int{k, k, k, k, k, k}; !slices.Equal(calls, want) {
+		t.Errorf("transfer calls %v, want %v (an untimed and a timed block per round)", calls, want)
+	}
+	if len(r.Transfer) != 3 || len(r.Copy) != 3 || len(r.Fastest) != 3 || len(r.Each) != len(ms) {
+		t.Fatalf("result %+v: want 3 rounds, %d methods", r, len(ms))
+	}
+	for i := range 3 {
+		if r.Transfer[i] <= 0 || r.Copy[i] <= 0 || math.IsInf(r.Copy[i], 0) {
+			t.Errorf("round %d: transfer %v, copy %v MB/s", i, r.Transfer[i], r.Copy[i])
+		}
+		best := 0.0
+		for j := range ms {
+			best = max(best, r.Each[j][i])
+		}
+		if r.Copy[i] != best {
+			t.Errorf("round %d: copy %v is not the best method's %v", i, r.Copy[i], best)
+		}
+		if !strings.Contains(Names(ms), r.Fastest[i]) || r.Fastest[i] == "" {
+			t.Errorf("round %d: fastest %q", i, r.Fastest[i])
+		}
+	}
+	if q := r.Ratios(); len(q) != 3 || q[0] != r.Transfer[0]/r.Copy[0] {
+		t.Errorf("ratios %v", q)
+	}
+	if BlockCount(1<<30) != 2 || BlockCount(1<<10) != blockBytes>>10 {
+		t.Errorf("BlockCount: %d at 1 GiB, %d at 1 KiB", BlockCount(1<<30), BlockCount(1<<10))
+	}
+}
+
+// TestFormatParse checks that the comment reads back as written, with
+// the median and range of the per-round ratios, and that malformed
+// text is an error.
+func TestFormatParse(t *testing.T) {
+	rs := []Result{
+		{Size: 65536, Transfer: []float64{90, 100, 95}, Copy: []float64{100, 100, 100}},
+		{Size: 1 << 20, Transfer: []float64{50}, Copy: []float64{40}},
+	}
+	s := Format(rs)
+	if want := "65536 0.950 [0.900-1.000] 95 100; 1048576 1.250 [1.250-1.250] 50 40"; s != want {
+		t.Fatalf("Format = %q, want %q", s, want)
+	}
+	got, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Figure{{65536, 0.95, 0.9, 1, 95, 100}, {1 << 20, 1.25, 1.25, 1.25, 50, 40}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Parse = %+v, want %+v", got, want)
+	}
+	for _, bad := range []string{"65536 x [0.9-1.0] 1 2", "65536 0.9 0.9-1.0 1 2", "65536 0.9 [0.9] 1 2", "65536 0.9"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q): no error", bad)
+		}
+	}
+}
+
+// FuzzParse checks that Parse never panics and that what it accepts
+// formats back to figures it reads the same way.
+func FuzzParse(f *testing.F) {
+	f.Add("65536 0.950 [0.900-1.000] 95 100; 1048576 1.250 [1.250-1.250] 50 40")
+	f.Add("1 0 [0-0] 0 0")
+	f.Add("; ;")
+	f.Fuzz(func(t *testing.T, s string) {
+		figs, err := Parse(s)
+		if err != nil {
+			return
+		}
+		for _, g := range figs {
+			if _, err := Parse(strings.TrimSpace(formatFigure(g))); err != nil {
+				t.Errorf("%+v formats to %q, which does not parse: %v", g, formatFigure(g), err)
+			}
+		}
+	})
+}
