@@ -130,3 +130,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestInterleaveCgoOrder checks that the transfer never runs right
+// after a cgo method (Method.Cgo), whatever the methods' order, and that
+// each method's figures land at its own index.
+func TestInterleaveCgoOrder(t *testing.T) {
+	var log []string
+	mk := func(name string, cgo bool) Method {
+		return Method{Name: name, Cgo: cgo, Loop: func(dst, src []byte, n int) { log = append(log, name) }}
+	}
+	ms := []Method{mk("a", false), mk("b", false), mk("c", true)} // the cgo one last, as Methods has it
+	buf := make([]byte, 256)
+	r := Interleave(256, 5, func(int) { log = append(log, "x") }, buf, buf, ms)
+	for i := 1; i < len(log); i++ {
+		if log[i] == "x" && log[i-1] == "c" {
+			t.Fatalf("the transfer ran right after the cgo method: %v", log)
+		}
+	}
+	for j, m := range ms {
+		if len(r.Each[j]) != 5 {
+			t.Errorf("method %s: %d figures, want 5", m.Name, len(r.Each[j]))
+		}
+	}
+	if n := strings.Count(strings.Join(log, ""), "c"); n != 10 {
+		t.Errorf("the cgo method ran %d times, want 10: %v", n, log)
+	}
+}
