@@ -58,16 +58,8 @@ func main() {
 			return osu.MBps(float64(size)*osu.Window*float64(iters), us)
 		})
 		if *vsCopy {
-			b.VsCopy(dst, goshmem.Ptr(b.PE, src, 1), func(size, k int) {
-				d, s := dst[:size], src[:size]
-				for k > 0 {
-					w := min(k, osu.Window)
-					for range w {
-						goshmem.GetNBI(b.Ctx, d, s, 1)
-					}
-					b.Ctx.Quiet()
-					k -= w
-				}
+			b.VsCopy(dst, goshmem.Ptr(b.PE, src, 1), func(size int) {
+				goshmem.GetNBI(b.Ctx, dst[:size], src[:size], 1)
 			})
 		}
 	})

@@ -57,16 +57,8 @@ func main() {
 			return osu.MBps(float64(size)*osu.Window*float64(iters), us)
 		})
 		if *vsCopy {
-			b.VsCopy(goshmem.Ptr(b.PE, dst, 1), src, func(size, k int) {
-				d, s := dst[:size], src[:size]
-				for k > 0 {
-					w := min(k, osu.Window)
-					for range w {
-						goshmem.PutNBI(b.Ctx, d, s, 1)
-					}
-					b.Ctx.Quiet()
-					k -= w
-				}
+			b.VsCopy(goshmem.Ptr(b.PE, dst, 1), src, func(size int) {
+				goshmem.PutNBI(b.Ctx, dst[:size], src[:size], 1)
 			})
 		}
 	})

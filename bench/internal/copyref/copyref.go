@@ -108,6 +108,29 @@ type Result struct {
 	Each [][]float64
 }
 
+// Wins returns how many rounds each method was the fastest copy in,
+// most first: "movsb 4, glibc 3".
+func (r Result) Wins() string {
+	type win struct {
+		name string
+		n    int
+	}
+	var ws []win
+	for _, f := range r.Fastest {
+		if i := slices.IndexFunc(ws, func(w win) bool { return w.name == f }); i >= 0 {
+			ws[i].n++
+		} else {
+			ws = append(ws, win{f, 1})
+		}
+	}
+	slices.SortStableFunc(ws, func(a, b win) int { return b.n - a.n })
+	s := make([]string, len(ws))
+	for i, w := range ws {
+		s[i] = fmt.Sprintf("%s %d", w.name, w.n)
+	}
+	return strings.Join(s, ", ")
+}
+
 // Ratios returns the per-round ratios Transfer/Copy.
 func (r Result) Ratios() []float64 {
 	q := make([]float64, 0, len(r.Copy))

@@ -156,3 +156,10 @@ func TestInterleaveCgoOrder(t *testing.T) {
 		t.Errorf("the cgo method ran %d times, want 10: %v", n, log)
 	}
 }
+
+func TestWins(t *testing.T) {
+	r := Result{Fastest: []string{"glibc", "movsb", "movsb", "nt", "movsb", "glibc"}}
+	if got, want := r.Wins(), "movsb 3, glibc 2, nt 1"; got != want {
+		t.Errorf("Wins = %q, want %q", got, want)
+	}
+}

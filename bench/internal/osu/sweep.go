@@ -163,14 +163,15 @@ var _ = goshmem.PutNBI[uint8]
 
 // VsCopy is the -copy of the bandwidth programs, after the sweep: for
 // each size of the sweep from mem.LargeCopy bytes up, PE 0 times
-// copyref.Rounds rounds of a block of xfer(size, k) (k transfers of
-// size bytes, complete when it returns) alternating with a block of k
-// lone copies of the same bytes by every copyref method, from src to
-// dst, and prints the per-size ratios in one closing comment
-// (copyref.Prefix). dst and src are the bytes the transfer reads and
-// writes, the partner's through Ptr; nil when the partner's heap is not
-// mapped, and then the comment says so. Every PE calls it.
-func (b *Bench) VsCopy(dst, src []uint8, xfer func(size, k int)) {
+// copyref.Rounds rounds of a block of k transfers of size bytes
+// (nbi(size) issues one; windows of Window, each ended by Quiet, as the
+// sweep's) alternating with a block of k lone copies of the same bytes
+// by every copyref method, from src to dst, and prints the per-size
+// ratios in one closing comment (copyref.Prefix). dst and src are the
+// bytes the transfer writes and reads, the partner's through Ptr; nil
+// when the partner's heap is not mapped, and then the comment says so.
+// Every PE calls it.
+func (b *Bench) VsCopy(dst, src []uint8, nbi func(size int)) {
 	b.PE.BarrierAll()
 	defer b.PE.BarrierAll()
 	if b.Me != 0 {
@@ -186,11 +187,26 @@ func (b *Bench) VsCopy(dst, src []uint8, xfer func(size, k int)) {
 		if size < mem.LargeCopy {
 			continue
 		}
-		rs = append(rs, copyref.Interleave(size, copyref.Rounds, func(k int) { xfer(size, k) }, dst, src, ms))
+		xfer := func(k int) {
+			for k > 0 {
+				w := min(k, Window)
+				for range w {
+					nbi(size)
+				}
+				b.Ctx.Quiet()
+				k -= w
+			}
+		}
+		rs = append(rs, copyref.Interleave(size, copyref.Rounds, xfer, dst, src, ms))
 	}
 	if len(rs) == 0 {
 		return
 	}
 	b.Out.Comment("copy methods: %s; %d rounds per size, each a block of transfers and a block of every method", copyref.Names(ms), copyref.Rounds)
+	wins := make([]string, len(rs))
+	for i, r := range rs {
+		wins[i] = fmt.Sprintf("%d %s", r.Size, r.Wins())
+	}
+	b.Out.Comment("fastest copy per size (rounds won): %s", strings.Join(wins, "; "))
 	b.Out.Comment("%s%s", copyref.Prefix, copyref.Format(rs))
 }
