@@ -77,7 +77,7 @@ var specs = []*spec{
 	{Name: "put_pingpong", Title: "Put Ping-Pong", What: "one-way latency of put + fence + flag, answered the same way",
 		Kind: latency, Plot: latencyPlot, Sized: true,
 		Full: []string{"-m", "1:67108864", "-i", "50000", "-w", "1000"}, Quick: []string{"-m", "1:65536", "-i", "1000", "-w", "100"},
-		GoshExtra: []string{"-handoff"}},
+		GoshExtra: []string{"-handoff", "-copy"}},
 	{Name: "put_bw", Title: "Put Bandwidth", What: "windows of 64 non-blocking puts + quiet",
 		Kind: bandwidth, Plot: bandwidthPlot, Sized: true,
 		Full: []string{"-m", "1:67108864", "-i", "1000", "-w", "100"}, Quick: []string{"-m", "1:65536", "-i", "100", "-w", "10"},
@@ -253,14 +253,21 @@ func (s *spec) parse(out string) ([]point, error) {
 				}
 			}
 		}
-		if rest, ok := strings.CutPrefix(c, copyref.Prefix); ok {
+		for _, x := range []struct{ prefix, ratio, ref string }{
+			{copyref.Prefix, keyVsCopy, keyCopyInterleaved},
+			{copyref.PatternPrefix, keyVsPattern, keyPatternInterleaved},
+		} {
+			rest, ok := strings.CutPrefix(c, x.prefix)
+			if !ok || strings.HasPrefix(rest, "not measured") {
+				continue
+			}
 			figs, err := copyref.Parse(rest)
-			if err != nil && !strings.HasPrefix(rest, "not measured") {
+			if err != nil {
 				return nil, err
 			}
 			for _, f := range figs {
 				k := strconv.Itoa(f.Size)
-				pts = append(pts, point{k + keyVsCopy, f.Ratio}, point{k + keyCopyInterleaved, f.Copy})
+				pts = append(pts, point{k + x.ratio, f.Ratio}, point{k + x.ref, f.Copy})
 			}
 		}
 		if rest, ok := strings.CutPrefix(c, interleavedPrefix); ok {
@@ -286,10 +293,18 @@ const (
 	keyCopyInterleaved = " copy, interleaved"
 )
 
+// keyVsPattern ends the key of a size's ratio to the bare ping-pong
+// from put_pingpong's -copy comment, and keyPatternInterleaved that of
+// the bare ping-pong's median one-way bandwidth there (MB/s).
+const (
+	keyVsPattern          = " vs bare ping-pong, interleaved"
+	keyPatternInterleaved = " bare ping-pong, interleaved"
+)
+
 // isRatioKey reports whether a row's figures are interleaved ratios,
 // not the benchmark's unit.
 func isRatioKey(k string) bool {
-	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || k == keyRatioInterleaved
+	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || strings.HasSuffix(k, keyVsPattern) || k == keyRatioInterleaved
 }
 
 // interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte

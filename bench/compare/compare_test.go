@@ -1402,3 +1402,40 @@ func TestVsCopyInterleaved(t *testing.T) {
 		t.Errorf("without the comment: %+v; want PASS at 3.0 against the memcpy limit", x)
 	}
 }
+
+// TestVsPatternInterleaved checks put_pingpong's -copy: its comment's
+// per-size ratios to the bare ping-pong timed next to it explain a miss
+// against the lone copy in place of bench/limits memcpy_pingpong of
+// another moment (which here would say the opposite).
+func TestVsPatternInterleaved(t *testing.T) {
+	ps := specByName(t, "put_pingpong")
+	if !slices.Contains(ps.GoshExtra, "-copy") || !slices.Contains(ps.GoshExtra, "-handoff") {
+		t.Fatalf("put_pingpong's goshmem arguments %q lack -copy or -handoff", ps.GoshExtra)
+	}
+	ppName := "put ping-pong size / one-way time, 64 KiB-64 MiB, vs best copy (worst size)"
+	for _, c := range []struct {
+		q     []float64 // interleaved ratio at 8 MiB per run
+		cause string
+	}{
+		{[]float64{0.97, 0.96, 0.99}, "the pattern:"},
+		{[]float64{0.70, 0.72, 0.99}, causeUnknown},
+	} {
+		pp := newResult(ps, ps.Full)
+		for _, q := range c.q {
+			cm := fmt.Sprintf("%s8388608 %.3f [0.500-1.000] 20000 21000", copyref.PatternPrefix, q)
+			feed(t, pp, gosh, output(false, ps.Title, osu.Size, osu.LatencyUs, []point{{"8388608", 400}}, cm))
+		}
+		if !isRatioKey("8388608"+keyVsPattern) || isRatioKey("8388608"+keyPatternInterleaved) {
+			t.Errorf("ratio keys: %q should be one, %q not", keyVsPattern, keyPatternInterleaved)
+		}
+		// memcpy_pingpong from the rounds says 0.70 (30000 MB/s).
+		ev := evaluation{Results: map[string]*result{"put_pingpong": pp}, NP: 2, PeerWhy: "-peer=false",
+			Limits: limits{limMemcpy: {Test: limMemcpy, Rows: []point{{"8388608", 35000}}}},
+			Rounds: map[string][]*limitTable{limPingpong: {{Test: limPingpong, Rows: []point{{"8388608", 30000}}}}}}
+		x := findTarget(t, ev.targets(), ppName)
+		notes := strings.Join(x.Notes, "\n")
+		if x.Status != statusMiss || !strings.Contains(x.Cause, c.cause) || !strings.Contains(notes, "put_pingpong -copy") || strings.Contains(notes, "memcpy_pingpong times") {
+			t.Errorf("interleaved %v: %s, cause %q, notes %q; want MISS, cause containing %q, the note from -copy", c.q, x.Status, x.Cause, notes, c.cause)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Command put_pingpong is the OSU-style put ping-pong test: the
 // one-way latency of a put answered by a put.
 //
-//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f] [-peer N] [-signal]
+//	go run ./cmd/oshrun -n 2 ./bench/put_pingpong [-m [min:]max] [-i N] [-w N] [-f] [-peer N] [-signal] [-handoff] [-copy]
 //
 // For each message size (bytes of a []uint8, default 1 to 4 MiB,
 // doubling), PE 0 and PE 1 exchange warm-up plus timed round trips. In
@@ -44,6 +44,22 @@
 // (medians over the blocks; the ratio is the median of the rounds'
 // ratios, with their range). Needs mapped PEs (PtrTo non-nil).
 //
+// -copy adds, after the sweep, the bare ping-pong timed next to this
+// one: for each size from 64 KiB, copyref.Rounds rounds of one block of
+// round trips of this program's loop and one block of the same round
+// trips made bare by each copy method of bench/internal/copyref (the
+// method copies the size into the partner's buffer through goshmem.Ptr,
+// then a store through PtrTo hands the turn over, polled with a pause
+// per load), each block after an untimed one of its kind. A round's
+// ratio is this loop's one-way bandwidth over the fastest bare way's;
+// PE 0 prints, per size, the median and range of the ratios and the
+// medians of both bandwidths in MB/s:
+//
+//	# vs bare ping-pong, interleaved: 65536 0.950 [0.900-0.990] 20000 21000; ...
+//
+// It is the ping-pong's own reference (bench/limits memcpy_pingpong)
+// taken in the same moments.
+//
 // Defaults: -i 10000, -w 1000 for sizes up to 64 KiB, a tenth above,
 // a hundredth above 1 MiB (at least 1). Output (PE 0, stdout):
 //
@@ -66,18 +82,21 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 	"github.com/goshmem/goshmem/bench/internal/osu"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/wait"
 )
 
 func main() {
-	peer, signal, handoff := 1, false, false
+	peer, signal, handoff, vsPattern := 1, false, false, false
 	x := osu.Extra{
-		Usage: "[-peer N] [-signal] [-handoff]",
+		Usage: "[-peer N] [-signal] [-handoff] [-copy]",
 		Register: func(fs *flag.FlagSet) {
 			fs.IntVar(&peer, "peer", peer, "PE 0's partner `PE`")
 			fs.BoolVar(&signal, "signal", signal, "send with PutSignal (one call) instead of Put, Fence, P")
 			fs.BoolVar(&handoff, "handoff", handoff, "after the sweep, time 8-byte round trips interleaved with the bare cache-line hand-off on the same words")
+			fs.BoolVar(&vsPattern, "copy", vsPattern, "after the sweep, time each size from 64 KiB in blocks of round trips interleaved with blocks of the bare ping-pong (every lone copy method and a bare flag) on the same buffers")
 		},
 		Check: func(osu.Config) error {
 			if peer < 1 {
@@ -136,6 +155,9 @@ func main() {
 		})
 		if handoff {
 			interleaved(b, peer, dst, src, flag, &k)
+		}
+		if vsPattern {
+			bare(b, peer, dst, src, flag, &k)
 		}
 	})
 }
@@ -247,4 +269,85 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  ratio %.2f [%.2f-%.2f] over %d rounds (hand-off per way, us:%s)",
 			osu.Median(times[0]), osu.Median(limT), osu.Median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios), each.String())
 	}
+}
+
+// bare is -copy: for each size from mem.LargeCopy up, rounds of a block
+// of round trips through the API (Put, Fence, P, WaitUntil) and a block
+// of bare round trips by each copy method on the same buffers and flag
+// words (see the package comment). Both partners run the same blocks in
+// the same order; PE 0 times. k is the round-trip count so far.
+func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
+	b.PE.BarrierAll()
+	defer b.PE.BarrierAll()
+	if b.Me != 0 && b.Me != peer {
+		return
+	}
+	other := peer
+	if b.Me != 0 {
+		other = 0
+	}
+	theirs, theirDst := goshmem.PtrTo(b.PE, &flag[0], other), goshmem.Ptr(b.PE, dst, other)
+	if theirs == nil || theirDst == nil {
+		b.Out.Comment("%snot measured: PE %d's heap is not mapped by PE 0", copyref.PatternPrefix, peer)
+		return
+	}
+	mine := &flag[0]
+	await := func(v int64) {
+		for atomic.LoadInt64(mine) != v {
+			wait.Relax()
+		}
+	}
+	ms := copyref.Methods()
+	var rs []copyref.Result
+	for _, size := range b.Sizes() {
+		if size < mem.LargeCopy {
+			continue
+		}
+		d, s, td := dst[:size], src[:size], theirDst[:size]
+		api := func(n int) {
+			for range n {
+				*k++
+				if b.Me == 0 {
+					goshmem.Put(b.Ctx, d, s, other)
+					b.Ctx.Fence()
+					goshmem.P(b.Ctx, mine, *k, other)
+					goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
+				} else {
+					goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
+					goshmem.Put(b.Ctx, d, s, other)
+					b.Ctx.Fence()
+					goshmem.P(b.Ctx, mine, *k, other)
+				}
+			}
+		}
+		refs := make([]copyref.Ref, len(ms))
+		for i, m := range ms {
+			refs[i] = copyref.Ref{Name: m.Name, Cgo: m.Cgo, Run: func(n int) {
+				for range n {
+					*k++
+					if b.Me == 0 {
+						m.Loop(td, s, 1)
+						atomic.StoreInt64(theirs, *k)
+						await(*k)
+					} else {
+						await(*k)
+						m.Loop(td, s, 1)
+						atomic.StoreInt64(theirs, *k)
+					}
+				}
+			}}
+		}
+		// Half a copy block's round trips: each moves the size twice.
+		n := max(2, copyref.BlockCount(size)/2)
+		rs = append(rs, copyref.InterleaveRefs(size, n, copyref.Rounds, 2*float64(size)*float64(n), api, refs))
+	}
+	if b.Me != 0 || len(rs) == 0 {
+		return
+	}
+	wins := make([]string, len(rs))
+	for i, r := range rs {
+		wins[i] = fmt.Sprintf("%d %s", r.Size, r.Wins())
+	}
+	b.Out.Comment("bare ping-pong methods: %s; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, strings.Join(wins, "; "))
+	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
 }

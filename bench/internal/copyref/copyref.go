@@ -142,15 +142,39 @@ func (r Result) Ratios() []float64 {
 	return q
 }
 
+// Ref is a reference a transfer is timed against: Run(k) does in its
+// own way what a block of k units of the transfer does (k lone copies,
+// or k round trips of a bare ping-pong).
+type Ref struct {
+	Name string
+	Cgo  bool // Run is one long cgo call (see Method.Cgo)
+	Run  func(k int)
+}
+
 // Interleave times rounds rounds of one block of the transfer (xfer(k)
 // moves k times size bytes and returns when they have arrived) and one
-// block of k lone copies of size bytes from src to dst by each method,
-// the order rotated from round to round; every timed block follows an
-// untimed one of its own kind. dst and src are the bytes the transfer moves (mapped: the
-// partner's heap through Ptr), so both read and write the same memory.
+// block of k = BlockCount(size) lone copies of size bytes from src to
+// dst by each method (InterleaveRefs). dst and src are the bytes the
+// transfer moves (mapped: the partner's heap through Ptr), so both read
+// and write the same memory.
 func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method) Result {
-	k := BlockCount(size)
 	d, s := dst[:size], src[:size]
+	refs := make([]Ref, len(ms))
+	for i, m := range ms {
+		refs[i] = Ref{Name: m.Name, Cgo: m.Cgo, Run: func(k int) { m.Loop(d, s, k) }}
+	}
+	k := BlockCount(size)
+	return InterleaveRefs(size, k, rounds, float64(size)*float64(k), xfer, refs)
+}
+
+// InterleaveRefs times rounds rounds of one block of the transfer
+// (xfer(k)) and one block of each reference (Run(k)), the order rotated
+// from round to round; every timed block follows an untimed one of its
+// own kind. A block's figure is blockBytes over its time, in MB/s;
+// Copy is, per round, the best reference's, and Result.Size is size.
+// Every PE taking part runs the same calls in the same order (a
+// ping-pong's partner too); only the timing PE's figures mean anything.
+func InterleaveRefs(size, k, rounds int, blockBytes float64, xfer func(k int), refs []Ref) Result {
 	// Each kind runs one untimed block before its timed one, so that
 	// it starts from the state of the caches it leaves itself, not
 	// from the state the kind before it left: a non-temporal copy
@@ -159,24 +183,23 @@ func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method
 	// after itself, and a warm-up of an eighth of a block did not
 	// remove that.
 	// The rotation makes the last kind the one before the transfer in
-	// every round but the first: the cgo methods go first (right after
-	// the transfer), so that the transfer never follows one (see
+	// every round but the first: the cgo references go first (right
+	// after the transfer), so that the transfer never follows one (see
 	// Method.Cgo).
-	var order []int // kind j >= 1 is method order[j-1]
+	var order []int // kind j >= 1 is reference order[j-1]
 	for _, cgo := range []bool{true, false} {
-		for i, m := range ms {
+		for i, m := range refs {
 			if m.Cgo == cgo {
 				order = append(order, i)
 			}
 		}
 	}
-	kinds := make([]func(n int), 0, 1+len(ms))
+	kinds := make([]func(n int), 0, 1+len(refs))
 	kinds = append(kinds, xfer)
 	for _, i := range order {
-		kinds = append(kinds, func(n int) { ms[i].Loop(d, s, n) })
+		kinds = append(kinds, refs[i].Run)
 	}
-	r := Result{Size: size, Each: make([][]float64, len(ms))}
-	mb := float64(size) * float64(k)
+	r := Result{Size: size, Each: make([][]float64, len(refs))}
 	for i := range rounds {
 		best, who := 0.0, ""
 		var xf float64
@@ -185,7 +208,7 @@ func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method
 			kinds[j](k)
 			t0 := time.Now()
 			kinds[j](k)
-			bw := mb / (float64(time.Since(t0).Nanoseconds()) / 1e3)
+			bw := blockBytes / (float64(time.Since(t0).Nanoseconds()) / 1e3)
 			if j == 0 {
 				xf = bw
 				continue
@@ -193,7 +216,7 @@ func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method
 			m := order[j-1]
 			r.Each[m] = append(r.Each[m], bw)
 			if bw > best {
-				best, who = bw, ms[m].Name
+				best, who = bw, refs[m].Name
 			}
 		}
 		r.Transfer = append(r.Transfer, xf)
@@ -208,6 +231,12 @@ func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method
 // of the per-round ratios and the medians of both bandwidths (MB/s),
 // separated by "; ".
 const Prefix = "vs copy, interleaved: "
+
+// PatternPrefix starts put_pingpong -copy's closing comment, in
+// Format's form: the ping-pong's one-way bandwidth against the bare
+// ping-pong's (the same round trips by each copy method and a bare
+// flag) timed next to it.
+const PatternPrefix = "vs bare ping-pong, interleaved: "
 
 // Format returns the comment's text after Prefix for rs.
 func Format(rs []Result) string {

@@ -373,13 +373,17 @@ func TestInterleave(t *testing.T) {
 // TestVsCopy: put_bw and get_bw run with -copy end with one comment
 // giving, for every size of their table from 64 KiB, a positive median
 // ratio to the best lone copy within its range, and positive
-// bandwidths; smaller sizes are left out.
+// bandwidths; smaller sizes are left out. put_pingpong -copy does the
+// same against the bare ping-pong (both partners run its blocks).
 func TestVsCopy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs benchmark programs")
 	}
 	t.Parallel()
-	for _, prog := range []string{"put_bw", "get_bw"} {
+	for _, c := range []struct{ prog, prefix string }{
+		{"put_bw", copyref.Prefix}, {"get_bw", copyref.Prefix}, {"put_pingpong", copyref.PatternPrefix},
+	} {
+		prog := c.prog
 		o, code := run(t, prog, 2, "-m", "32768:131072", "-i", "20", "-w", "2", "-copy")
 		if code != 0 {
 			t.Fatalf("%s: exit code %d", prog, code)
@@ -390,8 +394,8 @@ func TestVsCopy(t *testing.T) {
 		}
 		var figs []copyref.Figure
 		n := 0
-		for _, c := range p.Comments {
-			if rest, ok := strings.CutPrefix(c, copyref.Prefix); ok {
+		for _, cm := range p.Comments {
+			if rest, ok := strings.CutPrefix(cm, c.prefix); ok {
 				n++
 				if figs, err = copyref.Parse(rest); err != nil {
 					t.Fatalf("%s: %v", prog, err)
