@@ -842,7 +842,7 @@ func (e evaluation) pingpongRef(t *target, r *result, sizes []string) {
 		"the ping-pong's own reference: %s; against it the worst size is %s at %.2f [%.2f-%.2f] over %d rounds; per size: %s",
 		how, humanSize(worstKey), worstR, wlo, whi, wn, strings.Join(per, ", ")))
 	if t.meets(worstR) {
-		t.Cause = "the pattern: a ping-pong's copies run slower than a lone copy (a hand-off per trip, four buffers in the caches), and against the same ping-pong with the machine's best copy (memcpy_pingpong) it meets the target at every size (see the note)"
+		t.Cause = "the pattern: a ping-pong's copies run slower than a lone copy (a hand-off per trip, four buffers in the caches), and against the same ping-pong made bare with the machine's best copy it meets the target at every size (see the note)"
 	}
 }
 
