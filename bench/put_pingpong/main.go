@@ -190,22 +190,7 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 	mine := &flag[0]
 	d, s := dst[:8], src[:8]
 	n := max(b.Iters, 1)
-	api := func() {
-		for range n {
-			*k++
-			if b.Me == 0 {
-				goshmem.Put(b.Ctx, d, s, other)
-				b.Ctx.Fence()
-				goshmem.P(b.Ctx, mine, *k, other)
-				goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
-			} else {
-				goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
-				goshmem.Put(b.Ctx, d, s, other)
-				b.Ctx.Fence()
-				goshmem.P(b.Ctx, mine, *k, other)
-			}
-		}
-	}
+	api := func() { trips(b, d, s, mine, other, k, n) }
 	// The bare hand-off in each way of storing and polling: which is
 	// fastest depends on the CPU and the moment (a poll with a pause
 	// leaves the writer the line sooner on some cores; an exchanging
@@ -304,22 +289,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 			continue
 		}
 		d, s, td := dst[:size], src[:size], theirDst[:size]
-		api := func(n int) {
-			for range n {
-				*k++
-				if b.Me == 0 {
-					goshmem.Put(b.Ctx, d, s, other)
-					b.Ctx.Fence()
-					goshmem.P(b.Ctx, mine, *k, other)
-					goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
-				} else {
-					goshmem.WaitUntil(b.PE, mine, goshmem.CmpEQ, *k)
-					goshmem.Put(b.Ctx, d, s, other)
-					b.Ctx.Fence()
-					goshmem.P(b.Ctx, mine, *k, other)
-				}
-			}
-		}
+		api := func(n int) { trips(b, d, s, mine, other, k, n) }
 		refs := make([]copyref.Ref, len(ms))
 		for i, m := range ms {
 			refs[i] = copyref.Ref{Name: m.Name, Cgo: m.Cgo, Run: func(n int) {
@@ -350,4 +320,24 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	}
 	b.Out.Comment("bare ping-pong methods: %s; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, strings.Join(wins, "; "))
 	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
+}
+
+// trips makes n round trips through the API, numbered from *k+1: PE 0
+// puts d, fences, stores the trip's number into other's flag and waits
+// for its own; its partner waits, then answers the same way.
+func trips(b *osu.Bench, d, s []uint8, flag *int64, other int, k *int64, n int) {
+	for range n {
+		*k++
+		if b.Me == 0 {
+			goshmem.Put(b.Ctx, d, s, other)
+			b.Ctx.Fence()
+			goshmem.P(b.Ctx, flag, *k, other)
+			goshmem.WaitUntil(b.PE, flag, goshmem.CmpEQ, *k)
+		} else {
+			goshmem.WaitUntil(b.PE, flag, goshmem.CmpEQ, *k)
+			goshmem.Put(b.Ctx, d, s, other)
+			b.Ctx.Fence()
+			goshmem.P(b.Ctx, flag, *k, other)
+		}
+	}
 }
