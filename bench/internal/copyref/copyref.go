@@ -177,11 +177,11 @@ func Interleave(size, rounds int, xfer func(k int), dst, src []byte, ms []Method
 func InterleaveRefs(size, k, rounds int, blockBytes float64, xfer func(k int), refs []Ref) Result {
 	// Each kind runs one untimed block before its timed one, so that
 	// it starts from the state of the caches it leaves itself, not
-	// from the state the kind before it left: a non-temporal copy
-	// right after a temporal one of the same bytes (the destination's
-	// lines dirty in the cache) ran 10-20% slower at 16-32 MiB than
-	// after itself, and a warm-up of an eighth of a block did not
-	// remove that.
+	// from the state the kind before it left. (Puts that ran 10-20%
+	// slower at 16 MiB right after the glibc block were the first
+	// reason; the cause there turned out to be the cgo call, below,
+	// not the caches, but a block timed in its own steady state is
+	// the comparison meant either way.)
 	// The rotation makes the last kind the one before the transfer in
 	// every round but the first: the cgo references go first (right
 	// after the transfer), so that the transfer never follows one (see
