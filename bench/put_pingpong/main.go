@@ -119,10 +119,8 @@ func main() {
 		b.Out.Columns(osu.Size, osu.LatencyUs)
 		var k int64 // round trips so far, the same count on PE 0 and its partner
 		b.Sweep(b.Me == 0 || b.Me == peer, func(size, iters, warm int) float64 {
-			d, s, other := dst[:size], src[:size], peer
-			if b.Me != 0 {
-				other = 0
-			}
+			d, s := dst[:size], src[:size]
+			other, _ := partner(b, peer) // (only the partners time)
 			t0 := osu.Now()
 			for i := 0; i < warm+iters; i++ {
 				if i == warm {
@@ -172,12 +170,9 @@ const interleavedRounds = 20
 func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	b.PE.BarrierAll() // the sweep is over on both partners
 	defer b.PE.BarrierAll()
-	if b.Me != 0 && b.Me != peer {
+	other, ok := partner(b, peer)
+	if !ok {
 		return
-	}
-	other := peer
-	if b.Me != 0 {
-		other = 0
 	}
 	// theirs is the partner's flag word, mapped: the hand-off stores
 	// into it directly. Across hosts there is no mapping, and no
@@ -264,12 +259,9 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	b.PE.BarrierAll()
 	defer b.PE.BarrierAll()
-	if b.Me != 0 && b.Me != peer {
+	other, ok := partner(b, peer)
+	if !ok {
 		return
-	}
-	other := peer
-	if b.Me != 0 {
-		other = 0
 	}
 	theirs, theirDst := goshmem.PtrTo(b.PE, &flag[0], other), goshmem.Ptr(b.PE, dst, other)
 	if theirs == nil || theirDst == nil {
@@ -314,11 +306,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	if b.Me != 0 || len(rs) == 0 {
 		return
 	}
-	wins := make([]string, len(rs))
-	for i, r := range rs {
-		wins[i] = fmt.Sprintf("%d %s", r.Size, r.Wins())
-	}
-	b.Out.Comment("bare ping-pong methods: %s; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, strings.Join(wins, "; "))
+	b.Out.Comment("bare ping-pong methods: %s; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
 }
 
@@ -340,4 +328,16 @@ func trips(b *osu.Bench, d, s []uint8, flag *int64, other int, k *int64, n int) 
 			goshmem.P(b.Ctx, flag, *k, other)
 		}
 	}
+}
+
+// partner returns the PE this one exchanges round trips with (peer for
+// PE 0, PE 0 for peer), and false on the PEs that take no part.
+func partner(b *osu.Bench, peer int) (int, bool) {
+	switch b.Me {
+	case 0:
+		return peer, true
+	case peer:
+		return 0, true
+	}
+	return 0, false
 }

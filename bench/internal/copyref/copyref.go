@@ -131,6 +131,15 @@ func (r Result) Wins() string {
 	return strings.Join(s, ", ")
 }
 
+// WinsBySize is Wins for each result, "SIZE WINS" separated by "; ".
+func WinsBySize(rs []Result) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%d %s", r.Size, r.Wins())
+	}
+	return strings.Join(s, "; ")
+}
+
 // Ratios returns the per-round ratios Transfer/Copy.
 func (r Result) Ratios() []float64 {
 	q := make([]float64, 0, len(r.Copy))

@@ -163,3 +163,10 @@ func TestWins(t *testing.T) {
 		t.Errorf("Wins = %q, want %q", got, want)
 	}
 }
+
+func TestWinsBySize(t *testing.T) {
+	rs := []Result{{Size: 65536, Fastest: []string{"nt", "glibc", "nt"}}, {Size: 131072, Fastest: []string{"movsb"}}}
+	if got, want := WinsBySize(rs), "65536 nt 2, glibc 1; 131072 movsb 1"; got != want {
+		t.Errorf("WinsBySize = %q, want %q", got, want)
+	}
+}

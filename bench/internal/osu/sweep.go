@@ -203,10 +203,6 @@ func (b *Bench) VsCopy(dst, src []uint8, nbi func(size int)) {
 		return
 	}
 	b.Out.Comment("copy methods: %s; %d rounds per size, each a block of transfers and a block of every method", copyref.Names(ms), copyref.Rounds)
-	wins := make([]string, len(rs))
-	for i, r := range rs {
-		wins[i] = fmt.Sprintf("%d %s", r.Size, r.Wins())
-	}
-	b.Out.Comment("fastest copy per size (rounds won): %s", strings.Join(wins, "; "))
+	b.Out.Comment("fastest copy per size (rounds won): %s", copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.Prefix, copyref.Format(rs))
 }
