@@ -97,7 +97,8 @@ var specs = []*spec{
 		Full: []string{"-i", "10000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
 	{Name: "barrier", Title: "Barrier", What: "BarrierAll (shmem_barrier_all) on every PE",
 		Kind: latency,
-		Full: []string{"-i", "100000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"}},
+		Full: []string{"-i", "100000", "-w", "1000"}, Quick: []string{"-i", "1000", "-w", "100"},
+		GoshExtra: []string{"-handoff"}},
 
 	// The team collectives: every PE times back-to-back calls on
 	// TeamWorld (the peer: OpenSHMEM 1.4's active-set routines over all
@@ -276,6 +277,12 @@ func (s *spec) parse(out string) ([]point, error) {
 				pts = append(pts, point{keyPPInterleaved, g}, point{keyHandoffInterleaved, h}, point{keyRatioInterleaved, q})
 			}
 		}
+		if rest, ok := strings.CutPrefix(c, barInterleavedPrefix); ok {
+			var g, h, q float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "barrier %f us bare %f us ratio %f", &g, &h, &q); err == nil {
+				pts = append(pts, point{keyBarInterleaved, g}, point{keyBareInterleaved, h}, point{keyBarRatioInterleaved, q})
+			}
+		}
 	}
 	return pts, nil
 }
@@ -304,7 +311,7 @@ const (
 // isRatioKey reports whether a row's figures are interleaved ratios,
 // not the benchmark's unit.
 func isRatioKey(k string) bool {
-	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || strings.HasSuffix(k, keyVsPattern) || k == keyRatioInterleaved
+	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || strings.HasSuffix(k, keyVsPattern) || k == keyRatioInterleaved || k == keyBarRatioInterleaved
 }
 
 // interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte
@@ -320,6 +327,20 @@ const (
 	keyPPInterleaved      = "8 B, interleaved"
 	keyHandoffInterleaved = "hand-off, interleaved"
 	keyRatioInterleaved   = "8 B / hand-off, interleaved"
+)
+
+// barInterleavedPrefix starts barrier -handoff's comment: the 2-PE
+// barrier timed in blocks alternating with blocks of the bare
+// exchange of two words (in several layouts) on the same PEs.
+const barInterleavedPrefix = "interleaved barrier:"
+
+// Keys of barrier -handoff's figures: the barrier's and the fastest
+// bare barrier's medians over the blocks (us), and the median of the
+// per-round ratios.
+const (
+	keyBarInterleaved      = "barrier, interleaved"
+	keyBareInterleaved     = "bare barrier, interleaved"
+	keyBarRatioInterleaved = "barrier / bare, interleaved"
 )
 
 // ptrPrefix starts ptr's comment with the per-store figures in ns.

@@ -1439,3 +1439,58 @@ func TestVsPatternInterleaved(t *testing.T) {
 		}
 	}
 }
+
+// TestBarrierInterleavedLimit checks that barrier -handoff's comment is
+// read and decides the 2-PE barrier's limit check: a barrier faster
+// than bench/limits' hand-off from another moment passes when the bare
+// barrier timed between its blocks stays below it, and fails only when
+// the barrier beat the bare one in every run.
+func TestBarrierInterleavedLimit(t *testing.T) {
+	s := specByName(t, "barrier")
+	if !slices.Contains(s.GoshExtra, "-handoff") {
+		t.Fatalf("barrier's goshmem arguments %q lack -handoff", s.GoshExtra)
+	}
+	comment := func(g, h float64) string {
+		return fmt.Sprintf("interleaved barrier: barrier %.4f us  bare %.4f us  ratio %.2f [0.80-1.90] over 20 rounds (bare barrier, us:  heaps/store 0.08  line/xchg %.4f)", g, h, g/h, h)
+	}
+	// bench/limits' hand-off, taken in a slow moment: 0.158 us.
+	lim := limits{limHandoff: &limitTable{Test: limHandoff, Rows: []point{{handoffMin, 0.158}}}}
+	for _, c := range []struct {
+		g, h []float64 // per run: the barrier's and the bare barrier's medians
+		fail bool
+	}{
+		{[]float64{0.061, 0.058}, []float64{0.045, 0.043}, false}, // CI's case: below the old limit, above the bare
+		{[]float64{0.061, 0.040}, []float64{0.045, 0.043}, false}, // below the bare in one run only: noise
+		{[]float64{0.040, 0.041}, []float64{0.045, 0.043}, true},  // below it in every run
+	} {
+		r := newResult(s, s.Quick)
+		for i := range c.g {
+			feed(t, r, gosh, output(false, s.Title, osu.PEs, osu.LatencyUs, []point{{"2", c.g[i]}}, comment(c.g[i], c.h[i])))
+		}
+		if !slices.Contains(r.Keys, keyBarRatioInterleaved) {
+			t.Fatalf("keys %q: the interleaved figures were not read", r.Keys)
+		}
+		n, fails := evaluation{Results: map[string]*result{"barrier": r}, Limits: lim, NP: 2}.limitChecks()
+		if n != 1 || (len(fails) == 1) != c.fail {
+			t.Errorf("g %v h %v: checked %d, fails %v; want a failure: %v", c.g, c.h, n, fails, c.fail)
+		}
+		if c.fail && len(fails) == 1 && !strings.Contains(fails[0].String(), "barrier 2: goshmem's highest run's ratio to the interleaved bare barrier is 0.95, below 1 in every run") {
+			t.Errorf("fail line %q", fails[0].String())
+		}
+	}
+	// Without the comment (an old binary), the limit from bench/limits
+	// decides, and 0.061 us below 0.158 fails as before.
+	r := newResult(s, s.Quick)
+	feed(t, r, gosh, output(false, s.Title, osu.PEs, osu.LatencyUs, []point{{"2", 0.061}}))
+	if n, fails := (evaluation{Results: map[string]*result{"barrier": r}, Limits: lim, NP: 2}).limitChecks(); n != 1 || len(fails) != 1 {
+		t.Errorf("without -handoff: checked %d, fails %v; want the old limit's failure", n, fails)
+	}
+	// put_pingpong -handoff: its ratio is the small sizes' one check.
+	ps := specByName(t, "put_pingpong")
+	pp := newResult(ps, ps.Quick)
+	feed(t, pp, gosh, output(false, ps.Title, osu.Size, osu.LatencyUs, []point{{"4", 0.06}, {"8", 0.06}, {"64", 0.06}},
+		"interleaved 8 B: put_pingpong 0.0600 us  hand-off 0.0500 us  ratio 1.20 [1.10-1.30] over 20 rounds (hand-off per way, us:  store+pause 0.05)"))
+	if n, fails := (evaluation{Results: map[string]*result{"put_pingpong": pp}, Limits: lim, NP: 2}).limitChecks(); n != 1 || len(fails) != 0 {
+		t.Errorf("put_pingpong with -handoff: checked %d, fails %v; want 1 check, passing", n, fails)
+	}
+}

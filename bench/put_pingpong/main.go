@@ -76,9 +76,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"math"
-	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem"
@@ -218,36 +215,12 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 			}
 		}
 	}
-	kinds := []struct {
-		name string
-		f    func()
-	}{{"put_pingpong", api}, {"store+pause", bare(false, true)}, {"xchg+pause", bare(true, true)},
-		{"store+tight", bare(false, false)}, {"xchg+tight", bare(true, false)}}
-	times := make([][]float64, len(kinds))
-	var limT, ratios []float64
+	ways := []osu.Way{{Name: "put_pingpong", Run: api}, {Name: "store+pause", Run: bare(false, true)}, {Name: "xchg+pause", Run: bare(true, true)},
+		{Name: "store+tight", Run: bare(false, false)}, {Name: "xchg+tight", Run: bare(true, false)}}
 	api() // warm-up
-	for i := range interleavedRounds {
-		lim := math.Inf(1)
-		for o := range kinds {
-			j := (i + o) % len(kinds) // each round starts with another kind
-			t0 := osu.Now()
-			kinds[j].f()
-			t := osu.Micros(t0, osu.Now()) / float64(2*n)
-			times[j] = append(times[j], t)
-			if j > 0 {
-				lim = min(lim, t)
-			}
-		}
-		limT = append(limT, lim)
-		ratios = append(ratios, times[0][i]/lim)
-	}
+	v := osu.Fastest(ways, osu.Interleaved(interleavedRounds, float64(2*n), ways))
 	if b.Me == 0 {
-		var each strings.Builder
-		for j := 1; j < len(kinds); j++ {
-			fmt.Fprintf(&each, "  %s %.4f", kinds[j].name, osu.Median(times[j]))
-		}
-		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  ratio %.2f [%.2f-%.2f] over %d rounds (hand-off per way, us:%s)",
-			osu.Median(times[0]), osu.Median(limT), osu.Median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios), each.String())
+		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  %s (hand-off per way, us:%s)", v.Loop, v.Bare, v.Ratio(), v.EachWay())
 	}
 }
 

@@ -297,6 +297,64 @@ func TestPingPongHandoff(t *testing.T) {
 	}
 }
 
+// TestBarrierHandoff runs barrier -handoff on 2 PEs: the interleaved
+// comment gives positive figures of the barrier and of every bare
+// layout, the bare barrier is the median of each round's fastest way
+// (so at most any one way's median), and the ratio lies in its range;
+// on 3 PEs it says why it did not measure.
+func TestBarrierHandoff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs benchmark programs")
+	}
+	t.Parallel()
+	re := regexp.MustCompile(`^interleaved barrier: barrier ([0-9.]+) us  bare ([0-9.]+) us  ratio ([0-9.]+) \[([0-9.]+)-([0-9.]+)\] over 20 rounds \(bare barrier, us:((?:  [a-z]+/[a-z]+ [0-9.]+)+)\)$`)
+	o, code := run(t, "barrier", 2, "-i", "200", "-w", "10", "-handoff")
+	if code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	p, err := osu.ParseOutput(strings.NewReader(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m []string
+	for _, c := range p.Comments {
+		if m = re.FindStringSubmatch(c); m != nil {
+			break
+		}
+	}
+	if m == nil {
+		t.Fatalf("no interleaved comment in\n%s", o)
+	}
+	v := make([]float64, 5)
+	for i, s := range m[1:6] {
+		if v[i], err = strconv.ParseFloat(s, 64); err != nil || v[i] <= 0 {
+			t.Errorf("figure %d %q not positive in %q", i, s, m[0])
+		}
+	}
+	f := strings.Fields(m[6])
+	var ways []float64
+	for i := 1; i < len(f); i += 2 {
+		w, err := strconv.ParseFloat(f[i], 64)
+		if err != nil || w <= 0 {
+			t.Errorf("way %s: %q", f[i-1], f[i])
+		}
+		ways = append(ways, w)
+	}
+	if len(ways) != 6 {
+		t.Errorf("%d bare ways in %q; want 3 layouts by 2 stores", len(ways), m[6])
+	}
+	if best := slices.Min(ways); v[1] > best {
+		t.Errorf("bare %v is slower than the way at %v (of %v)", v[1], best, ways)
+	}
+	if v[3] > v[2] || v[2] > v[4] {
+		t.Errorf("ratio %v outside its range [%v-%v]", v[2], v[3], v[4])
+	}
+	o, code = run(t, "barrier", 3, "-i", "50", "-w", "10", "-handoff")
+	if code != 0 || !strings.Contains(o, "# interleaved barrier: not measured: 3 PEs") {
+		t.Errorf("3 PEs: exit code %d, output\n%s", code, o)
+	}
+}
+
 // TestVsBarrier: a collective run with -vs-barrier ends with one
 // comment giving, for every size of its table, a positive median ratio
 // within its [min-max] range.

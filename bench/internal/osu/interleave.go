@@ -1,0 +1,83 @@
+package osu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Way is one kind of block of an interleaved measurement: a name and a
+// function that runs one block.
+type Way struct {
+	Name string
+	Run  func()
+}
+
+// Interleaved times rounds rounds of one block of each way, round i
+// starting with way i mod len(ways) (so no way always follows the
+// same one), and returns the block times in us divided by per:
+// times[j][i] is way j's block of round i. Every PE taking part must
+// call it with the same ways in the same order; PE 0's times are the
+// ones to print. The machine changes state on the scale of seconds
+// (the same cache-line hand-off takes 0.03 us in one second and 0.25 us
+// in the next): blocks taken milliseconds apart compare one state,
+// figures of two programs run at different moments do not.
+func Interleaved(rounds int, per float64, ways []Way) [][]float64 {
+	times := make([][]float64, len(ways))
+	for i := range rounds {
+		for o := range ways {
+			j := (i + o) % len(ways)
+			t0 := Now()
+			ways[j].Run()
+			times[j] = append(times[j], Micros(t0, Now())/per)
+		}
+	}
+	return times
+}
+
+// VsFastest is an Interleaved measurement whose way 0 is the program's
+// loop and the others bare ways of doing the same work: Loop and Bare
+// are the medians over the rounds of the loop and of each round's
+// fastest bare way, Ratios the loop's time over that fastest way's,
+// round by round.
+type VsFastest struct {
+	Loop, Bare float64
+	Ratios     []float64
+	Each       []string // "name median" of each bare way
+}
+
+// Fastest summarizes times from Interleaved (way 0 the loop, ways 1...
+// bare).
+func Fastest(ways []Way, times [][]float64) VsFastest {
+	var v VsFastest
+	var bare []float64
+	for i := range times[0] {
+		b := math.Inf(1)
+		for j := 1; j < len(times); j++ {
+			b = min(b, times[j][i])
+		}
+		bare = append(bare, b)
+		v.Ratios = append(v.Ratios, times[0][i]/b)
+	}
+	v.Loop, v.Bare = Median(times[0]), Median(bare)
+	for j := 1; j < len(ways); j++ {
+		v.Each = append(v.Each, fmt.Sprintf("%s %.4f", ways[j].Name, Median(times[j])))
+	}
+	return v
+}
+
+// Ratio formats the median of the ratios with their range and count:
+// "ratio 1.01 [0.96-1.09] over 20 rounds".
+func (v VsFastest) Ratio() string {
+	return fmt.Sprintf("ratio %.2f [%.2f-%.2f] over %d rounds", Median(v.Ratios), slices.Min(v.Ratios), slices.Max(v.Ratios), len(v.Ratios))
+}
+
+// EachWay formats the bare ways' medians: "  store+pause 0.0625  xchg+pause 0.0614".
+func (v VsFastest) EachWay() string {
+	var s strings.Builder
+	for _, e := range v.Each {
+		s.WriteString("  " + e)
+	}
+	return s.String()
+}
