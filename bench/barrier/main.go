@@ -31,15 +31,15 @@
 // partner polls (through the pointer goshmem.PtrTo returns, with a
 // plain or an exchanging store), then polls its own word with one CPU
 // pause per load (the spin of goshmem's waits); the two words lie in
-// the two PEs' heaps, or 128 bytes apart in PE 0's heap, or in one
-// line of it. A round's ratio is
+// the two PEs' heaps at the same offset, or in two lines 128 bytes
+// apart in PE 0's heap, or in one line of it. A round's ratio is
 // the barrier's time over the fastest bare way's. A 2-PE barrier is
 // that exchange plus the library's work, so the ratio is at least 1
 // but for noise; a hand-off limit measured by another program at
 // another moment is no bound, since the machine changes state within
 // seconds. PE 0 prints
 //
-//	# interleaved barrier: barrier 0.0573 us  bare 0.0426 us  ratio 1.34 [1.24-1.44] over 20 rounds (bare barrier, us:  heaps/store 0.0803  heaps/xchg 0.0884  page/store 0.0511  page/xchg 0.0530  line/store 0.0426  line/xchg 0.0440)
+//	# interleaved barrier: barrier 0.0573 us  bare 0.0426 us  ratio 1.34 [1.24-1.44] over 20 rounds (bare barrier, us:  heaps/store 0.0803  heaps/xchg 0.0884  lines/store 0.0511  lines/xchg 0.0530  line/store 0.0426  line/xchg 0.0440)
 //
 // (medians over the blocks; the ratio is the median of the rounds'
 // ratios, with their range), or why it did not measure.
@@ -104,10 +104,11 @@ func main() {
 
 // interleaved is -handoff (see the package comment).
 func interleaved(b *osu.Bench, barrier func()) {
-	// Words of the bare barriers, each alone on its line but for the
-	// one-line layout's pair: word[0], and word[16] and word[17] (128
-	// bytes on, past the adjacent-line prefetcher's pair of lines).
-	word := osu.Calloc[int64](b, 32)
+	// Words of the bare barriers (the heap's allocations are aligned to
+	// a cache line): word[0] of each heap; word[16] and word[32] of PE
+	// 0's, two lines 128 bytes apart (past the adjacent-line
+	// prefetcher's pair); word[48] and word[49] of PE 0's, one line.
+	word := osu.Calloc[int64](b, 64)
 	b.PE.BarrierAll()
 	defer b.PE.BarrierAll()
 	if b.N != 2 {
@@ -125,17 +126,18 @@ func interleaved(b *osu.Bench, barrier func()) {
 		return
 	}
 	// The layouts of the two words, as (the word this PE polls, the
-	// one it stores into): each in its own PE's heap; both in PE 0's
-	// heap, 128 bytes apart; both in one line of PE 0's heap. Where
-	// the words lie changes what the exchange costs (measured here on
-	// an AMD EPYC guest: 0.080, 0.051 and 0.043 us).
+	// one it stores into): each in its own PE's heap, at the same
+	// offset; two lines of one page of PE 0's heap; one line of it.
+	// Where the words lie changes what the exchange costs, by up to 3x
+	// on the AMD EPYC development machine, one line being the fastest
+	// (docs/performance.md).
 	layouts := []struct {
 		name         string
 		mine, theirs *int64
 	}{
 		{"heaps", at(0, b.Me), at(0, other)},
-		{"page", at(16+b.Me, 0), at(16+other, 0)},
-		{"line", at(b.Me, 0), at(other, 0)},
+		{"lines", at(16+16*b.Me, 0), at(16+16*other, 0)},
+		{"line", at(48+b.Me, 0), at(48+other, 0)},
 	}
 	n := max(b.Iters, 1)
 	var k int64 // bare barriers so far, the same count on both PEs
