@@ -615,9 +615,14 @@ func awaitRegistered(t *testing.T, d *job.Doorbell) {
 // threads pass a counter back and forth, each publishing with
 // Policy.Publish (a plain store on amd64) and ringing, each sleeping at
 // once when it waits (on the futex, or parked in the process as
-// goroutine PEs do). Sleeps last 5 s unless woken, so a wake-up lost to
-// a store still in the writer's store buffer shows as a wait of
-// seconds. With the membarrier call taken out of Sleep, the futex case
+// goroutine PEs do). Sleeps last lostSleep unless woken, and each wait
+// sleeps at once, so a wake-up lost to a store still in the writer's
+// store buffer shows as a wait of a whole sleep; the test counts waits
+// longer than half of one. (With a second as the bound, a clean-clone
+// CI's race phase, with other packages' multi-process tests running
+// alongside, failed once: 1 wait of 40000 took over a second, in a
+// subtest that lasted 3.5 s in all, so no sleep had run out: the
+// threads had waited for a CPU.) With the membarrier call taken out of Sleep, the futex case
 // lost 2-4 wake-ups in each of 4 runs on the development machine; the
 // park case, whose registration and channel take longer, lost none
 // there, so it checks the fenced park path runs right, not that the
@@ -628,7 +633,8 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 	}
 	for _, tc := range sleeperKinds {
 		t.Run(tc.name, func(t *testing.T) {
-			p := wait.Policy{Mode: tc.mode, MinSleep: 5 * time.Second, MaxSleep: 5 * time.Second}
+			const lostSleep = 10 * time.Second
+			p := wait.Policy{Mode: tc.mode, MinSleep: lostSleep, MaxSleep: lostSleep}
 			if tc.park {
 				p.Spin = 1000 // SetFenced fences goroutine PEs that spin long
 			}
@@ -651,7 +657,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 			if testing.Short() {
 				rounds = 500
 			}
-			var slow [2]atomic.Int64 // waits longer than a second
+			var slow [2]atomic.Int64 // waits longer than half a sleep
 			// Every other round rings as a put does (RingData): the
 			// sleepers are data sleepers, so that must wake them too.
 			ring := func(i uint32, b wait.Bell) {
@@ -679,7 +685,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 							break
 						}
 					}
-					if time.Since(start) > time.Second {
+					if time.Since(start) > lostSleep/2 {
 						slow[me].Add(1)
 					}
 					if me == 1 {
@@ -699,7 +705,7 @@ func TestNoLostWakeupPlainStores(t *testing.T) {
 				}
 			}
 			if n := slow[0].Load() + slow[1].Load(); n > 0 {
-				t.Errorf("%d of %d waits took over a second: wake-ups lost to plain stores", n, 2*rounds)
+				t.Errorf("%d of %d waits took over %v, half a sleep: wake-ups lost to plain stores", n, 2*rounds, lostSleep/2)
 			}
 		})
 	}
