@@ -568,12 +568,13 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	// The 2-PE barrier is checked against the hand-off limit. On a loaded
-	// machine the limit, measured a moment before, can read above the
-	// barrier: a FAIL line, not a failure of the run.
-	if !strings.Contains(md, "## Limit check\n\nPASS: none of the 1 goshmem figures") &&
-		!strings.Contains(md, "## Limit check\n\n**FAIL**: 1 of 1 goshmem figures") {
-		t.Errorf("report lacks the limit check of the barrier")
+	// put and barrier have no machine limit (the barrier's bare exchange
+	// is in its table, not in the check): the section says so.
+	if !strings.Contains(md, "## Limit check\n\nNo goshmem figure of this run has a machine limit") {
+		t.Errorf("report lacks the limit check's section")
+	}
+	if !strings.Contains(md, "| barrier / bare, interleaved |") {
+		t.Errorf("report lacks the barrier's interleaved bare exchange")
 	}
 	stem := strings.TrimSuffix(mds[0], ".md")
 	for _, f := range []string{"put.png", "raw.txt"} {
@@ -1440,12 +1441,13 @@ func TestVsPatternInterleaved(t *testing.T) {
 	}
 }
 
-// TestBarrierInterleavedLimit checks that barrier -handoff's comment is
-// read and decides the 2-PE barrier's limit check: a barrier faster
-// than bench/limits' hand-off from another moment passes when the bare
-// barrier timed between its blocks stays below it, and fails only when
-// the barrier beat the bare one in every run.
-func TestBarrierInterleavedLimit(t *testing.T) {
+// TestBarrierInterleaved checks that barrier -handoff's comment is read
+// into the barrier's table, that the barrier has no limit check (the
+// hand-off of bench/limits is a ping-pong's, and no bare exchange bounds
+// the barrier in every state of the development machine: CI's quick
+// runs printed false FAILs against both), and that the vs-peer target
+// notes a barrier faster than its bare exchange.
+func TestBarrierInterleaved(t *testing.T) {
 	s := specByName(t, "barrier")
 	if !slices.Contains(s.GoshExtra, "-handoff") {
 		t.Fatalf("barrier's goshmem arguments %q lack -handoff", s.GoshExtra)
@@ -1457,33 +1459,27 @@ func TestBarrierInterleavedLimit(t *testing.T) {
 	lim := limits{limHandoff: &limitTable{Test: limHandoff, Rows: []point{{handoffMin, 0.158}}}}
 	for _, c := range []struct {
 		g, h []float64 // per run: the barrier's and the bare barrier's medians
-		fail bool
+		note bool
 	}{
-		{[]float64{0.061, 0.058}, []float64{0.045, 0.043}, false}, // CI's case: below the old limit, above the bare
-		{[]float64{0.061, 0.040}, []float64{0.045, 0.043}, false}, // below the bare in one run only: noise
-		{[]float64{0.040, 0.041}, []float64{0.045, 0.043}, true},  // below it in every run
+		{[]float64{0.061, 0.058}, []float64{0.045, 0.043}, false}, // CI's first case: below the old limit, above the bare
+		{[]float64{0.040, 0.041}, []float64{0.045, 0.043}, true},  // below the bare: noted, not failed
 	} {
 		r := newResult(s, s.Quick)
 		for i := range c.g {
 			feed(t, r, gosh, output(false, s.Title, osu.PEs, osu.LatencyUs, []point{{"2", c.g[i]}}, comment(c.g[i], c.h[i])))
 		}
-		if !slices.Contains(r.Keys, keyBarRatioInterleaved) {
+		if !slices.Contains(r.Keys, keyBarRatioInterleaved) || !slices.Contains(r.Keys, keyBareInterleaved) {
 			t.Fatalf("keys %q: the interleaved figures were not read", r.Keys)
 		}
-		n, fails := evaluation{Results: map[string]*result{"barrier": r}, Limits: lim, NP: 2}.limitChecks()
-		if n != 1 || (len(fails) == 1) != c.fail {
-			t.Errorf("g %v h %v: checked %d, fails %v; want a failure: %v", c.g, c.h, n, fails, c.fail)
+		ev := evaluation{Results: map[string]*result{"barrier": r}, Limits: lim, NP: 2, PeerWhy: "-peer=false"}
+		if n, fails := ev.limitChecks(); n != 0 || len(fails) != 0 {
+			t.Errorf("g %v h %v: checked %d, fails %v; the barrier has no limit", c.g, c.h, n, fails)
 		}
-		if c.fail && len(fails) == 1 && !strings.Contains(fails[0].String(), "barrier 2: goshmem's highest run's ratio to the interleaved bare barrier is 0.95, below 1 in every run") {
-			t.Errorf("fail line %q", fails[0].String())
+		x := findTarget(t, ev.targets(), "barrier latency, 2 PEs, vs peer")
+		got := slices.ContainsFunc(x.Notes, func(n string) bool { return strings.Contains(n, "no bound for it in this state") })
+		if got != c.note {
+			t.Errorf("g %v h %v: notes %q; want the no-bound note: %v", c.g, c.h, x.Notes, c.note)
 		}
-	}
-	// Without the comment (an old binary), the limit from bench/limits
-	// decides, and 0.061 us below 0.158 fails as before.
-	r := newResult(s, s.Quick)
-	feed(t, r, gosh, output(false, s.Title, osu.PEs, osu.LatencyUs, []point{{"2", 0.061}}))
-	if n, fails := (evaluation{Results: map[string]*result{"barrier": r}, Limits: lim, NP: 2}).limitChecks(); n != 1 || len(fails) != 1 {
-		t.Errorf("without -handoff: checked %d, fails %v; want the old limit's failure", n, fails)
 	}
 	// put_pingpong -handoff: its ratio is the small sizes' one check.
 	ps := specByName(t, "put_pingpong")

@@ -40,10 +40,10 @@
 // with the same ARGS on both sides (goshmem's put_pingpong also gets
 // -handoff: after its sweep it times its 8-byte loop in blocks
 // interleaved with the bare hand-off on the same words of the same
-// PEs, and the hand-off target uses that pair; its barrier gets
-// -handoff too, which at 2 PEs times it between blocks of the bare
-// exchange of two words in three layouts, and the limit check of both
-// uses these pairs: the machine's state changes within seconds here,
+// PEs, and the hand-off target and the limit check use that pair; its
+// barrier gets -handoff too, which at 2 PEs times it between blocks of
+// the bare exchange of two words in three layouts, shown in the
+// barrier's table: the machine's state changes within seconds here,
 // so the limit of another program at another moment is no reference). The jobs: every selected benchmark
 // at the base PE count (the first process count of -pes, default 2),
 // with the programs' defaults spelled out (or with -quick sizes up to

@@ -238,11 +238,6 @@ func limitFor(s *spec, key string, l limits, np int) (float64, string, bool) {
 			v, ok := l.value(limHandoff, handoffMin)
 			return v, "hand-off", ok
 		}
-	case "barrier":
-		if np == 2 && key == "2" {
-			v, ok := l.value(limHandoff, handoffMin)
-			return v, "hand-off", ok
-		}
 	case "atomics":
 		if key == "fetch_add" || key == "compare_swap" || key == "add_rate" {
 			v, ok := l.value(limAtomic, localFAdd)
@@ -615,6 +610,15 @@ func (e evaluation) targets() []target {
 	bulk("put_pingpong", "put ping-pong one-way", "put ping-pong size / one-way time", true)
 
 	vsPeer("barrier", b, np, fmt.Sprintf("barrier latency, %d PEs, vs peer", e.NP), 0.5)
+	if q := e.res("barrier", b).fig(gosh, keyBarRatioInterleaved); q.ok() && q.median() < 1 {
+		// No limit for the barrier: the bare exchange timed between
+		// its blocks (barrier -handoff) is the closest thing, and on
+		// the development machine no layout of it bounds the barrier
+		// in every state (docs/performance.md, "The 2-PE barrier
+		// against its bare self").
+		t := &ts[len(ts)-1]
+		t.Notes = append(t.Notes, fmt.Sprintf("goshmem's barrier took %s of the fastest bare exchange of two words timed between its blocks (barrier -handoff): that bare way is no bound for it in this state", fmtRatio(q.median())))
+	}
 
 	// Small collectives at the base PE count: against the peer and
 	// against goshmem's own barrier in the same round.
@@ -1090,36 +1094,6 @@ func (f limitFail) String() string {
 		f.Bench, f.Key, fmtNum(f.Best), f.Unit, dir, fmtNum(f.Limit), f.Unit, f.What)
 }
 
-// handoffInterleaved is the key of the ratio of bench's small-message
-// loop to the bare hand-off timed between its blocks (-handoff), if it
-// has one.
-func handoffInterleaved(bench string) string {
-	switch bench {
-	case "put_pingpong":
-		return keyRatioInterleaved
-	case "barrier":
-		return keyBarRatioInterleaved
-	}
-	return ""
-}
-
-// handoffKey is the row that -handoff's ratio stands for: the 8-byte
-// ping-pong, the barrier of np PEs.
-func handoffKey(bench string, np int) string {
-	if bench == "barrier" {
-		return strconv.Itoa(np)
-	}
-	return "8"
-}
-
-// handoffWhat names -handoff's reference in a failure.
-func handoffWhat(bench string) string {
-	if bench == "barrier" {
-		return "barrier"
-	}
-	return "hand-off"
-}
-
 // limitChecks judges every goshmem figure that has a machine limit
 // (limitFor) at the base PE count: the best round of a latency must not
 // be below the limit by more than the printed figures' rounding, the
@@ -1158,19 +1132,19 @@ func (e evaluation) limitChecks() (int, []limitFail) {
 			if !ok || lim <= 0 || !g.ok() {
 				continue
 			}
-			if rk := handoffInterleaved(name); what == "hand-off" && r.fig(gosh, rk).ok() {
+			if rk := keyRatioInterleaved; name == "put_pingpong" && what == "hand-off" && r.fig(gosh, rk).ok() {
 				// Against the bare hand-off timed between the
 				// program's blocks (-handoff) rather than a limit
 				// from another moment: beaten when goshmem's loop
 				// beat it in every run. It is the 8-byte figure's;
 				// the other small sizes have no reference of their
 				// own then.
-				if k != handoffKey(name, e.NP) {
+				if k != "8" {
 					continue
 				}
 				n++
 				if q := r.fig(gosh, rk); q.max() < 1 {
-					fails = append(fails, limitFail{Bench: name, Key: k, What: "interleaved bare " + handoffWhat(name),
+					fails = append(fails, limitFail{Bench: name, Key: k, What: "interleaved bare hand-off",
 						Best: q.max(), Limit: 1, Unit: "ratio"})
 				}
 				continue
