@@ -40,13 +40,11 @@ func TestCtxCreateOptions(t *testing.T) {
 					if c == p.Ctx() {
 						t.Errorf("CtxCreate(%#x) returned the default context", o)
 					}
-					if o&goshmem.CtxNostore == 0 {
-						goshmem.P(c, &x[i], int64(100*me+i), other)
-						goshmem.AtomicAdd(c, &x[i], 1, other)
-					} else {
-						// No stores on this context: the default one stores.
-						goshmem.P(p.Ctx(), &x[i], int64(100*me+i+1), other)
-					}
+					// Puts and AMOs on every context, CtxNostore ones
+					// too: the option only frees Quiet and Fence from
+					// ordering the application's own stores.
+					goshmem.P(c, &x[i], int64(100*me+i), other)
+					goshmem.AtomicAdd(c, &x[i], 1, other)
 					c.Fence()
 					c.Quiet()
 					p.BarrierAll()

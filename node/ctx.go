@@ -15,12 +15,15 @@ const (
 	CtxSerialized CtxOptions = 1 << iota
 	// CtxPrivate: the context is used only by the thread that created it.
 	CtxPrivate
-	// CtxNostore: the context is not used for stores (puts, AMOs); its
-	// Quiet and Fence do nothing.
+	// CtxNostore: Quiet and Fence on the context need not complete and
+	// order the application's own memory stores (through Ptr or to
+	// local memory) (SHMEM_CTX_NOSTORE). They still complete and order
+	// the context's puts, AMOs and gets; here one locked instruction
+	// does both, so the option changes nothing.
 	CtxNostore
 
 	// ctxDestroyed marks a destroyed context in opts (never returned by
-	// Options): one test in Quiet covers both it and CtxNostore.
+	// Options).
 	ctxDestroyed CtxOptions = 1 << 31
 	// ctxHosts marks the contexts of a PE of a job across hosts (never
 	// returned by Options): their Quiet also completes the operations on
@@ -161,8 +164,8 @@ func nilCtx(routine string) {
 }
 
 // quietSlow is Quiet where it has nothing to do - on a nil context
-// (SHMEM_CTX_INVALID, as the specification says) or a CtxNostore one -
-// or must panic: on a destroyed one. (An argument would cost Quiet its
+// (SHMEM_CTX_INVALID, as the specification says) - or must panic: on a
+// destroyed one. (An argument would cost Quiet its
 // inlining.)
 //
 // In a job across hosts it also completes the context's operations on
@@ -170,7 +173,7 @@ func nilCtx(routine string) {
 //
 //go:noinline
 func (c *Ctx) quietSlow() {
-	if c != nil && c.opts&(CtxNostore|ctxDestroyed) == 0 {
+	if c != nil && c.opts&ctxDestroyed == 0 {
 		c.fence.Add(1)
 		c.pe.xquiet(c) // its puts and AMOs on other hosts
 		return
@@ -200,7 +203,7 @@ func deadCtx(routine string) {
 // locked instruction on the context's own cache line does. On the
 // invalid (nil) context it does nothing.
 func (c *Ctx) Quiet() {
-	if c == nil || c.opts&(CtxNostore|ctxDestroyed|ctxHosts) != 0 {
+	if c == nil || c.opts&(ctxDestroyed|ctxHosts) != 0 {
 		c.quietSlow()
 	} else {
 		c.fence.Add(1)
@@ -217,7 +220,7 @@ func (c *Ctx) Fence() {
 		c.noop("Fence")
 		return
 	}
-	if runtime.GOARCH != "amd64" && c.opts&CtxNostore == 0 {
+	if runtime.GOARCH != "amd64" {
 		c.fence.Add(1)
 	}
 	if c.opts&ctxHosts != 0 {

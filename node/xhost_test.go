@@ -136,8 +136,11 @@ func init() {
 	// A context's Quiet goes only to the hosts that context wrote, and
 	// not to one a Quiet of the PE completed after the context's last
 	// write there (3 hosts of 1 PE).
+	// A context created with CtxNostore still completes its own puts
+	// and gets at its Quiet: the option frees Quiet only from ordering
+	// the application's own stores (OpenSHMEM 1.5, SHMEM_CTX_NOSTORE).
 	scenarios["xhost-ctx"] = func(pe *goshmem.PE) {
-		x, _ := goshmem.Calloc[int64](pe, 4)
+		x, _ := goshmem.Calloc[int64](pe, 5)
 		me := pe.MyPE()
 		if me == 0 {
 			a, _ := pe.CtxCreate(goshmem.CtxPrivate)
@@ -164,9 +167,22 @@ func init() {
 			trips("Quiet after a put of the default context", pe.Quiet, 1)
 			a.Destroy()
 			b.Destroy()
+			ns, err := pe.CtxCreate(goshmem.CtxNostore)
+			if err != nil {
+				fail(pe, "CtxCreate(CtxNostore): %v", err)
+			}
+			goshmem.P(ns, &x[4], 66, 1)
+			trips("a CtxNostore context's Quiet after its put to host 1", ns.Quiet, 1)
+			got := make([]int64, 2)
+			goshmem.GetNBI(ns, got, x[3:5], 1)
+			ns.Quiet()
+			if got[0] != 44 || got[1] != 66 {
+				fail(pe, "GetNBI on a CtxNostore context, then its Quiet: %v, want [44 66]", got)
+			}
+			ns.Destroy()
 		}
 		pe.BarrierAll()
-		want := map[int][]int64{1: {11, 0, 33, 44}, 2: {0, 22, 0, 55}}[me]
+		want := map[int][]int64{1: {11, 0, 33, 44, 66}, 2: {0, 22, 0, 55, 0}}[me]
 		for i, w := range want {
 			if x[i] != w {
 				fail(pe, "x[%d] = %d, want %d", i, x[i], w)
