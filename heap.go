@@ -12,7 +12,9 @@ import (
 // does not scan the symmetric heap, and other PEs could not follow them.
 
 // Malloc allocates n elements of T on every PE (shmem_malloc) and
-// returns this PE's copy. n == 0 returns nil. It fails, on every PE,
+// returns this PE's copy. A request of zero bytes returns nil (or, for
+// an element type of size 0, n elements at the heap's start) and does
+// nothing else, not even the barrier of an allocation. It fails, on every PE,
 // when the heap cannot hold the request, including when n elements of
 // T are more bytes than a uintptr can count. A negative n panics.
 func Malloc[T any](p *PE, n int) ([]T, error) {
@@ -61,8 +63,8 @@ const (
 // larger; see node.IsolationLine) and its size is rounded up to one, so
 // no other allocation shares its lines and its atomics do not contend
 // with a neighbour's data (false sharing). Unknown hint bits panic (the
-// specification defines only these two). Realloc of such a block keeps
-// only Malloc's alignment.
+// specification defines only these two). Realloc keeps such a block on
+// lines of its own.
 func MallocWithHints[T any](p *PE, n int, hints MallocHints) ([]T, error) {
 	const routine = "MallocWithHints"
 	if bad := hints &^ (MallocAtomicsRemote | MallocSignalRemote); bad != 0 {
@@ -102,8 +104,10 @@ func allocated[T any](p *PE, n int, b mem.Base, err error) ([]T, error) {
 // s must be a slice returned by Malloc, Calloc, Align, MallocWithHints
 // or Realloc, or nil. On failure (the heap has no room, or n elements
 // of T overflow a uintptr) s is returned unchanged with the error, on
-// every PE. The new block is aligned as Malloc aligns; a larger
-// alignment s was allocated with is not kept.
+// every PE. The hints of MallocWithHints are kept (the block stays on
+// lines of its own); otherwise the new block is aligned as Malloc
+// aligns, and a larger alignment s was allocated with (Align) is not
+// kept. Realloc of nil to 0 elements does nothing, without a barrier.
 func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
 	b, err := p.Realloc(mem.Addr(s), uintptr(n), elemSize[T]("Realloc", n))
 	if err != nil {
@@ -117,6 +121,7 @@ func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
 
 // Free releases a symmetric allocation on every PE (shmem_free). It
 // waits for every PE to call it first, so no PE still uses the block.
+// Free of nil does nothing, without a barrier.
 func Free[T any](p *PE, s []T) { p.Free(mem.Addr(s)) }
 
 // elemSize checks the programmer errors of an allocation of n elements

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/env"
@@ -766,6 +767,115 @@ func TestMallocWithHints(t *testing.T) {
 			}
 			mustMalloc[int64](p, 1) // still symmetric
 		})
+	}
+}
+
+// TestReallocKeepsHints: shmem_realloc "preserves allocation hints":
+// a hinted block that Realloc grows or shrinks stays on lines of its
+// own, with its contents, on every PE; and a
+// Realloc the heap cannot hold leaves the block as it was.
+func TestReallocKeepsHints(t *testing.T) {
+	line := node.IsolationLine()
+	lines := func(a, size uintptr) (first, last uintptr) { return a / line, (a + size - 1) / line }
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		table := mustCalloc[uint64](p, 2)
+		anchor := addr(table)
+		a, err := goshmem.MallocWithHints[int64](p, 3, goshmem.MallocAtomicsRemote)
+		if err != nil {
+			t.Fatalf("MallocWithHints: %v", err)
+		}
+		for i := range a {
+			a[i] = int64(10*p.MyPE() + i)
+		}
+		after := mustMalloc[byte](p, 1)
+		check := func(what string, a []int64, n int) {
+			t.Helper()
+			if addr(a)%line != 0 {
+				t.Errorf("PE %d: %s: block at %#x is not aligned to %d", p.MyPE(), what, addr(a), line)
+			}
+			if msg := symCheck(p, table, anchor, addr(a)); msg != "" {
+				t.Errorf("%s: %s", what, msg)
+			}
+			for i := range min(n, 3) {
+				if a[i] != int64(10*p.MyPE()+i) {
+					t.Errorf("PE %d: %s: a[%d] = %d, want %d", p.MyPE(), what, i, a[i], 10*p.MyPE()+i)
+				}
+			}
+			// The next allocation shares none of its lines.
+			next := mustMalloc[byte](p, 1)
+			if f, _ := lines(addr(next), 1); addr(next) > addr(a) {
+				if _, last := lines(addr(a), uintptr(8*n)); f <= last {
+					t.Errorf("PE %d: %s: a Malloc at %#x shares a %d-byte line with the hinted block at %#x (%d bytes)", p.MyPE(), what, addr(next), line, addr(a), 8*n)
+				}
+			}
+			goshmem.Free(p, next)
+		}
+		grown, err := goshmem.Realloc(p, a, 40)
+		if err != nil {
+			t.Fatalf("Realloc to 40: %v", err)
+		}
+		check("grown", grown, 40)
+		shrunk, err := goshmem.Realloc(p, grown, 2)
+		if err != nil || addr(shrunk) != addr(grown) {
+			t.Errorf("PE %d: Realloc to 2 = %#x, %v; want in place at %#x", p.MyPE(), addr(shrunk), err, addr(grown))
+		}
+		check("shrunk", shrunk, 2)
+		// Remote atomics still land.
+		goshmem.AtomicAdd(p.Ctx(), &shrunk[1], 100, 0)
+		p.BarrierAll()
+		if p.MyPE() == 0 && shrunk[1] != 1+200 {
+			t.Errorf("PE 0: shrunk[1] = %d after 2 remote adds of 100, want 201", shrunk[1])
+		}
+		p.BarrierAll()
+		// Too big: the block stays, hinted and whole.
+		if same, err := goshmem.Realloc(p, shrunk, int(p.HeapSize())); err == nil || addr(same) != addr(shrunk) {
+			t.Errorf("PE %d: Realloc to the whole heap = %#x, %v; want the old block and an error", p.MyPE(), addr(same), err)
+		}
+		goshmem.Free(p, shrunk)
+		goshmem.Free(p, after)
+	})
+}
+
+// TestNoActionNoBarrier: Malloc, Calloc, Align, MallocWithHints and
+// Realloc of zero bytes, Realloc of nil to zero and Free of nil perform
+// no action, and then "return without performing a barrier"
+// (shmem_malloc): PE 0 makes them all while PE 1 makes none, and both
+// then meet in one BarrierAll. Had any of them synchronized, PE 0
+// would be a barrier behind PE 1, and the job would fail or hang.
+func TestNoActionNoBarrier(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		done <- runErr(t, 2, testHeap, func(p *goshmem.PE) {
+			if p.MyPE() == 0 {
+				var nils []int64
+				for _, f := range []func() ([]int64, error){
+					func() ([]int64, error) { return goshmem.Malloc[int64](p, 0) },
+					func() ([]int64, error) { return goshmem.Calloc[int64](p, 0) },
+					func() ([]int64, error) { return goshmem.Align[int64](p, 256, 0) },
+					func() ([]int64, error) { return goshmem.MallocWithHints[int64](p, 0, goshmem.MallocSignalRemote) },
+					func() ([]int64, error) { return goshmem.Realloc(p, nils, 0) },
+				} {
+					if x, err := f(); x != nil || err != nil {
+						t.Errorf("a zero-byte allocation = %v, %v; want nil, nil", x, err)
+					}
+				}
+				if x, err := goshmem.Malloc[struct{}](p, 5); err != nil || len(x) != 5 {
+					t.Errorf("Malloc of 5 empty structs = %d elements, %v", len(x), err)
+				}
+				goshmem.Free(p, nils)
+			}
+			p.BarrierAll()
+			x := mustMalloc[int64](p, 1) // and the heaps agree
+			goshmem.Free(p, x)
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the job hangs: a call that performs no action waited in a barrier")
 	}
 }
 

@@ -43,7 +43,14 @@ func (p *PE) Alloc(routine string, n, elem, align uintptr, zero bool) (mem.Base,
 // of its atomics does not slow down a neighbour's loads and stores (nor
 // theirs its atomics).
 func (p *PE) AllocIsolated(routine string, n, elem, align uintptr) (mem.Base, error) {
-	return p.allocate(routine, n, elem, align, IsolationLine(), false)
+	b, err := p.allocate(routine, n, elem, align, IsolationLine(), false)
+	if b != nil {
+		if p.isolated == nil {
+			p.isolated = map[uintptr]bool{}
+		}
+		p.isolated[uintptr(b)-uintptr(p.heap.Base)] = true // Realloc keeps the hint
+	}
+	return b, err
 }
 
 // IsolationLine is the granule of AllocIsolated: 128 bytes, or the
@@ -58,9 +65,15 @@ func IsolationLine() uintptr {
 }
 
 // allocate is Alloc with the size rounded up to a multiple of granule
-// (a power of two) and the block aligned to at least granule.
+// (a power of two) and the block aligned to at least granule. A request
+// of zero bytes does nothing, not even the barrier (shmem_malloc: "When
+// no action is performed, these routines return without performing a
+// barrier"): every PE makes the same request, so every PE skips it.
 func (p *PE) allocate(routine string, n, elem, align, granule uintptr, zero bool) (mem.Base, error) {
 	size, ok := bytesOf(n, elem)
+	if ok && size == 0 {
+		return nil, nil
+	}
 	if ok && size > ^uintptr(0)-(granule-1) {
 		ok = false
 	}
@@ -114,23 +127,43 @@ func (p *PE) blockAt(off uintptr) mem.Base { return mem.Base(mem.At[byte](p.heap
 // Realloc resizes the block at addr (0: none) to n elements of elem
 // bytes on every PE (shmem_realloc), keeping its contents, and returns
 // the new block (nil for a zero-byte size). On failure, including a
-// size that overflows, the old block stays.
+// size that overflows, the old block stays. A block of AllocIsolated
+// stays isolated (shmem_realloc preserves allocation hints): it moves,
+// if it must, to a block of AllocIsolated's alignment and granule, and
+// when there is no room for one the old block stays. No block and no
+// bytes is no action, without a barrier, as for Alloc.
 func (p *PE) Realloc(addr, n, elem uintptr) (mem.Base, error) {
 	off := symalloc.NoOffset
 	if addr != 0 {
 		off = p.blockOffset("Realloc", addr)
 	}
-	p.sync("Realloc") // nobody still reads or writes the old block elsewhere
 	size, ok := bytesOf(n, elem)
+	if addr == 0 && ok && size == 0 {
+		return nil, nil
+	}
+	p.sync("Realloc") // nobody still reads or writes the old block elsewhere
 	if !ok {
 		p.allocSync("Realloc")
 		return nil, p.refuse("Realloc", n, elem, 0, false)
 	}
 	old, _ := p.alloc.SizeOf(off)
-	newOff, moved, err := p.alloc.Realloc(off, size)
+	var newOff uintptr
+	var moved bool
+	var err error
+	if p.isolated[off] && size > 0 {
+		newOff, moved, err = p.reallocIsolated(off, old, size)
+	} else {
+		newOff, moved, err = p.alloc.Realloc(off, size)
+	}
 	if err == nil && moved && off != symalloc.NoOffset {
 		keep := min(old, size)
 		copy(mem.ByteSlice(p.heap.Base, newOff, int(keep)), mem.ByteSlice(p.heap.Base, off, int(keep)))
+	}
+	if err == nil && off != symalloc.NoOffset && p.isolated[off] {
+		delete(p.isolated, off)
+		if newOff != symalloc.NoOffset {
+			p.isolated[newOff] = true
+		}
 	}
 	p.allocSync("Realloc")
 	if err != nil {
@@ -146,15 +179,41 @@ func (p *PE) Realloc(addr, n, elem uintptr) (mem.Base, error) {
 	return p.blockAt(newOff), nil
 }
 
-// Free releases the block at addr (0: none) on every PE (shmem_free).
-// It waits for every PE to call it first, so no PE still uses the block.
+// reallocIsolated is Realloc of a block of AllocIsolated at off (old
+// usable bytes) to size bytes, keeping it on lines of its own: in place
+// when the granule-rounded size fits the block (the allocator shrinks in
+// place), else in a new block of the granule's alignment, the old block
+// freed after it was taken (moved: the caller copies). On failure the
+// old block stays.
+func (p *PE) reallocIsolated(off, old, size uintptr) (uintptr, bool, error) {
+	g := IsolationLine()
+	if size <= ^uintptr(0)-(g-1) { // else Alloc fails with ErrNoSpace
+		size = (size + g - 1) &^ (g - 1)
+	}
+	if size <= old {
+		newOff, _, err := p.alloc.Realloc(off, size)
+		return newOff, false, err
+	}
+	newOff, err := p.alloc.Alloc(size, g)
+	if err != nil {
+		return symalloc.NoOffset, false, err
+	}
+	if err := p.alloc.Free(off); err != nil {
+		return symalloc.NoOffset, false, err
+	}
+	return newOff, true, nil
+}
+
+// Free releases the block at addr on every PE (shmem_free). It waits
+// for every PE to call it first, so no PE still uses the block. No
+// block (addr 0) is no action, without a barrier.
 func (p *PE) Free(addr uintptr) {
 	if addr == 0 {
-		p.sync("Free")
 		return
 	}
 	off := p.blockOffset("Free", addr)
 	p.sync("Free")
+	delete(p.isolated, off)
 	if err := p.alloc.Free(off); err != nil {
 		panicf("Free: %v (the slice must come from Malloc, Calloc, Align or Realloc and be freed once)", err)
 	}

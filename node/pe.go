@@ -60,6 +60,9 @@ type PE struct {
 	thread ThreadLevel
 
 	alloc *symalloc.Allocator
+	// isolated holds the heap offsets of the live blocks of
+	// AllocIsolated (MallocWithHints), which Realloc keeps isolated.
+	isolated map[uintptr]bool
 	// collScratch is this PE's block of the collectives' symmetric
 	// scratch (CollScratch), nil in a job on one host.
 	collScratch []byte
