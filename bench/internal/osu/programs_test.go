@@ -248,6 +248,23 @@ func TestTooFewPEs(t *testing.T) {
 	}
 }
 
+// commentMatch returns the submatches of re in the first comment of a
+// program's output o that it matches; none is a test failure.
+func commentMatch(t *testing.T, o string, re *regexp.Regexp) []string {
+	t.Helper()
+	p, err := osu.ParseOutput(strings.NewReader(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Comments {
+		if m := re.FindStringSubmatch(c); m != nil {
+			return m
+		}
+	}
+	t.Fatalf("no comment matching %s in\n%s", re, o)
+	return nil
+}
+
 // TestPingPongHandoff runs put_pingpong -handoff on 2 and 3 PEs (PE 2
 // the partner, PE 1 waiting in the barriers): the interleaved comment
 // gives positive figures of both loops and of each way of handing the
@@ -266,19 +283,8 @@ func TestPingPongHandoff(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%d PEs: exit code %d", c.npes, code)
 		}
-		p, err := osu.ParseOutput(strings.NewReader(o))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m []string
-		for _, cm := range p.Comments {
-			if m = re.FindStringSubmatch(cm); m != nil {
-				break
-			}
-		}
-		if m == nil {
-			t.Fatalf("%d PEs: no interleaved comment in\n%s", c.npes, o)
-		}
+		m := commentMatch(t, o, re)
+		var err error
 		v := make([]float64, len(m)-1)
 		for i, s := range m[1:] {
 			if v[i], err = strconv.ParseFloat(s, 64); err != nil || v[i] <= 0 {
@@ -312,19 +318,8 @@ func TestBarrierHandoff(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	p, err := osu.ParseOutput(strings.NewReader(o))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m []string
-	for _, c := range p.Comments {
-		if m = re.FindStringSubmatch(c); m != nil {
-			break
-		}
-	}
-	if m == nil {
-		t.Fatalf("no interleaved comment in\n%s", o)
-	}
+	m := commentMatch(t, o, re)
+	var err error
 	v := make([]float64, 5)
 	for i, s := range m[1:6] {
 		if v[i], err = strconv.ParseFloat(s, 64); err != nil || v[i] <= 0 {
