@@ -48,7 +48,8 @@ func (p *PE) AllocIsolated(routine string, n, elem, align uintptr) (mem.Base, er
 		if p.isolated == nil {
 			p.isolated = map[uintptr]bool{}
 		}
-		p.isolated[uintptr(b)-uintptr(p.heap.Base)] = true // Realloc keeps the hint
+		off, _ := p.heap.Offset(uintptr(b), 1)
+		p.isolated[off] = true // Realloc keeps the hint
 	}
 	return b, err
 }
