@@ -462,3 +462,46 @@ func TestBoolFlag(t *testing.T) {
 		t.Errorf("usage does not name -host:\n%s", out.String())
 	}
 }
+
+// TestFastest checks Fastest against its definition on a table: per
+// round the fastest bare way, the loop over it, and the medians.
+func TestFastest(t *testing.T) {
+	ways := []Way{{Name: "loop"}, {Name: "a"}, {Name: "b"}}
+	times := [][]float64{
+		{2, 3, 4}, // the loop
+		{1, 4, 2}, // a
+		{4, 2, 8}, // b
+	}
+	v := Fastest(ways, times)
+	if want := []float64{2, 1.5, 2}; !slices.Equal(v.Ratios, want) {
+		t.Errorf("Ratios = %v, want %v", v.Ratios, want)
+	}
+	if v.Loop != 3 || v.Bare != 2 {
+		t.Errorf("Loop %v Bare %v, want 3 and 2 (medians of the loop and of each round's fastest: 1 2 2)", v.Loop, v.Bare)
+	}
+	if got, want := v.Ratio(), "ratio 2.00 [1.50-2.00] over 3 rounds"; got != want {
+		t.Errorf("Ratio() = %q, want %q", got, want)
+	}
+	if got, want := v.EachWay(), "  a 2.0000  b 4.0000"; got != want {
+		t.Errorf("EachWay() = %q, want %q", got, want)
+	}
+}
+
+// TestInterleavedRotates: round i starts with way i mod len(ways), and
+// every way runs once per round.
+func TestInterleavedRotates(t *testing.T) {
+	var order []string
+	ways := []Way{{Name: "x"}, {Name: "y"}, {Name: "z"}}
+	for i := range ways {
+		ways[i].Run = func() { order = append(order, ways[i].Name) }
+	}
+	times := Interleaved(3, 1, ways)
+	if got, want := strings.Join(order, ""), "xyzyzxzxy"; got != want {
+		t.Errorf("order %q, want %q", got, want)
+	}
+	for j := range times {
+		if len(times[j]) != 3 {
+			t.Errorf("way %d has %d times, want 3", j, len(times[j]))
+		}
+	}
+}
