@@ -313,6 +313,23 @@ const (
 type teams struct {
 	pool                               *teamshared.Pool
 	world, shared, host, leaders, numa *Team
+	// made are the live teams the program made (splits); Finalize
+	// destroys them (shmem_finalize), through the PE's OnFinalize.
+	mu   sync.Mutex
+	made map[*Team]struct{}
+}
+
+// finalize marks every team the program made destroyed: it runs in the
+// PE's Finalize, after its shareable contexts (the teams' among them)
+// were destroyed and every PE arrived, so no member uses the teams'
+// slots again and nothing is synchronized here.
+func (ts *teams) finalize() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for t := range ts.made {
+		t.dead = true
+	}
+	ts.made = nil
 }
 
 func teamsOf(pe *PE) *teams {
@@ -340,7 +357,8 @@ func newTeams(pe *PE) *teams {
 		}
 		leaders = teamshared.List(heads)
 	}
-	ts := &teams{pool: teamshared.NewPool(node.TeamSlots)}
+	ts := &teams{pool: teamshared.NewPool(node.TeamSlots), made: map[*Team]struct{}{}}
+	pe.OnFinalize(ts.finalize)
 	mk := func(name string, m teamshared.Members, slot int) *Team {
 		me := m.Index(pe.MyPE())
 		if me < 0 {
@@ -770,7 +788,7 @@ func (t *Team) invalid(routine string) {
 		panicf("%s: the team argument is SHMEM_TEAM_INVALID (a nil *Team); only the members of a split get a valid team", routine)
 	}
 	if t.dead {
-		panicf("%s: the team argument was destroyed (TeamDestroy)", routine)
+		panicf("%s: the team argument was destroyed (TeamDestroy, or Finalize for every team the program made)", routine)
 	}
 }
 
@@ -1022,6 +1040,12 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 		}
 		return nil, err
 	}
+	if nt != nil {
+		ts := teamsOf(pe)
+		ts.mu.Lock()
+		ts.made[nt] = struct{}{}
+		ts.mu.Unlock()
+	}
 	return nt, nil
 }
 
@@ -1076,7 +1100,11 @@ func (t *Team) Destroy() {
 	}
 	t.sync("TeamDestroy")
 	t.dead = true
-	teamsOf(t.pe).pool.Put(t.slot)
+	ts := teamsOf(t.pe)
+	ts.mu.Lock()
+	delete(ts.made, t)
+	ts.mu.Unlock()
+	ts.pool.Put(t.slot)
 }
 
 // centralBarrier is the central counter barrier (node's SyncAll has

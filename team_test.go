@@ -1506,3 +1506,55 @@ func TestTeamDestroyDestroysContexts(t *testing.T) {
 		}
 	})
 }
+
+// TestFinalizeDestroysTeams: shmem_finalize "destroys all teams created
+// by the OpenSHMEM program. As a result, all shareable contexts are
+// destroyed" (OpenSHMEM 1.5). Using them afterwards is using a
+// destroyed team or context (a panic naming the routine); a private
+// context is the program's to destroy and is left alone.
+func TestFinalizeDestroysTeams(t *testing.T) {
+	runCfg(t, teamCfg, 2, func(p *goshmem.PE) {
+		x := mustCalloc[int64](p, 4)
+		w := goshmem.TeamWorld(p)
+		tm, err := w.SplitStrided(0, 1, 2, nil)
+		if err != nil {
+			panic(err)
+		}
+		teamCtx, err := tm.CtxCreate(goshmem.CtxSerialized)
+		if err != nil {
+			panic(err)
+		}
+		worldCtx, err := p.CtxCreate(0)
+		if err != nil {
+			panic(err)
+		}
+		private, err := p.CtxCreate(goshmem.CtxPrivate)
+		if err != nil {
+			panic(err)
+		}
+		goshmem.P(teamCtx, &x[0], 5, 1-p.MyPE())
+		goshmem.P(worldCtx, &x[1], 6, 1-p.MyPE())
+		p.Finalize()
+		if x[0] != 5 || x[1] != 6 {
+			t.Errorf("PE %d: after Finalize x = %v, want the partner's puts 5 and 6 (Finalize completes pending puts)", p.MyPE(), x[:2])
+		}
+		for _, c := range []struct {
+			name string
+			fn   func()
+			want string
+		}{
+			{"TeamSync on a team the program made", tm.Sync, "goshmem.TeamSync: the team argument was destroyed"},
+			{"TeamCreateCtx on a team the program made", func() { tm.CtxCreate(0) }, "goshmem.TeamCreateCtx: the team argument was destroyed"},
+			{"P on the team's shareable context", func() { goshmem.P(teamCtx, &x[2], 1, 0) }, "goshmem.P: the context was destroyed"},
+			{"P on a shareable context of CtxCreate", func() { goshmem.P(worldCtx, &x[2], 1, 0) }, "goshmem.P: the context was destroyed"},
+		} {
+			if msg := panicMsg(c.fn); !strings.HasPrefix(msg, c.want) {
+				t.Errorf("PE %d: %s after Finalize: panic %q, want %q", p.MyPE(), c.name, msg, c.want)
+			}
+		}
+		if msg := panicMsg(func() { goshmem.P(private, &x[3], 9, p.MyPE()) }); msg != "" {
+			t.Errorf("PE %d: P on a private context after Finalize: panic %q, want none (the program destroys private contexts)", p.MyPE(), msg)
+		}
+		private.Destroy()
+	})
+}

@@ -79,6 +79,14 @@ func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
 		c.opts |= ctxHosts
 		c.x = p.job.x.newCtxHosts()
 	}
+	if opts&CtxPrivate == 0 {
+		p.endMu.Lock()
+		if p.shareable == nil {
+			p.shareable = map[*Ctx]struct{}{}
+		}
+		p.shareable[c] = struct{}{}
+		p.endMu.Unlock()
+	}
 	return c, nil
 }
 
@@ -142,6 +150,11 @@ func (c *Ctx) Destroy() {
 	c.Quiet()
 	c.opts |= ctxDestroyed
 	c.slow = true
+	if c.opts&CtxPrivate == 0 {
+		c.pe.endMu.Lock()
+		delete(c.pe.shareable, c)
+		c.pe.endMu.Unlock()
+	}
 	if f := c.onDestroy; f != nil {
 		c.onDestroy = nil
 		f(c)
@@ -193,7 +206,7 @@ func (c *Ctx) noop(routine string) {
 
 //go:noinline
 func deadCtx(routine string) {
-	panicf("%s: the context was destroyed (CtxDestroy); create a new one with CtxCreate", routine)
+	panicf("%s: the context was destroyed (CtxDestroy, or Finalize for a shareable context); create a new one with CtxCreate", routine)
 }
 
 // Quiet waits until every put, AMO and signal issued on the context is

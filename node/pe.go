@@ -102,6 +102,14 @@ type PE struct {
 	extOnce sync.Once
 	ext     any // package goshmem's per-PE state (teams)
 
+	// shareable are the PE's live contexts made without CtxPrivate, and
+	// atFinalize what the API layer runs at Finalize (OnFinalize):
+	// Finalize destroys every team the program made, and so every
+	// shareable context (OpenSHMEM 1.5, shmem_finalize).
+	endMu      sync.Mutex
+	shareable  map[*Ctx]struct{}
+	atFinalize []func()
+
 	task tasks // tasks it executes and steals (task.go)
 
 	// anyTurn is where the next search for any satisfying element

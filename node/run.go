@@ -161,17 +161,37 @@ func (p *PE) start() {
 	p.job.afterStart()
 }
 
-// Finalize ends the PE's participation (shmem_finalize): it waits for
-// every PE, then marks this PE finished. Calling it twice is harmless.
+// Finalize ends the PE's participation (shmem_finalize): it destroys
+// the PE's shareable contexts (those made without CtxPrivate; each
+// completes its operations), waits for every PE, runs what the API
+// layer registered with OnFinalize (it destroys the program's teams),
+// then marks this PE finished. Contexts made with CtxPrivate are the
+// program's to destroy before. Calling Finalize twice is harmless.
 func (p *PE) Finalize() {
 	if p.finalized.Load() {
 		return
+	}
+	p.endMu.Lock()
+	ctxs := make([]*Ctx, 0, len(p.shareable))
+	for c := range p.shareable {
+		ctxs = append(ctxs, c)
+	}
+	p.endMu.Unlock()
+	for _, c := range ctxs {
+		c.Destroy()
 	}
 	p.ctx.Quiet()
 	if p.x != nil {
 		p.xquiet(nil) // every context's writes on other hosts
 	}
 	p.sync("Finalize")
+	p.endMu.Lock()
+	fs := p.atFinalize
+	p.atFinalize = nil
+	p.endMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 	p.finalized.Store(true)
 	p.slot.State.Store(job.StateFinalized)
 	p.job.ctl.Header.Finalized.Add(1)
@@ -182,6 +202,13 @@ func (p *PE) Finalize() {
 		// The launcher sees a clean end; an error here changes nothing.
 		p.job.pmiEnd.Do(func() { c.Finalize() })
 	}
+}
+
+// OnFinalize registers f to run once in Finalize, after its barrier.
+func (p *PE) OnFinalize(f func()) {
+	p.endMu.Lock()
+	p.atFinalize = append(p.atFinalize, f)
+	p.endMu.Unlock()
 }
 
 // GlobalExit ends the job with status code (shmem_global_exit). It
