@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -1210,12 +1211,19 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 	if p.x.held.Load() {
 		x.kick() // a put held back goes first
 	}
-	ok, err := x.rm.Write(host, uint32(pe), uint64(off), p.xstage(mem.NoEscapeBytes(data)))
+	src := p.xstage(mem.NoEscapeBytes(data))
+	ok, err := x.rm.Write(host, uint32(pe), uint64(off), src)
 	if err == nil && !ok {
 		return false // the region is not announced (yet)
 	}
-	if err == nil {
-		err = x.tr.Flush(host) // data is the caller's
+	if err == nil && !(nbi(routine) && len(src) > 0 && &src[0] == &data[0]) {
+		// data is the caller's again when the put returns. A
+		// non-blocking put's source is not until its Quiet, whose round
+		// trip to the host follows the write on the queue pair: such a
+		// write (when it was not staged: the staging buffer is the next
+		// put's) goes without waiting, so a window of them fills the
+		// link, as ib_write_bw's does.
+		err = x.tr.Flush(host)
 	}
 	if err != nil {
 		p.xlost(routine, host)
@@ -1228,6 +1236,10 @@ func (p *PE) xwrite(routine string, pe int, off uintptr, data []byte, notify *in
 	p.xsend(routine, notify, nil)
 	return true
 }
+
+// nbi reports whether routine is a non-blocking put (PutNBI,
+// PutSignalNBI, ...): its source may not be changed until Quiet.
+func nbi(routine string) bool { return strings.HasSuffix(routine, "NBI") }
 
 // xfenced reports whether a put of n bytes to PE pe (another host's)
 // may go as an RDMA WRITE as far as Fence is concerned. When a Fence

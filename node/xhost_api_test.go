@@ -54,6 +54,59 @@ func init() {
 			fail(pe, "PutNBI then GetNBI with PE %d: %v, want %v", partner, got, src)
 		}
 
+		// A window of non-blocking puts large enough to be RDMA WRITEs
+		// over verbs (SHMEM_INTERNODE_RDMA_MIN, 8 KiB; from the heap
+		// without a copy from 256 KiB), one from private memory above
+		// what a stack may hold (128 KiB), then one Quiet: it completes
+		// them all, and only then are the sources overwritten.
+		sizes := []int{8 << 10, 40 << 10, 260 << 10, 140 << 10}
+		total := 0
+		for _, s := range sizes {
+			total += s
+		}
+		big, err := goshmem.Calloc[byte](pe, n*total)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		heapSrc, err := goshmem.Malloc[byte](pe, total-sizes[3])
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		private := make([]byte, sizes[3])
+		pattern := func(k, i int) byte { return byte(me*31 + k*7 + i*13 + i>>8) }
+		wantBig := make([]byte, 0, total)
+		at, h := me*total, 0
+		for k, s := range sizes {
+			src := private
+			if k < 3 {
+				src = heapSrc[h : h+s]
+				h += s
+			}
+			for i := range src {
+				src[i] = pattern(k, i)
+			}
+			wantBig = append(wantBig, src...)
+			goshmem.PutNBI(c, big[at:at+s], src, partner)
+			at += s
+		}
+		c.Quiet()
+		for i := range heapSrc {
+			heapSrc[i] = 0xee
+		}
+		for i := range private {
+			private[i] = 0xee
+		}
+		pe.BarrierAll()
+		back := make([]byte, total)
+		goshmem.Get(c, back, big[me*total:(me+1)*total], partner)
+		for j := range back {
+			if back[j] != wantBig[j] {
+				fail(pe, "a window of large PutNBI to PE %d, then Quiet: byte %d of %d is %#x, want %#x", partner, j, total, back[j], wantBig[j])
+			}
+		}
+		goshmem.Free(pe, heapSrc)
+		goshmem.Free(pe, big)
+
 		// Every fetching AMO on word 0 of my block on the partner
 		// (only I touch it), then the NBI forms on word 1.
 		w := &mine[0]
