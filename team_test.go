@@ -172,6 +172,15 @@ func panicMsg(fn func()) string {
 	return ""
 }
 
+// mustPairTeam splits TeamWorld of a 2-PE job into a new team of both.
+func mustPairTeam(p *goshmem.PE) *goshmem.Team {
+	tm, err := goshmem.TeamWorld(p).SplitStrided(0, 1, 2, nil)
+	if err != nil {
+		panic(err)
+	}
+	return tm
+}
+
 // perPE collects one value per PE of an in-process job.
 type perPE[T any] struct {
 	mu sync.Mutex
@@ -736,10 +745,7 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 		if inv.MyPE() != -1 || inv.NPEs() != -1 || inv.TranslatePE(0, goshmem.TeamWorld(p)) != -1 {
 			t.Errorf("invalid team: MyPE %d NPEs %d", inv.MyPE(), inv.NPEs())
 		}
-		dead, err := goshmem.TeamWorld(p).SplitStrided(0, 1, 2, nil)
-		if err != nil {
-			panic(err)
-		}
+		dead := mustPairTeam(p)
 		other := dead.TranslatePE(1, goshmem.TeamWorld(p))
 		dead.Destroy()
 		if got := dead.TranslatePE(1, goshmem.TeamWorld(p)); got != -1 || other != 1 {
@@ -1449,15 +1455,7 @@ func ExampleCtxGetTeam() {
 func TestTeamDestroyDestroysContexts(t *testing.T) {
 	runCfg(t, teamCfg, 2, func(p *goshmem.PE) {
 		x := mustCalloc[int64](p, 4)
-		w := goshmem.TeamWorld(p)
-		tm, err := w.SplitStrided(0, 1, 2, nil)
-		if err != nil {
-			panic(err)
-		}
-		other, err := w.SplitStrided(0, 1, 2, nil)
-		if err != nil {
-			panic(err)
-		}
+		tm, other := mustPairTeam(p), mustPairTeam(p)
 		mk := func(tm *goshmem.Team, opts goshmem.CtxOptions) *goshmem.Ctx {
 			c, err := tm.CtxCreate(opts)
 			if err != nil {
@@ -1515,11 +1513,7 @@ func TestTeamDestroyDestroysContexts(t *testing.T) {
 func TestFinalizeDestroysTeams(t *testing.T) {
 	runCfg(t, teamCfg, 2, func(p *goshmem.PE) {
 		x := mustCalloc[int64](p, 4)
-		w := goshmem.TeamWorld(p)
-		tm, err := w.SplitStrided(0, 1, 2, nil)
-		if err != nil {
-			panic(err)
-		}
+		tm := mustPairTeam(p)
 		teamCtx, err := tm.CtxCreate(goshmem.CtxSerialized)
 		if err != nil {
 			panic(err)
