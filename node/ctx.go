@@ -3,6 +3,7 @@ package node
 import (
 	"runtime"
 	"sync/atomic"
+	"weak"
 
 	"github.com/goshmem/goshmem/shm"
 )
@@ -80,14 +81,32 @@ func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
 		c.x = p.job.x.newCtxHosts()
 	}
 	if opts&CtxPrivate == 0 {
-		p.endMu.Lock()
-		if p.shareable == nil {
-			p.shareable = map[*Ctx]struct{}{}
-		}
-		p.shareable[c] = struct{}{}
-		p.endMu.Unlock()
+		p.keepShareable(c)
 	}
 	return c, nil
+}
+
+// keepShareable records the shareable context c for Finalize, which
+// destroys it if the program has not. The record is weak: a context the
+// program drops without Destroy is collected as before, and its record
+// goes with it.
+func (p *PE) keepShareable(c *Ctx) {
+	w := weak.Make(c)
+	p.endMu.Lock()
+	if p.shareable == nil {
+		p.shareable = map[weak.Pointer[Ctx]]struct{}{}
+	}
+	p.shareable[w] = struct{}{}
+	p.endMu.Unlock()
+	runtime.AddCleanup(c, p.forgetShareable, w)
+}
+
+// forgetShareable drops the record of a shareable context: at its
+// Destroy, or once it was collected.
+func (p *PE) forgetShareable(w weak.Pointer[Ctx]) {
+	p.endMu.Lock()
+	delete(p.shareable, w)
+	p.endMu.Unlock()
 }
 
 // CtxCreateTeam creates a context whose PE numbers are indices into
@@ -151,9 +170,7 @@ func (c *Ctx) Destroy() {
 	c.opts |= ctxDestroyed
 	c.slow = true
 	if c.opts&CtxPrivate == 0 {
-		c.pe.endMu.Lock()
-		delete(c.pe.shareable, c)
-		c.pe.endMu.Unlock()
+		c.pe.forgetShareable(weak.Make(c))
 	}
 	if f := c.onDestroy; f != nil {
 		c.onDestroy = nil

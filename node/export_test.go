@@ -71,3 +71,11 @@ func (p *PE) XQuietWaits() uint64 {
 	defer p.x.mu.Unlock()
 	return p.x.quietWaits
 }
+
+// Shareable returns how many shareable contexts the PE keeps a record
+// of for Finalize.
+func (p *PE) Shareable() int {
+	p.endMu.Lock()
+	defer p.endMu.Unlock()
+	return len(p.shareable)
+}

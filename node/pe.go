@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -107,7 +108,7 @@ type PE struct {
 	// Finalize destroys every team the program made, and so every
 	// shareable context (OpenSHMEM 1.5, shmem_finalize).
 	endMu      sync.Mutex
-	shareable  map[*Ctx]struct{}
+	shareable  map[weak.Pointer[Ctx]]struct{}
 	atFinalize []func()
 
 	task tasks // tasks it executes and steals (task.go)

@@ -173,8 +173,10 @@ func (p *PE) Finalize() {
 	}
 	p.endMu.Lock()
 	ctxs := make([]*Ctx, 0, len(p.shareable))
-	for c := range p.shareable {
-		ctxs = append(ctxs, c)
+	for w := range p.shareable {
+		if c := w.Value(); c != nil {
+			ctxs = append(ctxs, c)
+		}
 	}
 	p.endMu.Unlock()
 	for _, c := range ctxs {
