@@ -502,7 +502,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := neededLimits(c.specs); !slices.Equal(got, []string{limMemcpy, limPair, limLines}) {
+	if got := neededLimits(c.specs); !slices.Equal(got, []string{limMemcpy, limPair, limLines, limExchange}) {
 		t.Errorf("limits for reduce,broadcast,team_create: %q", got)
 	}
 	if got := bandwidthMax(c.specs, false); got != 1<<20 {
@@ -1199,6 +1199,7 @@ func TestMissCauses(t *testing.T) {
 	// line: a 256-byte part fills 5 lines, (0.05 + 4*0.02)/0.05 = 2.6;
 	// an 8-byte part 1 line, 1.0.
 	lines := limits{limLines: {Test: limLines, Rows: []point{{"0", 0.1}, {"8", 0.26}, {linesSlope, 0.02}}}}
+	exch := limits{limLines: lines[limLines], limExchange: {Test: limExchange, Rows: []point{{"1", 0.06}, {"2", 0.09}, {"5", 0.15}}}}
 	name := "reduce, 8-256 B, 2 PEs, vs goshmem's barrier in the same round (worst size)"
 	for _, c := range []struct {
 		at    string
@@ -1211,6 +1212,12 @@ func TestMissCauses(t *testing.T) {
 		{"256", 2.9, lines, "software per call: 2.90 barriers is above the 2.60", "= 2.60"},
 		{"8", 1.7, lines, "software per call: 1.70 barriers is above the 1.00", "fills 1 cache line(s)"},
 		{"256", 2.4, limits{}, causeUnknown, ""}, // no lines limit: no model
+		// The bare exchange, when it ran, rather than the lines model:
+		// 5 lines 0.15 us against 1 line 0.06 us, 2.50.
+		{"256", 2.4, exch, "cache lines: at 256 B the bare exchange of the data's 5 lines alone costs 2.50", "0.15 us a round, one line 0.06 us: 2.50"},
+		{"256", 2.9, exch, "software per call: 2.90 barriers is above the 2.50", "fills 5 cache line(s)"},
+		{"8", 1.7, exch, "software per call: 1.70 barriers is above the 1.00", "exchanging 1 line(s)"},
+		{"128", 2.4, limits{limExchange: exch[limExchange]}, causeUnknown, ""}, // no row for 3 lines (and no lines test): no verdict
 		// A negative slope (rows from two states of the machine, as in
 		// full-6: 0.40 us at 0-2 lines, 0.15-0.23 at 4-8): no verdict,
 		// not a model that makes five lines cost what one does.

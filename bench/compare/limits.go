@@ -139,6 +139,13 @@ func limitArgs(test string, quick bool, maxSize int) []string {
 			return []string{test, "-best", "-k", "0,1,2,4,8", "-i", "20000", "-t", "50ms", "-r", "3", "-w", "1000"}
 		}
 		return []string{test, "-best", "-k", "0,1,2,4,8", "-t", "200ms", "-r", "7"}
+	case limExchange:
+		// The line counts of the small sizes' parts: 8-32 B fill one
+		// line, 64 B two, 128 B three, 256 B five.
+		if quick {
+			return []string{test, "-best", "-k", "1,2,3,5", "-i", "20000", "-t", "50ms", "-r", "3", "-w", "1000"}
+		}
+		return []string{test, "-best", "-k", "1,2,3,5", "-t", "200ms", "-r", "7"}
 	case limAtomic:
 		if quick {
 			return []string{test, "-i", "100000", "-t", "100ms", "-r", "3", "-w", "1000"}
@@ -171,11 +178,11 @@ func neededLimits(sel []*spec) []string {
 		}
 		switch s.Name {
 		case "reduce", "collect", "fcollect", "alltoall":
-			need[limLines] = true // the small collectives' cost model
+			need[limLines], need[limExchange] = true, true // the small collectives' cost model
 		}
 	}
 	var out []string
-	for _, t := range []string{limMemcpy, limPair, limHandoff, limPingpong, limAtomic, limLines} {
+	for _, t := range []string{limMemcpy, limPair, limHandoff, limPingpong, limAtomic, limLines, limExchange} {
 		if need[t] {
 			out = append(out, t)
 		}

@@ -193,6 +193,7 @@ const (
 	limHandoff  = "handoff"
 	limAtomic   = "atomic"
 	limLines    = "lines"
+	limExchange = "exchange"        // the bare 2-PE exchange of k lines both ways (a row per k)
 	limPair     = "memcpy_pair"     // two copies at once: a 2-PE broadcast's data movement
 	limPingpong = "memcpy_pingpong" // the best put ping-pong: copies and a bare flag, turn by turn
 	linesSlope  = "per_line"        // limits lines: the round's cost per extra line written and read
@@ -863,6 +864,9 @@ func (e evaluation) pingpongRef(t *target, r *result, sizes []string) {
 // the critical path. (The lines test runs once, the ratio in every
 // round: a change of the machine's state between them moves both.)
 func (e evaluation) linesModel(t *target, key string) {
+	if e.exchangeModel(t, key) {
+		return
+	}
 	b, err := strconv.Atoi(key)
 	round, ok0 := e.Limits.value(limLines, "0")
 	l, ok1 := e.Limits.value(limLines, linesSlope)
@@ -908,6 +912,37 @@ func (e evaluation) linesModel(t *target, key string) {
 	}
 	t.Cause = fmt.Sprintf("software per call: %.2f barriers is above the %.2f that the cost model gives the data's %d line(s) (see the note); the rest is the call's own work between seeing the other's publication and publishing the next (docs/performance.md, \"Small collectives\")",
 		t.Ratio, model, lines)
+}
+
+// exchangeModel is linesModel from bench/limits exchange, when it ran:
+// the bare exchange of L lines between two cores, both ways at once,
+// with nothing else (the least over three ways to publish and poll),
+// over the bare exchange of one line, which is what the 2-PE barrier
+// moves. That ratio is what the data's lines cost in barriers on this
+// machine, measured rather than modelled (the lines model adds the
+// extra lines in series; the cores overlap them). It reports whether
+// it gave the target a note.
+func (e evaluation) exchangeModel(t *target, key string) bool {
+	b, err := strconv.Atoi(key)
+	if err != nil {
+		return false
+	}
+	lines := (b + 8 + lineBytes - 1) / lineBytes
+	one, ok1 := e.Limits.value(limExchange, "1")
+	many, okL := e.Limits.value(limExchange, strconv.Itoa(lines))
+	if !ok1 || !okL || one <= 0 {
+		return false
+	}
+	model := many / one
+	t.Notes = append(t.Notes, fmt.Sprintf(
+		"bare exchange (bench/limits exchange, before the rounds): at %s a member's part fills %d cache line(s); two cores exchanging %d line(s) both ways with nothing else took %s us a round, one line %s us: %.2f one-line exchanges (the 2-PE barrier moves one line each way)",
+		humanSize(key), lines, lines, fmtNum(many), fmtNum(one), model))
+	if t.Ratio <= model {
+		t.Cause = fmt.Sprintf("cache lines: at %s the bare exchange of the data's %d lines alone costs %.2f one-line exchanges (see the note), more than the target allows on this machine", humanSize(key), lines, model)
+	} else {
+		t.Cause = fmt.Sprintf("software per call: %.2f barriers is above the %.2f one-line exchanges that the bare exchange of the data's %d line(s) takes (see the note); the rest is the call's own work (docs/performance.md, \"Small collectives\")", t.Ratio, model, lines)
+	}
+	return true
 }
 
 // bcastVsMemcpy evaluates the broadcast's bandwidth at size key (size /

@@ -329,6 +329,63 @@ func TestLines(t *testing.T) {
 	}
 }
 
+// TestExchange runs the exchange table, on two CPUs and on one (the
+// sides take turns), and checks every method's protocol: each side
+// reads exactly the round's value in every data word of the other's
+// box (a method that showed the round before the data would time less
+// than an exchange and be no limit), for 1, 2 and 5 lines.
+func TestExchange(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := fmt.Sprintf("%d,%d", allowed[0], allowed[0])
+	for _, extra := range [][]string{nil, {"-cpus", one}, {"-method", exTagged}} {
+		args := append(append([]string{"exchange", "-k", "1,5"}, tiny...), extra...)
+		var out bytes.Buffer
+		if err := run(args, &out); err != nil {
+			t.Fatalf("run(%q): %v", args, err)
+		}
+		p, err := parse(out.String())
+		if err != nil {
+			t.Fatalf("run(%q): output does not parse: %v\n%s", args, err, out.String())
+		}
+		if want := []string{"1", "5"}; !slices.Equal(p.labels, want) {
+			t.Errorf("run(%q): rows %q; want %q", args, p.labels, want)
+		}
+		for i, v := range p.values {
+			if !(v > 0) || math.IsInf(v, 0) {
+				t.Errorf("run(%q): row %s: %v; want a positive finite time", args, p.labels[i], v)
+			}
+		}
+		if extra == nil {
+			for _, m := range exchangeMethods {
+				if !strings.Contains(out.String(), "k=5: ") || !strings.Contains(out.String(), m+" ") {
+					t.Errorf("run(%q): no figure of method %s in\n%s", args, m, out.String())
+				}
+			}
+		}
+	}
+	a, b := allowed[0], allowed[len(allowed)-1]
+	c := &common{iters: 3000, reps: 2, warm: 100}
+	for _, m := range exchangeMethods {
+		for _, k := range []int{1, 2, 5} {
+			_, bad, err := exchangeRun(m, k, a, b, c, true)
+			if err != nil {
+				t.Fatalf("%s, %d lines: %v", m, k, err)
+			}
+			if bad != 0 {
+				t.Errorf("%s, %d lines: %d data words read did not hold their round", m, k, bad)
+			}
+		}
+	}
+	for _, bad := range [][]string{{"exchange", "-k", "0"}, {"exchange", "-k", "65"}, {"exchange", "-method", "nosuch"}} {
+		if err := run(bad, io.Discard); err == nil {
+			t.Errorf("run(%q) succeeded; want an error", bad)
+		}
+	}
+}
+
 func TestSlope(t *testing.T) {
 	for _, tc := range []struct {
 		x, y []float64

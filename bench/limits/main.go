@@ -14,6 +14,7 @@
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
 //	go run ./bench/limits lines      [-k 0,1,2,4,...] [-i 200000] [-t 500ms] [-r 5] [-best] [-w 10000] [-cpus a,b]
+//	go run ./bench/limits exchange   [-k 1,2,3,5,9] [-method m] [-i 200000] [-t 500ms] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits all        [-cpus a,b]
 //
 // Each test prints one table in the format of the OSU micro-benchmarks
@@ -166,6 +167,8 @@ tests:
   handoff     one-way cache-line hand-off latency between two processes (us)
   atomic      local and cross-core atomic fetch-add latency (us)
   lines       cost of moving k more cache lines from one core to another (us)
+  exchange    two cores exchanging k cache lines both ways at once: the bare
+              2-PE small collective (us per round)
   tcp         TCP ping-pong latency (us) and stream bandwidth (MB/s) to another
               host (-listen ADDR there, -connect ADDR here): the cross-host limit
   all         all four with default flags (only -cpus is accepted)
@@ -205,6 +208,12 @@ func run(args []string, w io.Writer) error {
 		return t.write(w)
 	case "lines":
 		t, err := runLines(args)
+		if err != nil {
+			return err
+		}
+		return t.write(w)
+	case "exchange":
+		t, err := runExchange(args)
 		if err != nil {
 			return err
 		}

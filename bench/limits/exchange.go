@@ -1,0 +1,304 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/numa"
+)
+
+// Exchange methods: how a side publishes its k lines and how the other
+// sees them.
+const (
+	// exXchg is goshmem's dropbox exchange (teamshared's seal and
+	// boxReady): the data with plain stores, head line last, then the
+	// round number in the head line's first word with an XCHG; the
+	// reader polls that word, then reads the k lines.
+	exXchg = "xchg"
+	// exRelease is exXchg with the round number stored by a plain MOV
+	// (mem.StoreRelease): the writer does not wait for the head line's
+	// ownership.
+	exRelease = "release"
+	// exTagged puts the round number in the first word of every line
+	// (plain stores, each line's data before its tag; x86 keeps stores
+	// in order), and the reader loads every line's tag in each poll, so
+	// the k lines travel in parallel rather than after the head: what
+	// NCCL's LL protocol does, at 60 data bytes per line.
+	exTagged = "tagged"
+)
+
+var exchangeMethods = []string{exXchg, exRelease, exTagged}
+
+// exchangeStagger is how far the second side's boxes start from the
+// first's beyond whole pages: their lines then differ in address bits
+// 6-11, as goshmem's team slots do (job.TeamStagger), so that no load
+// of one side waits on a store of the other that agrees with it in the
+// low 12 bits (4 KiB aliasing).
+const exchangeStagger = 1024
+
+// runExchange measures the bare exchange of k cache lines between two
+// cores, both ways at once: what a 2-PE small collective of up to
+// 64k-8 bytes per member moves, with nothing else. In round r each side
+// writes r into its box of k lines (one of two, by r's parity, as
+// goshmem's exchange dropboxes alternate), waits until the other's box
+// holds r, and reads the other's k lines. A row is the time of one
+// round for k lines, the least over the methods (exchangeMethods; one
+// note line per method gives each one's figure); k = 1 is the bare
+// 2-PE barrier with 56 data bytes. A goshmem 2-PE collective of b bytes
+// per member moves k = ceil((b+8)/64) lines each way, so its time over
+// goshmem's barrier cannot be below this table's row k over the
+// barrier's time.
+func runExchange(args []string) (*table, error) {
+	fs := flag.NewFlagSet("exchange", flag.ContinueOnError)
+	var c common
+	c.register(fs, 200000, 500*time.Millisecond)
+	fs.IntVar(&c.warm, "w", 10000, "warm-up rounds")
+	ks := fs.String("k", "1,2,3,5,9", "comma-separated line counts (1 to 64)")
+	only := fs.String("method", "", "measure only this method: "+strings.Join(exchangeMethods, ", "))
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := c.check(fs); err != nil {
+		return nil, err
+	}
+	counts, err := lineCounts("exchange", *ks, 1, 64)
+	if err != nil {
+		return nil, err
+	}
+	methods := exchangeMethods
+	if *only != "" {
+		if !strings.Contains(","+strings.Join(exchangeMethods, ",")+",", ","+*only+",") {
+			return nil, fmt.Errorf("exchange: -method %q: want one of %s", *only, strings.Join(exchangeMethods, ", "))
+		}
+		methods = []string{*only}
+	}
+	a, b, warnings, err := pickCPUs(c.cpus)
+	if err != nil {
+		return nil, err
+	}
+	n, d := c.perBlock()
+	t := &table{
+		test:     "exchange",
+		warnings: warnings,
+		notes: []string{fmt.Sprintf("cpus: %d and %d (threads of this process); %s of %d blocks of >= %d rounds and >= %v after %d warm-up; a row is the least over the methods",
+			a, b, c.stat(), c.reps, n, d, c.warm),
+			"a round: each side writes its k lines (two boxes, by the round's parity), waits for the other's and reads them; k lines carry 64k-8 bytes, as a 2-PE dropbox exchange"},
+		cols: [2]string{"Lines", "Round (us)"},
+		prec: 4,
+	}
+	for _, k := range counts {
+		best, per := math.Inf(1), make([]string, 0, len(methods))
+		for _, m := range methods {
+			lat, err := exchangeBlocks(m, k, a, b, &c)
+			if err != nil {
+				return nil, err
+			}
+			us := c.summarize(lat, true)
+			best = min(best, us)
+			per = append(per, fmt.Sprintf("%s %.4f", m, us))
+		}
+		t.notes = append(t.notes, fmt.Sprintf("k=%d: %s", k, strings.Join(per, ", ")))
+		t.rows = append(t.rows, row{strconv.Itoa(k), best})
+	}
+	return t, nil
+}
+
+// lineCounts parses a comma-separated list of counts from lo to hi.
+func lineCounts(test, spec string, lo, hi int) ([]int, error) {
+	var counts []int
+	for _, f := range strings.Split(spec, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < lo || k > hi {
+			return nil, fmt.Errorf("%s: -k %q: want line counts from %d to %d", test, spec, lo, hi)
+		}
+		counts = append(counts, k)
+	}
+	return counts, nil
+}
+
+// exchanger is one side of an exchange: its two boxes and the other's.
+type exchanger struct {
+	method      string
+	k           int
+	mine, other [2]mem.Base
+	relax       func()
+	sink        uint64
+	// check makes read compare every data word with the round (tests:
+	// a method that let a reader see the round before the data would
+	// measure less than an exchange); bad counts the words that
+	// differed.
+	check bool
+	bad   int
+}
+
+// box returns the box of parity r&1 in bs.
+func box(bs *[2]mem.Base, r uint32) mem.Base { return bs[r&1] }
+
+// publish writes round r into this side's box.
+func (x *exchanger) publish(r uint32) {
+	b := box(&x.mine, r)
+	v := uint64(r)
+	switch x.method {
+	case exTagged:
+		for l := 0; l < x.k; l++ {
+			off := uintptr(l) * 64
+			for w := uintptr(8); w < 64; w += 8 {
+				*mem.At[uint64](b, off+w) = v
+			}
+			*mem.At[uint32](b, off+4) = r
+			mem.StoreRelease(mem.At[atomic.Uint32](b, off), r)
+		}
+	default:
+		for l := 1; l < x.k; l++ { // the head line last, as teamshared's fill
+			off := uintptr(l) * 64
+			for w := uintptr(0); w < 64; w += 8 {
+				*mem.At[uint64](b, off+w) = v
+			}
+		}
+		for w := uintptr(8); w < 64; w += 8 {
+			*mem.At[uint64](b, w) = v
+		}
+		*mem.At[uint32](b, 4) = r
+		if x.method == exRelease {
+			mem.StoreRelease(mem.At[atomic.Uint32](b, 0), r)
+		} else {
+			mem.At[atomic.Uint32](b, 0).Store(r)
+		}
+	}
+}
+
+// ready reports whether the other side's box holds round r.
+func (x *exchanger) ready(r uint32) bool {
+	b := box(&x.other, r)
+	if x.method != exTagged {
+		return mem.At[atomic.Uint32](b, 0).Load() == r
+	}
+	ok := true
+	for l := 0; l < x.k; l++ { // every line's tag in one pass: the misses overlap
+		if mem.At[atomic.Uint32](b, uintptr(l)*64).Load() != r {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// read sums the other side's k lines of round r.
+func (x *exchanger) read(r uint32) {
+	b := box(&x.other, r)
+	var s uint64
+	for off := uintptr(8); off < uintptr(x.k)*64; off += 8 {
+		v := *mem.At[uint64](b, off)
+		s += v
+		if x.check && off%64 != 0 && v != uint64(r) {
+			x.bad++
+		}
+	}
+	x.sink += s
+}
+
+// round runs round r: publish, wait (false when stop was set), read.
+func (x *exchanger) round(r uint32, stop *atomic.Bool) bool {
+	x.publish(r)
+	for !x.ready(r) {
+		if stop.Load() {
+			return false
+		}
+		x.relax()
+	}
+	x.read(r)
+	return true
+}
+
+// exchangeBlocks returns the round time of each of c.reps blocks of
+// method m with k lines, in microseconds.
+func exchangeBlocks(m string, k, a, b int, c *common) ([]float64, error) {
+	lat, _, err := exchangeRun(m, k, a, b, c, false)
+	return lat, err
+}
+
+// exchangeRun is exchangeBlocks; with check, both sides compare every
+// data word they read with the round, and bad is how many differed.
+func exchangeRun(m string, k, a, b int, c *common, check bool) (lat []float64, bad int, err error) {
+	// A box's lines, rounded up to an even count, then a 128-byte gap:
+	// the two boxes of a side never share a pair of lines, which the
+	// adjacent-line prefetcher fetches together (goshmem's two exchange
+	// dropboxes are 640 bytes apart).
+	boxBytes := (k*64+127)&^127 + 128
+	side := (2*boxBytes + 4095) &^ 4095
+	buf, err := sys.MmapAnon(2*side + exchangeStagger + 4096)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer sys.Munmap(buf)
+	base := mem.RegionOf(buf).Base
+	at := func(off int) mem.Base { return mem.Base(mem.At[byte](base, uintptr(off))) }
+	relax := wait.Relax
+	if a == b { // on one CPU the two sides take turns: a waiter yields it
+		relax = func() { sys.SchedYield() }
+	}
+	x0 := &exchanger{method: m, k: k, relax: relax, check: check}
+	x1 := &exchanger{method: m, k: k, relax: relax, check: check}
+	for p := 0; p < 2; p++ {
+		x0.mine[p] = at(p * boxBytes)
+		x1.mine[p] = at(side + exchangeStagger + p*boxBytes)
+	}
+	x0.other, x1.other = x1.mine, x0.mine
+	n, d := c.perBlock()
+	var stop, gone atomic.Bool
+	otherErr := make(chan error, 1)
+	go func() {
+		otherErr <- onLockedThread(func() error {
+			defer gone.Store(true)
+			if err := numa.Bind([]int{b}); err != nil {
+				return err
+			}
+			for r := uint32(1); x1.round(r, &stop); r++ {
+			}
+			return nil
+		})
+	}()
+	lat = make([]float64, c.reps)
+	err = onLockedThread(func() error {
+		if err := numa.Bind([]int{a}); err != nil {
+			return err
+		}
+		var r uint32
+		chunk := func(n int) error {
+			for range n {
+				r++
+				if !x0.round(r, &gone) {
+					return errors.New("exchange: the other side stopped")
+				}
+			}
+			return nil
+		}
+		if err := chunk(c.warm); err != nil {
+			return err
+		}
+		for i := range lat {
+			iters, el, err := timeBlock(n, d, chunk)
+			if err != nil {
+				return err
+			}
+			lat[i] = el.Seconds() / float64(iters) * 1e6
+		}
+		return nil
+	})
+	stop.Store(true)
+	if oerr := <-otherErr; err == nil {
+		err = oerr
+	}
+	if x0.sink == 1 && x1.sink == 1 { // keep the reads
+		fmt.Print("")
+	}
+	return lat, x0.bad + x1.bad, err
+}
