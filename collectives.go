@@ -1457,9 +1457,9 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	}
 	t.bbox++
 	e := t.bbox
-	ring, boxes, boxBytes, first, off := 0, bcastTiny, uintptr(16), 0, uintptr(bcastTinyBoxes)
+	ring, boxes, first := 0, bcastTiny, 0
 	if bytes > 8 {
-		ring, boxes, boxBytes, first, off = 1, bcastLarge, bcastData+8, bcastTiny, uintptr(bcastBoxes)
+		ring, boxes, first = 1, bcastLarge, bcastTiny
 	}
 	k := int(t.bpos[root][ring])
 	next := k + 1 // (no % boxes: a division on the way to publishing)
@@ -1467,13 +1467,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		next = 0
 	}
 	t.bpos[root][ring] = uint8(next)
-	off += uintptr(k) * boxBytes
-	switch {
-	case ring == 0 && k >= bcastTinyLow:
-		off = bcastTinyMore + uintptr(k-bcastTinyLow)*16
-	case ring == 1 && k >= bcastLargeLow:
-		off = bcastLargeMore + uintptr(k-bcastLargeLow)*(bcastData+8)
-	}
+	off := bcastOff(ring, k)
 	if t.me == root {
 		last := &t.blast[first+k]
 		if int32(*last-t.backed) > 0 {
@@ -1494,6 +1488,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	if !ok {
 		awaitSlow(t, routine, b, off, e)
 	}
+	bcastPrefetch(t, root, ring, k, next, bytes)
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
 	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); bytes <= headData {
 		t.pe.Publish(done, e)
@@ -1501,6 +1496,49 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		done.Store(e)
 	}
 	t.pe.Wake(t.worlds[root])
+}
+
+// bcastPrefetch starts a reader's miss on the root's next dropbox of
+// the ring while it copies this one: a root runs ahead of its readers
+// (up to the ring's depth), so back-to-back broadcasts find the next
+// dropbox written, and a reader that waited for each dropbox's lines
+// only once it wanted them paid one cache-line hand-off per broadcast
+// in series; prefetched, two overlap. The large ring's next dropbox
+// gets the lines a broadcast of this size fills; the tiny ring's, four
+// to a line, the line after this one's, once per line (k a multiple of
+// four). A hint only: a dropbox not yet written is fetched again when
+// the root writes it, as it would be anyway (the reader read it one
+// trip around the ring before).
+func bcastPrefetch(t *Team, root, ring, k, next, bytes int) {
+	base := t.slotBase[root]
+	if ring == 0 {
+		if k&3 == 0 {
+			q := k + 4
+			if q >= bcastTiny {
+				q -= bcastTiny
+			}
+			mem.Prefetch(boxAt(base, bcastOff(0, q)))
+		}
+		return
+	}
+	off := bcastOff(1, next)
+	for l := 0; l*64 < bytes+8; l++ {
+		mem.Prefetch(boxAt(base, off+uintptr(l)*64))
+	}
+}
+
+// bcastOff is the offset in a root's slot of dropbox k of ring 0 (the
+// tiny one) or 1 (the large one).
+func bcastOff(ring, k int) uintptr {
+	switch {
+	case ring == 0 && k >= bcastTinyLow:
+		return bcastTinyMore + uintptr(k-bcastTinyLow)*16
+	case ring == 0:
+		return bcastTinyBoxes + uintptr(k)*16
+	case k >= bcastLargeLow:
+		return bcastLargeMore + uintptr(k-bcastLargeLow)*(bcastData+8)
+	}
+	return bcastBoxes + uintptr(k)*(bcastData+8)
 }
 
 // awaitDone waits until every other member's broadcast done word has

@@ -15,6 +15,14 @@ func avx2Copy(dst, src unsafe.Pointer, n uintptr)
 //go:noescape
 func ntCopy(dst, src unsafe.Pointer, n uintptr)
 
+// Prefetch asks for the cache line at p without waiting for it
+// (PREFETCHT0): a reader that knows which line it reads next starts its
+// miss while it works on the current one. A hint only: p need not be
+// valid memory, and nothing is ordered by it.
+//
+//go:noescape
+func Prefetch(p unsafe.Pointer)
+
 // cpuidLeaf7EDX returns EDX of CPUID leaf 7, sub-leaf 0 (the cpuid
 // package keeps only EBX and ECX of that leaf).
 func cpuidLeaf7EDX() uint32

@@ -104,3 +104,12 @@ TEXT ·cpuidLeaf7EDX(SB), NOSPLIT, $0-4
 	CPUID
 	MOVL	DX, ret+0(FP)
 	RET
+
+// func Prefetch(p unsafe.Pointer)
+//
+// PREFETCHT0: ask for p's cache line into every cache level without
+// waiting for it (a hint: no fault, no effect on program order).
+TEXT ·Prefetch(SB), NOSPLIT, $0-8
+	MOVQ	p+0(FP), AX
+	PREFETCHT0	(AX)
+	RET

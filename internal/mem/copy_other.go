@@ -16,3 +16,6 @@ func cpuidLLC() int64 { return 0 }
 func copyPlanned(_ *CopyPlan, d, s unsafe.Pointer, n uintptr) {
 	copy(unsafe.Slice((*byte)(d), n), unsafe.Slice((*byte)(s), n))
 }
+
+// Prefetch is a hint that does nothing on this architecture.
+func Prefetch(p unsafe.Pointer) {}

@@ -419,3 +419,14 @@ func TestOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetch: Prefetch is a hint that does not fault on an address
+// that is not mapped (nil) and changes nothing.
+func TestPrefetch(t *testing.T) {
+	b := []byte{1, 2, 3}
+	mem.Prefetch(unsafe.Pointer(&b[1]))
+	mem.Prefetch(nil)
+	if b[0] != 1 || b[1] != 2 || b[2] != 3 {
+		t.Errorf("the prefetched bytes changed: %v", b)
+	}
+}
