@@ -1156,14 +1156,18 @@ func (t *Team) seal(box mem.Base, hdr, e uint32) {
 }
 
 // sealPlain is seal with a plain store of e where the job's sleepers
-// fence (PE.Publish; internal/wait's doorbell contract). Only
-// broadcasts of one line (up to 56 data bytes) use it: there the root
-// does not wait next, and its XCHG waited for the line that its reader
-// polls (the plain store took the 2-PE 8 B broadcast to 0.83 of the
-// time, and 0.92 in the slow state). Where a member waits right after
-// publishing (exchanges, barriers), and for broadcasts of more lines,
-// plain stores measured no faster (performance.md, "Publishing without
-// a fence"), so those keep the XCHG.
+// fence (PE.Publish; internal/wait's doorbell contract). Broadcast
+// roots use it: a root does not wait next, and its XCHG waited for the
+// line that its reader polls (the plain store took the 2-PE 8 B
+// broadcast to 0.83 of the time, and 0.92 in the slow state). For
+// broadcasts of more lines it measured no faster until readers
+// prefetched the root's next dropbox (bcastPrefetch), which the root's
+// XCHG then waited to take back: with the plain store, 64-256 B
+// broadcasts went from 1.00-1.33 to 0.71-1.20 barriers (performance.md,
+// "A broadcast reader prefetches"). Where a member waits right after
+// publishing (exchanges, barriers), plain stores measured no faster
+// (performance.md, "Publishing without a fence"), so those keep the
+// XCHG.
 func (t *Team) sealPlain(box mem.Base, e uint32) {
 	*mem.At[uint32](box, 4) = 0
 	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e)
@@ -1475,11 +1479,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		}
 		box := boxAt(t.slotBase[t.me], off)
 		fill(box, src)
-		if bytes <= headData {
-			t.sealPlain(box, e)
-		} else {
-			t.seal(box, 0, e)
-		}
+		t.sealPlain(box, e)
 		*last = e
 		copySmall(dst, src)
 		return
@@ -1490,11 +1490,7 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	}
 	bcastPrefetch(t, root, ring, k, next, bytes)
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
-	if done := mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4); bytes <= headData {
-		t.pe.Publish(done, e)
-	} else {
-		done.Store(e)
-	}
+	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
 	t.pe.Wake(t.worlds[root])
 }
 
