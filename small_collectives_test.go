@@ -88,6 +88,11 @@ func TestSmallCollectivesMixed(t *testing.T) {
 					// Every PE draws the same op, size and team index;
 					// a PE outside the team skips the call.
 					op, n, ti := rng.IntN(6), 1+rng.IntN(max), rng.IntN(4)
+					if rng.IntN(2) == 0 {
+						// Half the calls at 8-32 B, either side of
+						// the small dropboxes' 24 bytes.
+						n = 1 + rng.IntN(4)
+					}
 					tm := teams[ti]
 					if tm == nil {
 						continue

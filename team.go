@@ -232,45 +232,49 @@ type TeamConfig struct {
 //	            the round's line (rdFold, rdBack for the other two).
 //	            On teams that map each other (which never push): the
 //	            large broadcast ring's other seven dropboxes (lines
-//	            64-98; line 99 is free)
+//	            64-98) and, in line 99, the two small exchange
+//	            dropboxes (32 bytes each, up to 24 data bytes: both
+//	            parities in the one line a partner polls)
 //	lines 100-127 the tiny broadcast ring's other 112 dropboxes; on
 //	            teams that do not map each other, the pushed tree
 //	            broadcast's "in the call" words, one per member
 //	            (pushEntryWord)
 const (
-	wordsPerLine   = 16
-	maxRounds      = 16
-	postWord       = maxRounds * wordsPerLine
-	argsWord       = postWord + 1               // team creation: the hash of the split's arguments
-	countWord      = postWord + wordsPerLine    // Collect's published length
-	releaseWord    = countWord + wordsPerLine   // tree barrier: release from the parent
-	childWord      = releaseWord + wordsPerLine // tree barrier: one word per child
-	readyWord      = childWord + wordsPerLine   // tree broadcast: the parent has the data
-	ringWord       = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
-	doneWord       = 23 * wordsPerLine          // dropbox broadcast: the last one this member finished reading
-	exchangeBoxes  = 24 * 64                    // byte offset of the two exchange dropboxes
-	bcastBoxes     = 44 * 64                    // byte offset of the large broadcast ring
-	exchangeBytes  = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
-	exchangeData   = exchangeBytes - 8          // data bytes after the sequence number and header word
-	bcastTinyLow   = 36                         // dropboxes of the tiny broadcast ring in lines 55-63
-	bcastTiny      = bcastTinyLow + 28*4        // 16-byte dropboxes of the tiny broadcast ring (lines 55-63, 100-127; < 256: bpos is a uint8)
-	bcastTinyBoxes = 55 * 64                    // byte offset of the tiny broadcast ring's first bcastTinyLow dropboxes
-	bcastTinyMore  = 100 * 64                   // byte offset of the tiny ring's other dropboxes
-	bcastLargeLow  = 2                          // five-line dropboxes of the large broadcast ring in lines 44-53
-	bcastLarge     = bcastLargeLow + 7          // five-line dropboxes of the large broadcast ring (lines 44-53, and 64-98 of teams that map each other)
-	bcastLargeMore = pushBoxes                  // byte offset of the large ring's other dropboxes (shared teams only: they have no push boxes)
-	bcastData      = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
-	arrivalsWord   = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
-	combinerWord   = arrivalsWord + 1           // combining reduction: the last call's combiner (member 0's slot)
-	pushBoxes      = 64 * 64                    // byte offset of the push boxes (lines 64-99)
-	pushBox        = 64                         // bytes per push box: the largest pushed reduction
-	pushWord       = 13                         // pushed reduction: round r's data is in the box (+r*wordsPerLine)
-	pushEntryWord  = 100 * wordsPerLine         // pushed tree broadcast: a word per member (lines 100-127; teams that do not map each other)
-	pushTreeMax    = 28 * wordsPerLine          // the largest team that broadcasts with the pushed tree
-	widePushBoxes  = exchangeBoxes              // byte offset of the wide push boxes (lines 24-53; teams that do not map each other)
-	widePushBytes  = 30 * 64                    // bytes of the wide push boxes
-	pushFold       = maxRounds                  // push box index of the fold-in
-	pushBack       = maxRounds + 1              // push box index of the hand-back
+	wordsPerLine      = 16
+	maxRounds         = 16
+	postWord          = maxRounds * wordsPerLine
+	argsWord          = postWord + 1               // team creation: the hash of the split's arguments
+	countWord         = postWord + wordsPerLine    // Collect's published length
+	releaseWord       = countWord + wordsPerLine   // tree barrier: release from the parent
+	childWord         = releaseWord + wordsPerLine // tree barrier: one word per child
+	readyWord         = childWord + wordsPerLine   // tree broadcast: the parent has the data
+	ringWord          = readyWord + wordsPerLine   // ring fcollect: the left neighbour's progress
+	doneWord          = 23 * wordsPerLine          // dropbox broadcast: the last one this member finished reading
+	exchangeBoxes     = 24 * 64                    // byte offset of the two exchange dropboxes
+	bcastBoxes        = 44 * 64                    // byte offset of the large broadcast ring
+	exchangeBytes     = 10 * 64                    // bytes per exchange dropbox (lines 24-43)
+	exchangeData      = exchangeBytes - 8          // data bytes after the sequence number and header word
+	exchangeSmall     = 99 * 64                    // byte offset of the two small exchange dropboxes (line 99, 32 bytes each; teams that map each other)
+	exchangeSmallData = 32 - 8                     // data bytes of a small exchange dropbox
+	bcastTinyLow      = 36                         // dropboxes of the tiny broadcast ring in lines 55-63
+	bcastTiny         = bcastTinyLow + 28*4        // 16-byte dropboxes of the tiny broadcast ring (lines 55-63, 100-127; < 256: bpos is a uint8)
+	bcastTinyBoxes    = 55 * 64                    // byte offset of the tiny broadcast ring's first bcastTinyLow dropboxes
+	bcastTinyMore     = 100 * 64                   // byte offset of the tiny ring's other dropboxes
+	bcastLargeLow     = 2                          // five-line dropboxes of the large broadcast ring in lines 44-53
+	bcastLarge        = bcastLargeLow + 7          // five-line dropboxes of the large broadcast ring (lines 44-53, and 64-98 of teams that map each other)
+	bcastLargeMore    = pushBoxes                  // byte offset of the large ring's other dropboxes (shared teams only: they have no push boxes)
+	bcastData         = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
+	arrivalsWord      = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
+	combinerWord      = arrivalsWord + 1           // combining reduction: the last call's combiner (member 0's slot)
+	pushBoxes         = 64 * 64                    // byte offset of the push boxes (lines 64-99)
+	pushBox           = 64                         // bytes per push box: the largest pushed reduction
+	pushWord          = 13                         // pushed reduction: round r's data is in the box (+r*wordsPerLine)
+	pushEntryWord     = 100 * wordsPerLine         // pushed tree broadcast: a word per member (lines 100-127; teams that do not map each other)
+	pushTreeMax       = 28 * wordsPerLine          // the largest team that broadcasts with the pushed tree
+	widePushBoxes     = exchangeBoxes              // byte offset of the wide push boxes (lines 24-53; teams that do not map each other)
+	widePushBytes     = 30 * 64                    // bytes of the wide push boxes
+	pushFold          = maxRounds                  // push box index of the fold-in
+	pushBack          = maxRounds + 1              // push box index of the hand-back
 )
 
 // oneProcess reports whether every member of t runs in one process
@@ -1166,6 +1170,8 @@ var (
 	_ [node.TeamSlotWords*4 - (bcastTinyMore + (bcastTiny-bcastTinyLow)*16)]struct{}
 	_ [255 - bcastTiny]struct{}
 	_ [255 - bcastLarge]struct{}
-	// the large ring's dropboxes in lines 64-99 stay clear of the tiny ring's
-	_ [bcastTinyMore - (bcastLargeMore + (bcastLarge-bcastLargeLow)*(bcastData+8))]struct{}
+	// the large ring's dropboxes in lines 64-98 stay clear of the small
+	// exchange dropboxes (line 99), and those of the tiny ring's
+	_ [exchangeSmall - (bcastLargeMore + (bcastLarge-bcastLargeLow)*(bcastData+8))]struct{}
+	_ [bcastTinyMore - (exchangeSmall + 64)]struct{}
 )

@@ -35,9 +35,13 @@ const (
 	// the k lines travel in parallel rather than after the head: what
 	// NCCL's LL protocol does, at 60 data bytes per line.
 	exTagged = "tagged"
+	// exPaired is exXchg with both of a side's boxes in one line, 32
+	// bytes each (24 data bytes): what goshmem's small exchange
+	// dropboxes do for parts of up to 24 bytes. Only for k = 1.
+	exPaired = "paired"
 )
 
-var exchangeMethods = []string{exXchg, exRelease, exTagged}
+var exchangeMethods = []string{exXchg, exRelease, exTagged, exPaired}
 
 // exchangeStagger is how far the second side's boxes start from the
 // first's beyond whole pages: their lines then differ in address bits
@@ -92,13 +96,16 @@ func runExchange(args []string) (*table, error) {
 		warnings: warnings,
 		notes: []string{fmt.Sprintf("cpus: %d and %d (threads of this process); %s of %d blocks of >= %d rounds and >= %v after %d warm-up; a row is the least over the methods",
 			a, b, c.stat(), c.reps, n, d, c.warm),
-			"a round: each side writes its k lines (two boxes, by the round's parity), waits for the other's and reads them; k lines carry 64k-8 bytes, as a 2-PE dropbox exchange"},
+			"a round: each side writes its k lines (two boxes, by the round's parity), waits for the other's and reads them; k lines carry 64k-8 bytes, as a 2-PE dropbox exchange (paired: both boxes in one line, 24 bytes each, k = 1 only)"},
 		cols: [2]string{"Lines", "Round (us)"},
 		prec: 4,
 	}
 	for _, k := range counts {
 		best, per := math.Inf(1), make([]string, 0, len(methods))
 		for _, m := range methods {
+			if m == exPaired && k != 1 {
+				continue
+			}
 			lat, err := exchangeBlocks(m, k, a, b, &c)
 			if err != nil {
 				return nil, err
@@ -157,6 +164,10 @@ func (x *exchanger) publish(r uint32) {
 		}
 	}
 	switch x.method {
+	case exPaired:
+		copy(mem.ByteSlice(b, 8, 24), x.src[8:32])
+		*mem.At[uint32](b, 4) = r
+		mem.At[atomic.Uint32](b, 0).Store(r)
 	case exTagged:
 		for l := 0; l < x.k; l++ {
 			off := uintptr(l) * 64
@@ -197,6 +208,9 @@ func (x *exchanger) ready(r uint32) bool {
 func (x *exchanger) read(r uint32) {
 	b := box(&x.other, r)
 	n := x.k*64 - 8
+	if x.method == exPaired {
+		n = 24
+	}
 	copy(x.dst[:n], mem.ByteSlice(b, 8, n))
 	if !x.check {
 		return
@@ -250,9 +264,13 @@ func exchangeRun(m string, k, a, b int, c *common, check bool) (lat []float64, b
 	}
 	x0 := &exchanger{method: m, k: k, relax: relax, check: check, src: make([]byte, k*64), dst: make([]byte, k*64)}
 	x1 := &exchanger{method: m, k: k, relax: relax, check: check, src: make([]byte, k*64), dst: make([]byte, k*64)}
+	stride := boxBytes
+	if m == exPaired {
+		stride = 32
+	}
 	for p := 0; p < 2; p++ {
-		x0.mine[p] = at(p * boxBytes)
-		x1.mine[p] = at(side + exchangeStagger + p*boxBytes)
+		x0.mine[p] = at(p * stride)
+		x1.mine[p] = at(side + exchangeStagger + p*stride)
 	}
 	x0.other, x1.other = x1.mine, x0.mine
 	n, d := c.perBlock()
