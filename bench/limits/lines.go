@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -46,13 +45,9 @@ func runLines(args []string) (*table, error) {
 	if err := c.check(fs); err != nil {
 		return nil, err
 	}
-	var counts []int
-	for _, f := range strings.Split(*ks, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || k < 0 || k > 1024 {
-			return nil, fmt.Errorf("lines: -k %q: want line counts from 0 to 1024", *ks)
-		}
-		counts = append(counts, k)
+	counts, err := lineCounts("lines", *ks, 0, 1024)
+	if err != nil {
+		return nil, err
 	}
 	if *stride < 128 || *stride%64 != 0 || *stride > 1<<20 {
 		return nil, fmt.Errorf("lines: -stride %d: want a multiple of 64 from 128 to 1048576", *stride)
