@@ -1231,6 +1231,13 @@ func TestMissCauses(t *testing.T) {
 			t.Errorf("%s B at %.2f: notes %q; want one containing %q", c.at, c.ratio, got, c.note)
 		}
 	}
+	// Alltoall at 2 PEs publishes a block per member: 128 B blocks
+	// make a part of 256 B, 5 lines.
+	var at target
+	evaluation{Limits: exch, NP: 2}.linesModel(&at, "128", 2)
+	if got := strings.Join(at.Notes, "\n"); !strings.Contains(got, "exchanging 5 line(s)") {
+		t.Errorf("alltoall's 128 B blocks at 2 PEs: notes %q; want the 5-line exchange", got)
+	}
 	// With hand-off limits from the rounds: a lines test in the same
 	// state (h 0.05 against 0.03) gives its verdict; one in a state
 	// 4x slower (h 0.05 against 0.0125) gives none.

@@ -652,7 +652,11 @@ func (e evaluation) targets() []target {
 				return r.fig(gosh, k+keyVsBarrier), constant(1), true
 			}, "interleaved barrier", "")
 			if tb.Status == statusMiss && coll != "broadcast" && e.NP == 2 {
-				e.linesModel(&tb, wk) // (the model is the 2-PE exchange's)
+				parts := 1 // a member's part is its block; Alltoall's, a block per member
+				if coll == "alltoall" {
+					parts = e.NP
+				}
+				e.linesModel(&tb, wk, parts) // (the model is the 2-PE exchange's)
 			}
 		case bar == nil || !bar.fig(gosh, np).ok():
 			tb.Status, tb.Why = statusNA, "no goshmem barrier figure: run barrier too"
@@ -852,7 +856,8 @@ func (e evaluation) pingpongRef(t *target, r *result, sizes []string) {
 }
 
 // linesModel explains an exchange collective's miss against the
-// barrier (reduce, collect, fcollect, alltoall at 2 PEs) with the cost
+// barrier (reduce, collect, fcollect, alltoall at 2 PEs; a member's
+// part is parts blocks of key bytes: Alltoall's one per member) with the cost
 // model of docs/performance.md, from bench/limits lines: a member's
 // part of b bytes fills L = ceil((b+8)/64) cache lines (the sequence
 // number and header share the first), which each member writes and the
@@ -863,11 +868,12 @@ func (e evaluation) pingpongRef(t *target, r *result, sizes []string) {
 // cost on this machine; above it, the rest is the call's own work on
 // the critical path. (The lines test runs once, the ratio in every
 // round: a change of the machine's state between them moves both.)
-func (e evaluation) linesModel(t *target, key string) {
-	if e.exchangeModel(t, key) {
+func (e evaluation) linesModel(t *target, key string, parts int) {
+	if e.exchangeModel(t, key, parts) {
 		return
 	}
 	b, err := strconv.Atoi(key)
+	b *= parts
 	round, ok0 := e.Limits.value(limLines, "0")
 	l, ok1 := e.Limits.value(limLines, linesSlope)
 	if err != nil || !ok0 || !ok1 || round <= 0 {
@@ -922,11 +928,12 @@ func (e evaluation) linesModel(t *target, key string) {
 // machine, measured rather than modelled (the lines model adds the
 // extra lines in series; the cores overlap them). It reports whether
 // it gave the target a note.
-func (e evaluation) exchangeModel(t *target, key string) bool {
+func (e evaluation) exchangeModel(t *target, key string, parts int) bool {
 	b, err := strconv.Atoi(key)
 	if err != nil {
 		return false
 	}
+	b *= parts
 	lines := (b + 8 + lineBytes - 1) / lineBytes
 	one, ok1 := e.Limits.value(limExchange, "1")
 	many, okL := e.Limits.value(limExchange, strconv.Itoa(lines))
