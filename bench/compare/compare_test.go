@@ -1231,6 +1231,23 @@ func TestMissCauses(t *testing.T) {
 			t.Errorf("%s B at %.2f: notes %q; want one containing %q", c.at, c.ratio, got, c.note)
 		}
 	}
+	// Measured in every round: the median of the rounds' ratios (2.0,
+	// 3.0, 2.5 at 256 B), not the one measurement before the rounds.
+	var rounds []*limitTable
+	for _, five := range []float64{0.12, 0.18, 0.15} {
+		rounds = append(rounds, &limitTable{Test: limExchange, Rows: []point{{"1", 0.06}, {"5", five}}})
+	}
+	rounds = append(rounds, nil) // a round whose measurement failed
+	var pr target
+	pr.Ratio = 2.4
+	evaluation{Limits: limits{limExchange: mergeLeast(limExchange, rounds)}, Rounds: map[string][]*limitTable{limExchange: rounds}, NP: 2}.linesModel(&pr, "256", 1)
+	if got := strings.Join(pr.Notes, "\n"); !strings.Contains(got, "2.50 one-line exchanges") || !strings.Contains(got, "median of 3 rounds [2.00-3.00]") ||
+		!strings.Contains(pr.Cause, "cache lines: at 256 B the bare exchange of the data's 5 lines alone costs 2.50") {
+		t.Errorf("per-round exchange at 2.4 barriers: notes %q, cause %q; want the median of the rounds, 2.50, and cache lines", got, pr.Cause)
+	}
+	if m := mergeLeast(limExchange, rounds); len(m.Rows) != 2 || m.Rows[1].Value != 0.12 {
+		t.Errorf("mergeLeast: rows %v; want each row's least (5 lines: 0.12)", m.Rows)
+	}
 	// Alltoall at 2 PEs publishes a block per member: 128 B blocks
 	// make a part of 256 B, 5 lines.
 	var at target

@@ -274,6 +274,11 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		once--
 		perRound++
 	}
+	exchangeEach := slices.Contains(lims, limExchange)
+	if exchangeEach {
+		once--
+		perRound++
+	}
 	peerBuild := 0
 	if rep.Peer.Enabled {
 		peerBuild = 1
@@ -361,7 +366,7 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		return t, nil
 	}
 	for _, name := range lims {
-		if name == limHandoff || name == limPingpong {
+		if name == limHandoff || name == limPingpong || name == limExchange {
 			continue // measured in every round
 		}
 		pr.step("limits %s", name)
@@ -378,6 +383,9 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	if pingpongEach {
 		rep.LimitOrder = append(rep.LimitOrder, limPingpong)
+	}
+	if exchangeEach {
+		rep.LimitOrder = append(rep.LimitOrder, limExchange)
 	}
 
 	// The rounds: the hand-off limit, then each benchmark, goshmem
@@ -415,6 +423,13 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		// machine as the ping-pong it explains.
 		if pingpongEach {
 			if err := roundLimit(round, limPingpong, limitArgs(limPingpong, c.Quick, maxBW)); err != nil {
+				return err
+			}
+		}
+		// The bare exchange, in the state of the small collectives it
+		// explains (exchangeModel pairs the rounds).
+		if exchangeEach {
+			if err := roundLimit(round, limExchange, limitArgs(limExchange, c.Quick, maxBW)); err != nil {
 				return err
 			}
 		}
@@ -500,6 +515,9 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	if pingpongEach {
 		rep.Limits[limPingpong] = mergeBest(limPingpong, nil, rep.LimitRounds[limPingpong])
+	}
+	if exchangeEach {
+		rep.Limits[limExchange] = mergeLeast(limExchange, rep.LimitRounds[limExchange])
 	}
 
 	// Targets, plots, report.
@@ -647,6 +665,17 @@ func roundMemcpyArgs(quick bool, maxSize int) []string {
 // highest bandwidth any of them measured (a limit on bandwidth takes
 // the best the machine did), with a note counting the rounds measured.
 func mergeBest(test string, once *limitTable, rounds []*limitTable) *limitTable {
+	return mergePick(test, once, rounds, func(a, b float64) float64 { return max(a, b) }, "highest")
+}
+
+// mergeLeast is mergeBest for a limit in time: each row is the lowest
+// of all measurements.
+func mergeLeast(test string, rounds []*limitTable) *limitTable {
+	return mergePick(test, nil, rounds, func(a, b float64) float64 { return min(a, b) }, "lowest")
+}
+
+// mergePick is mergeBest with the row kept by pick, named by word.
+func mergePick(test string, once *limitTable, rounds []*limitTable, pick func(a, b float64) float64, word string) *limitTable {
 	var out *limitTable
 	if once != nil && once.Err == "" {
 		c := *once
@@ -669,7 +698,7 @@ func mergeBest(test string, once *limitTable, rounds []*limitTable) *limitTable 
 		}
 		for _, p := range t.Rows {
 			if j := slices.IndexFunc(out.Rows, func(q point) bool { return q.Key == p.Key }); j >= 0 {
-				out.Rows[j].Value = max(out.Rows[j].Value, p.Value)
+				out.Rows[j].Value = pick(out.Rows[j].Value, p.Value)
 			} else {
 				out.Rows = append(out.Rows, p)
 			}
@@ -681,8 +710,8 @@ func mergeBest(test string, once *limitTable, rounds []*limitTable) *limitTable 
 		}
 		return &limitTable{Test: test, Err: "failed in every round"}
 	}
-	out.Notes = append(out.Notes, fmt.Sprintf("every size measured in %d of %d rounds; each row is the highest of all measurements, and the targets pair each round's figure with that round's",
-		measured, len(rounds)))
+	out.Notes = append(out.Notes, fmt.Sprintf("every size measured in %d of %d rounds; each row is the %s of all measurements, and the targets pair each round's figure with that round's",
+		measured, len(rounds), word))
 	return out
 }
 
