@@ -873,13 +873,12 @@ func (e evaluation) linesModel(t *target, key string, parts int) {
 		return
 	}
 	b, err := strconv.Atoi(key)
-	b *= parts
 	round, ok0 := e.Limits.value(limLines, "0")
 	l, ok1 := e.Limits.value(limLines, linesSlope)
 	if err != nil || !ok0 || !ok1 || round <= 0 {
 		return
 	}
-	h, lines := round/2, (b+8+lineBytes-1)/lineBytes
+	h, lines := round/2, partLines(b*parts)
 	if l < 0 {
 		// More lines cannot cost less: the test's rows came from
 		// different states of the machine (its 0-2 line rows slow,
@@ -920,9 +919,13 @@ func (e evaluation) linesModel(t *target, key string, parts int) {
 		t.Ratio, model, lines)
 }
 
+// partLines is the cache lines a member's part of b bytes fills in its
+// dropbox: the sequence number and header share the first.
+func partLines(b int) int { return (b + 8 + lineBytes - 1) / lineBytes }
+
 // exchangeModel is linesModel from bench/limits exchange, when it ran:
 // the bare exchange of L lines between two cores, both ways at once,
-// with nothing else (the least over three ways to publish and poll),
+// with nothing else (the least over its ways to publish and poll),
 // over the bare exchange of one line, which is what the 2-PE barrier
 // moves. That ratio is what the data's lines cost in barriers on this
 // machine, measured rather than modelled (the lines model adds the
@@ -933,8 +936,7 @@ func (e evaluation) exchangeModel(t *target, key string, parts int) bool {
 	if err != nil {
 		return false
 	}
-	b *= parts
-	lines := (b + 8 + lineBytes - 1) / lineBytes
+	lines := partLines(b * parts)
 	row := strconv.Itoa(lines)
 	// Per round when compare measured it in every round (the ratio
 	// moves with the machine's state: 1.26-1.34 at 5 lines in a fast

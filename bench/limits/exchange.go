@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,7 +59,8 @@ const exchangeStagger = 1024
 // holds r, and reads the other's k lines. A row is the time of one
 // round for k lines, the least over the methods (exchangeMethods; one
 // note line per method gives each one's figure); k = 1 is the bare
-// 2-PE barrier with 56 data bytes. A goshmem 2-PE collective of b bytes
+// 2-PE barrier with 56 data bytes (24 in the paired way, which runs at
+// k = 1 only). A goshmem 2-PE collective of b bytes
 // per member moves k = ceil((b+8)/64) lines each way, so its time over
 // goshmem's barrier cannot be below this table's row k over the
 // barrier's time.
@@ -81,8 +83,11 @@ func runExchange(args []string) (*table, error) {
 	}
 	methods := exchangeMethods
 	if *only != "" {
-		if !strings.Contains(","+strings.Join(exchangeMethods, ",")+",", ","+*only+",") {
+		if !slices.Contains(exchangeMethods, *only) {
 			return nil, fmt.Errorf("exchange: -method %q: want one of %s", *only, strings.Join(exchangeMethods, ", "))
+		}
+		if *only == exPaired && slices.ContainsFunc(counts, func(k int) bool { return k != 1 }) {
+			return nil, fmt.Errorf("exchange: -method %s takes -k 1 only (both boxes share one line)", exPaired)
 		}
 		methods = []string{*only}
 	}
@@ -106,7 +111,7 @@ func runExchange(args []string) (*table, error) {
 			if m == exPaired && k != 1 {
 				continue
 			}
-			lat, err := exchangeBlocks(m, k, a, b, &c)
+			lat, _, err := exchangeRun(m, k, a, b, &c, false)
 			if err != nil {
 				return nil, err
 			}
@@ -235,14 +240,8 @@ func (x *exchanger) round(r uint32, stop *atomic.Bool) bool {
 	return true
 }
 
-// exchangeBlocks returns the round time of each of c.reps blocks of
-// method m with k lines, in microseconds.
-func exchangeBlocks(m string, k, a, b int, c *common) ([]float64, error) {
-	lat, _, err := exchangeRun(m, k, a, b, c, false)
-	return lat, err
-}
-
-// exchangeRun is exchangeBlocks; with check, both sides compare every
+// exchangeRun returns the round time of each of c.reps blocks of method
+// m with k lines, in microseconds; with check, both sides compare every
 // data word they read with the round, and bad is how many differed.
 func exchangeRun(m string, k, a, b int, c *common, check bool) (lat []float64, bad int, err error) {
 	// A box's lines, rounded up to an even count, then a 128-byte gap:

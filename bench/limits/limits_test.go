@@ -382,7 +382,7 @@ func TestExchange(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range [][]string{{"exchange", "-k", "0"}, {"exchange", "-k", "65"}, {"exchange", "-method", "nosuch"}} {
+	for _, bad := range [][]string{{"exchange", "-k", "0"}, {"exchange", "-k", "65"}, {"exchange", "-method", "nosuch"}, {"exchange", "-method", exPaired, "-k", "1,5"}} {
 		if err := run(bad, io.Discard); err == nil {
 			t.Errorf("run(%q) succeeded; want an error", bad)
 		}
