@@ -103,11 +103,14 @@ func main() {
 	// when the job ends (see launch.Run). Without it (an old kernel),
 	// only what stays in a PE's process group is stopped.
 	sys.SetChildSubreaper(true)
-	os.Exit(oshrun(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv))
+	os.Exit(oshrun(os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv, true))
 }
 
-// oshrun is the whole command; it returns the exit code.
-func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool)) int {
+// oshrun is the whole command; it returns the exit code. background is
+// launch.Config.Background: true when oshrun is the whole process (main),
+// so that its wake-ups do not preempt the PEs; the policy it sets lasts
+// for the process's life.
+func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (string, bool), background bool) int {
 	cfg, err := parseArgs(args, lookupEnv)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usage)
@@ -118,6 +121,7 @@ func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (str
 		return launch.ExitUsage
 	}
 	cfg.Stdout, cfg.Stderr = stdout, stderr
+	cfg.Background = background
 
 	// SIGINT, SIGTERM and SIGHUP stop the job in order: launch passes
 	// the signal on to the PEs' process groups (a terminal's ^C or

@@ -87,7 +87,7 @@ func TestExitCodeOfFirstFailure(t *testing.T) {
 				var out, errOut bytes.Buffer
 				args := []string{"-n", strconv.Itoa(shape.npes), "--pes-per-proc", strconv.Itoa(shape.ppp), "--timeout", "20s",
 					"-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", envPE + "=" + tc.mode, exe}
-				code := oshrun(args, &out, &errOut, os.LookupEnv)
+				code := oshrun(args, &out, &errOut, os.LookupEnv, false)
 				if code != tc.code {
 					t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, errOut.String())
 				}
@@ -191,7 +191,7 @@ func TestParseArgsErrors(t *testing.T) {
 
 func TestCommand(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := oshrun([]string{"--help"}, &out, &errOut, fakeEnv); code != 0 || !strings.Contains(out.String(), "--pes-per-proc") || !strings.Contains(out.String(), "Examples:") {
+	if code := oshrun([]string{"--help"}, &out, &errOut, fakeEnv, false); code != 0 || !strings.Contains(out.String(), "--pes-per-proc") || !strings.Contains(out.String(), "Examples:") {
 		t.Errorf("--help: exit %d, output %q", code, out.String())
 	}
 	for _, flag := range []string{"-np", "--pes-per-proc", "--bind-to", "--report-bindings", "--tag-output", "--timeout", "-x VAR", "-h, --help"} {
@@ -202,14 +202,14 @@ func TestCommand(t *testing.T) {
 
 	out.Reset()
 	errOut.Reset()
-	if code := oshrun([]string{"-n", "0", "true"}, &out, &errOut, fakeEnv); code != 2 || !strings.Contains(errOut.String(), "oshrun -h") {
+	if code := oshrun([]string{"-n", "0", "true"}, &out, &errOut, fakeEnv, false); code != 2 || !strings.Contains(errOut.String(), "oshrun -h") {
 		t.Errorf("misuse: exit %d, stderr %q", code, errOut.String())
 	}
 
 	out.Reset()
 	errOut.Reset()
 	args := []string{"-np", "3", "--tag-output", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "-x", "GREETING=hi", "sh", "-c", `echo "$GREETING from $GOSHMEM_PE"`}
-	if code := oshrun(args, &out, &errOut, fakeEnv); code != 0 {
+	if code := oshrun(args, &out, &errOut, fakeEnv, false); code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
 	}
 	for _, want := range []string{"[PE 0] hi from 0\n", "[PE 1] hi from 1\n", "[PE 2] hi from 2\n"} {
@@ -221,7 +221,7 @@ func TestCommand(t *testing.T) {
 	out.Reset()
 	errOut.Reset()
 	args = []string{"-np", "2", "-x", "SHMEM_SYMMETRIC_SIZE=1M", "sh", "-c", `[ "$GOSHMEM_PE" = 1 ] && exit 4; exec sleep 60`}
-	if code := oshrun(args, &out, &errOut, fakeEnv); code != 4 {
+	if code := oshrun(args, &out, &errOut, fakeEnv, false); code != 4 {
 		t.Errorf("exit %d, want 4; stderr %q", code, errOut.String())
 	}
 	if !strings.HasPrefix(errOut.String(), "oshrun: PE 1 (pid ") || !strings.HasSuffix(errOut.String(), ") exited with code 4\n") {
@@ -230,7 +230,7 @@ func TestCommand(t *testing.T) {
 
 	out.Reset()
 	errOut.Reset()
-	if code := oshrun([]string{"-x", "SHMEM_SYMMETRIC_SIZE=huge", "true"}, &out, &errOut, fakeEnv); code != 1 || !strings.Contains(errOut.String(), "SHMEM_SYMMETRIC_SIZE") {
+	if code := oshrun([]string{"-x", "SHMEM_SYMMETRIC_SIZE=huge", "true"}, &out, &errOut, fakeEnv, false); code != 1 || !strings.Contains(errOut.String(), "SHMEM_SYMMETRIC_SIZE") {
 		t.Errorf("bad heap size: exit %d, stderr %q", code, errOut.String())
 	}
 }
@@ -557,5 +557,54 @@ func TestOutputClosed(t *testing.T) {
 			}
 			checkNothingLeft(t, tmp)
 		})
+	}
+}
+
+// TestLauncherSchedBatch checks that oshrun steps back once its PEs
+// have started (launch.Config.Background): every thread of oshrun runs
+// under SCHED_BATCH, while the PEs keep SCHED_OTHER.
+func TestLauncherSchedBatch(t *testing.T) {
+	var stderr bytes.Buffer
+	cmd, pids := startPEs(t, 2, &stderr)
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	policies := func() map[int]int {
+		got := map[int]int{}
+		ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", cmd.Process.Pid))
+		for _, e := range ents {
+			tid, _ := strconv.Atoi(e.Name())
+			if p, err := sys.SchedPolicy(tid); err == nil {
+				got[tid] = p
+			}
+		}
+		return got
+	}
+	var got map[int]int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		got = policies()
+		batch := 0
+		for _, p := range got {
+			if p == sys.SchedBatch {
+				batch++
+			}
+		}
+		if len(got) > 0 && batch == len(got) {
+			break
+		}
+	}
+	for tid, p := range got {
+		if p != sys.SchedBatch {
+			t.Errorf("oshrun's thread %d has policy %d with its PEs running, want SCHED_BATCH (%d)", tid, p, sys.SchedBatch)
+		}
+	}
+	if len(got) == 0 {
+		t.Error("found no thread of oshrun")
+	}
+	for pe, pid := range pids {
+		if p, err := sys.SchedPolicy(pid); err != nil || p != sys.SchedOther {
+			t.Errorf("PE %d (pid %d) has policy %d, %v; want SCHED_OTHER (%d)", pe, pid, p, err, sys.SchedOther)
+		}
 	}
 }

@@ -140,6 +140,16 @@ type Config struct {
 	// themselves). Timeout and cancellation still stop the job, and the
 	// result is still reported. The zero Config supervises.
 	NoSupervise bool
+	// Background moves the calling process's threads to SCHED_BATCH once
+	// every PE process has started (sys.BatchThreads; the PEs keep their
+	// policy). The launcher then no longer preempts a PE when it wakes:
+	// its supervision ticks, and the Go runtime's monitor thread, which
+	// after each of them polls every 20 us for a while, wait for the
+	// CPU's next scheduler tick or for a PE to yield it. Set it only when
+	// the launcher is the process's whole job (cmd/oshrun does): every
+	// thread of the process keeps the policy after Run returns. Where the
+	// kernel refuses, the launcher runs on as it was.
+	Background bool
 }
 
 // SignalError is the cancellation cause that tells Run which signal
@@ -167,8 +177,12 @@ const (
 // Timing of the stop sequence.
 const (
 	termGrace = 500 * time.Millisecond // SIGTERM to SIGKILL
-	pollEvery = 10 * time.Millisecond  // checks of the control block
-	drainWait = 250 * time.Millisecond // output still open after every process exited
+	pollEvery = 10 * time.Millisecond  // checks while stopping
+	// superviseEvery spaces the checks of the control block while the job
+	// runs: each wakes the launcher (and its Go runtime's monitor thread),
+	// which takes a CPU from a PE for a moment (Config.Background).
+	superviseEvery = 100 * time.Millisecond
+	drainWait      = 250 * time.Millisecond // output still open after every process exited
 )
 
 // failure is one way the job failed, in the terms of the control
@@ -316,6 +330,8 @@ func Run(ctx context.Context, cfg Config) (exitCode int, err error) {
 	segs.Close()
 	if startErr != nil {
 		l.stop(&failure{kind: job.AbortLost, pe: startErr.pe, code: 127})
+	} else if cfg.Background {
+		sys.BatchThreads() // best effort: see Config.Background
 	}
 	l.supervise(ctx)
 	l.sweep()
@@ -584,7 +600,7 @@ func (l *launcher) output(p *proc, dst io.Writer, tag string) (*os.File, error) 
 // supervise waits for every started process, stopping the job on the
 // first failure, timeout or cancellation.
 func (l *launcher) supervise(ctx context.Context) {
-	tick := time.NewTicker(pollEvery)
+	tick := time.NewTicker(superviseEvery)
 	defer tick.Stop()
 	var timeout <-chan time.Time
 	if l.cfg.Timeout > 0 {

@@ -243,3 +243,65 @@ func Kill(pid, sig int) error {
 	}
 	return unix.Kill(pid, unix.Signal(sig))
 }
+
+// Scheduling policies (sched(7)) that SchedPolicy reports.
+const (
+	SchedOther = unix.SCHED_NORMAL
+	SchedBatch = unix.SCHED_BATCH
+)
+
+// BatchThreads moves every thread of the calling process that runs
+// under SCHED_OTHER to SCHED_BATCH, keeping its nice value; threads the
+// process creates later inherit the policy from their creator. A
+// SCHED_BATCH thread that wakes does not preempt the thread running on
+// its CPU (sched(7): "mildly disfavored in scheduling decisions"); it
+// runs at that CPU's next scheduler tick, or as soon as the CPU idles.
+// Threads under another policy (set by chrt, say) are left alone. The
+// process's children are not touched, but a child forked afterwards
+// inherits its forking thread's policy. A thread that exits meanwhile
+// is skipped; the list is read again until a pass finds no thread left
+// to move, so that a thread created during a pass is not missed.
+func BatchThreads() error {
+	for pass := 0; pass < 10; pass++ {
+		ents, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return fmt.Errorf("sched_setattr: listing the threads: %w", err)
+		}
+		moved := 0
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			a, err := unix.SchedGetAttr(tid, 0)
+			if errors.Is(err, unix.ESRCH) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("sched_getattr(%d): %w", tid, err)
+			}
+			if a.Policy != unix.SCHED_NORMAL {
+				continue
+			}
+			a.Size, a.Policy = unix.SizeofSchedAttr, unix.SCHED_BATCH
+			if err := unix.SchedSetAttr(tid, a, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("sched_setattr(%d, SCHED_BATCH): %w", tid, err)
+			}
+			moved++
+		}
+		if moved == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// SchedPolicy returns the scheduling policy of thread (or process) tid
+// (0: the calling thread), e.g. SchedOther or SchedBatch.
+func SchedPolicy(tid int) (int, error) {
+	a, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return 0, fmt.Errorf("sched_getattr(%d): %w", tid, err)
+	}
+	return int(a.Policy), nil
+}

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/goshmem/goshmem/internal/sys"
 )
@@ -86,5 +90,95 @@ func TestChildSubreaper(t *testing.T) {
 	sys.SetChildSubreaper(false)
 	if sys.IsChildSubreaper() {
 		t.Error("IsChildSubreaper true after SetChildSubreaper(false)")
+	}
+}
+
+// TestBatchThreads runs batchThreadsChild in a process of its own (it
+// changes the policy of every thread of its process) and checks its
+// report.
+func TestBatchThreads(t *testing.T) {
+	if os.Getenv("GOSHMEM_TEST_BATCH") == "1" {
+		batchThreadsChild(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBatchThreads$", "-test.v")
+	cmd.Env = append(os.Environ(), "GOSHMEM_TEST_BATCH=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestBatchThreads") {
+		t.Fatalf("the child process: %v\n%s", err, out)
+	}
+}
+
+// batchThreadsChild: a child started before BatchThreads and a thread
+// under SCHED_IDLE keep their policies; every other thread of the
+// process, and one made afterwards, is SCHED_BATCH.
+func batchThreadsChild(t *testing.T) {
+	if p, err := sys.SchedPolicy(0); err != nil || p != sys.SchedOther {
+		t.Fatalf("the test thread's policy is %d, %v; the test needs SCHED_OTHER (%d)", p, err, sys.SchedOther)
+	}
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Wait()
+	defer child.Process.Kill()
+
+	// A thread under SCHED_IDLE (5), which BatchThreads must not touch.
+	idle, release := make(chan int), make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // the thread exits with the goroutine
+		tid := sys.Gettid()
+		if err := unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_IDLE}, 0); err != nil {
+			t.Errorf("SCHED_IDLE: %v", err)
+		}
+		idle <- tid
+		<-release
+	}()
+	idleTid := <-idle
+	defer close(release)
+
+	if err := sys.BatchThreads(); err != nil {
+		t.Fatal(err)
+	}
+	// Threads made now: locked goroutines that stay blocked, so that
+	// each needs a thread of its own.
+	const extra = 4
+	made, hold := make(chan int), make(chan struct{})
+	for range extra {
+		go func() {
+			runtime.LockOSThread()
+			made <- sys.Gettid()
+			<-hold
+		}()
+	}
+	for range extra {
+		<-made
+	}
+	defer close(hold)
+
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := 0
+	for _, e := range ents {
+		tid, _ := strconv.Atoi(e.Name())
+		p, err := sys.SchedPolicy(tid)
+		switch {
+		case err != nil:
+			t.Errorf("thread %d: %v", tid, err)
+		case tid == idleTid && p != unix.SCHED_IDLE:
+			t.Errorf("the SCHED_IDLE thread %d has policy %d after BatchThreads", tid, p)
+		case tid != idleTid && p != sys.SchedBatch:
+			t.Errorf("thread %d has policy %d after BatchThreads, want SCHED_BATCH (%d)", tid, p, sys.SchedBatch)
+		case tid != idleTid:
+			batch++
+		}
+	}
+	if batch < extra+1 {
+		t.Errorf("%d threads are SCHED_BATCH; want at least the %d made afterwards and this one", batch, extra)
+	}
+	if p, err := sys.SchedPolicy(child.Process.Pid); err != nil || p != sys.SchedOther {
+		t.Errorf("the child started before BatchThreads has policy %d, %v; want SCHED_OTHER", p, err)
 	}
 }
