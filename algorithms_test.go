@@ -2,11 +2,13 @@ package goshmem_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/reducecheck"
 	"github.com/goshmem/goshmem/node"
 )
@@ -227,36 +229,138 @@ func TestBroadcastRootRunsAhead(t *testing.T) {
 // start only after the root has finished BroadcastRing broadcasts of
 // one int64; each must then read every broadcast's own data. (It used
 // to wait at its third for the readers' acknowledgements of its first.)
+//
+// Broadcasts of 9 to BroadcastMax bytes are as eager, up to the depth
+// of their ring of lines: as many dropboxes of a size's lines as fit in
+// each of its two runs of consecutive lines (44 broadcasts of 16 bytes,
+// 8 of the largest).
 func TestBroadcastEager(t *testing.T) {
-	const rounds = goshmem.BroadcastRing
-	for _, n := range []int{2, 4} {
-		rootDone := make(chan struct{})
-		err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
-			w := goshmem.TeamWorld(pe)
-			src, _ := goshmem.Malloc[int64](pe, 1)
-			dst, _ := goshmem.Malloc[int64](pe, 1)
-			root := n - 1
-			if pe.MyPE() != root {
-				select {
-				case <-rootDone:
-				case <-time.After(10 * time.Second):
-					t.Errorf("%d PEs: the root did not finish %d small broadcasts without its readers", n, rounds)
+	for _, elems := range []int{1, 2, 7, 8, goshmem.BroadcastMax / 8} {
+		rounds := goshmem.BroadcastRing
+		if elems*8 > 8 {
+			l := (elems*8 + 63) / 64
+			rounds = goshmem.BroadcastRuns[0]/l + goshmem.BroadcastRuns[1]/l
+		}
+		for _, n := range []int{2, 4} {
+			rootDone := make(chan struct{})
+			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+				w := goshmem.TeamWorld(pe)
+				src, _ := goshmem.Malloc[int64](pe, elems)
+				dst, _ := goshmem.Malloc[int64](pe, elems)
+				root := n - 1
+				if pe.MyPE() != root {
+					select {
+					case <-rootDone:
+					case <-time.After(10 * time.Second):
+						t.Errorf("%d PEs: the root did not finish %d broadcasts of %d bytes without its readers", n, rounds, elems*8)
+					}
 				}
-			}
-			for it := 0; it < rounds; it++ {
-				src[0] = int64(it*100 + pe.MyPE())
-				goshmem.Broadcast(w, dst, src, root)
-				if want := int64(it*100 + root); dst[0] != want {
-					t.Errorf("%d PEs, PE %d, broadcast %d: got %d want %d", n, pe.MyPE(), it, dst[0], want)
+				for it := 0; it < rounds; it++ {
+					for i := range src {
+						src[i] = int64(it*100000 + pe.MyPE()*1000 + i)
+					}
+					goshmem.Broadcast(w, dst, src, root)
+					for i := range dst {
+						if want := int64(it*100000 + root*1000 + i); dst[i] != want {
+							t.Errorf("%d PEs, %d bytes, PE %d, broadcast %d: dst[%d] = %d, want %d", n, elems*8, pe.MyPE(), it, i, dst[i], want)
+							break
+						}
+					}
 				}
+				if pe.MyPE() == root {
+					close(rootDone)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if pe.MyPE() == root {
-				close(rootDone)
+		}
+	}
+}
+
+// TestBroadcastDropboxSizes runs back-to-back broadcasts of every size
+// the dropbox rings take (1 to BroadcastMax bytes, as bytes and as
+// 16-byte elements) from
+// rotating roots, with readers that fall behind by turns so that the
+// roots run ahead and the rings wrap with dropboxes of mixed sizes.
+// Every member checks every byte it got against the root's, and that
+// nothing past the broadcast's end was written.
+func TestBroadcastDropboxSizes(t *testing.T) {
+	iters := 4000
+	if testing.Short() {
+		iters = 400
+	}
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+				w := goshmem.TeamWorld(pe)
+				const most = goshmem.BroadcastMax
+				bsrc, _ := goshmem.Malloc[byte](pe, most+1)
+				bdst, _ := goshmem.Malloc[byte](pe, most+1)
+				csrc, _ := goshmem.Malloc[complex128](pe, most/16+1)
+				cdst, _ := goshmem.Malloc[complex128](pe, most/16+1)
+				rng := rand.New(rand.NewPCG(uint64(n), 3)) // the same on every PE
+				val := func(it, root, i int) byte { return byte(it*31 + root*7 + i*13) }
+				root, late := 0, 1
+				for it := 0; it < iters; it++ {
+					// Runs of 100 broadcasts from one root, with one
+					// reader late at the start of each (the root may run
+					// a ring ahead of it, and not further), then
+					// rotating roots.
+					switch {
+					case it%200 == 0:
+						root, late = rng.IntN(n), rng.IntN(n)
+						if late == root {
+							late = (root + 1) % n
+						}
+						if pe.MyPE() == late {
+							time.Sleep(2 * time.Millisecond)
+						}
+					case it%200 >= 100:
+						root = rng.IntN(n)
+					}
+					wide := rng.IntN(2) == 0
+					size := 1 + rng.IntN(most)
+					if rng.IntN(2) == 0 {
+						size = 1 + rng.IntN(64) // around one line
+					}
+					var src, dst []byte
+					if wide {
+						k := max(1, size/16)
+						size = 16 * k
+						src, dst = mem.Bytes(csrc[:k]), mem.Bytes(cdst[:k+1])
+					} else {
+						src, dst = bsrc[:size], bdst[:size+1]
+					}
+					for i := range src {
+						src[i] = val(it, pe.MyPE(), i)
+					}
+					for i := range dst {
+						dst[i] = 0xee
+					}
+					if wide {
+						goshmem.Broadcast(w, cdst[:size/16], csrc[:size/16], root)
+					} else {
+						goshmem.Broadcast(w, bdst[:size], bsrc[:size], root)
+					}
+					for i := 0; i < size; i++ {
+						if want := val(it, root, i); dst[i] != want {
+							t.Errorf("%d PEs, PE %d, broadcast %d of %d bytes (16-byte elements: %v) from %d: byte %d = %#x, want %#x", n, pe.MyPE(), it, size, wide, root, i, dst[i], want)
+							panic("stop") // the other PEs would wait for this one
+						}
+					}
+					for i := size; i < len(dst); i++ {
+						if dst[i] != 0xee {
+							t.Errorf("%d PEs, PE %d, broadcast %d of %d bytes (16-byte elements: %v): byte %d past the end was written", n, pe.MyPE(), it, size, wide, i)
+							panic("stop")
+						}
+					}
+				}
+			})
+			if err != nil && !t.Failed() {
+				t.Fatal(err)
 			}
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

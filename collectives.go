@@ -24,7 +24,7 @@ import (
 // source in place, and results are written once into each destination.
 // Otherwise the same algorithms move the data with Get and Put, which
 // reach peers through CMA. Small collectives inside such a team (up to
-// 632 bytes per member, broadcasts up to 312) run no barrier: each
+// 632 bytes per member, broadcasts up to 320) run no barrier: each
 // member publishes its data with the call's epoch in its own dropbox and
 // the others read it there (see exchange). The others synchronize with
 // the team's dissemination barrier. Every flag is per member and per
@@ -1454,50 +1454,59 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 // broadcastDropbox is Broadcast through rings of dropboxes in the
 // root's slot, for at most bcastData bytes inside a shared-memory
 // domain. It is eager, as a small broadcast in MPI is: the root copies
-// the data, with the call's sequence number e (the team's broadcast
-// count, the same on every member), into the next dropbox of its ring
-// and returns; each other member waits for that number, copies, and
-// stores e into its own done word (one line of its own slot, which
+// the data into the next dropbox of its ring, publishes the call's
+// sequence number e (the team's broadcast count, the same on every
+// member) and returns; each other member waits for that number, copies,
+// and stores e into its own done word (one line of its own slot, which
 // stays in its cache until a root reads it).
 //
-// There are two rings, by size: bcastTiny (148) dropboxes of 16 bytes
-// (up to 8 data bytes, four to a line: 36 in lines 55-63 of the slot,
-// the rest in lines 100-127) and bcastLarge (9) of five lines (two in
-// lines 44-53, seven in the lines that teams that do not map each
-// other use for push boxes). Every
-// dropbox of a ring starts at the same offset, so a sequence number is
-// only ever read from a sequence word, never from stale data. Every
-// member knows which dropbox each root's next broadcast uses, since
-// every member sees the same broadcasts with the same sizes. The root records which broadcast
-// last used each dropbox, and before it overwrites one it waits until
-// every reader's done word has reached that broadcast. It keeps the
-// least done word it saw, so that it reads the readers' lines about
-// once per trip around the ring: a root of tiny broadcasts runs up to
-// bcastTiny broadcasts ahead of its slowest reader, and a reader that
-// gets its CPU late consumes them in a batch without waiting. A
-// reader's done word covers every root, because every member takes part
-// in every broadcast in the same order: having finished broadcast e it
-// has finished every broadcast before it.
+// There are two rings, by size. The tiny ring holds bcastTiny (148)
+// dropboxes of 16 bytes (up to 8 data bytes after the dropbox's own
+// sequence number, four to a line: 36 in lines 55-63 of the slot, the
+// rest in lines 100-127); every dropbox starts at the same offset, so a
+// sequence number is only ever read from a sequence word, never from
+// stale data. The large ring (broadcastLines) is bcastLines (44) lines
+// of data only: 9 in lines 45-53 and 35 in the lines that teams that
+// do not map each other use for push boxes. A broadcast of b bytes
+// takes the next ceil(b/64) of them, so that the ring holds 44
+// broadcasts of up to 64 bytes and 8 of 320; its sequence number goes
+// to one word of the root's (line 44, bcastPub): the last large
+// broadcast the root has published. Every member knows where each
+// root's next broadcast goes, since every member sees the same
+// broadcasts with the same sizes. The root records which broadcast last
+// used each tiny dropbox and each large-ring line, and before it
+// overwrites one it waits until every reader's done word has reached
+// that broadcast. It keeps the least done word it saw, so that it reads
+// the readers' lines about once per trip around the ring: a root runs
+// up to a ring's depth of broadcasts ahead of its slowest reader, and a
+// reader that gets its CPU late consumes them in a batch without
+// waiting. The depth is what a job with more PEs than CPUs runs on:
+// every trip around the ring costs the root a wait for its readers to
+// get a CPU (with 8 PEs on 2 CPUs, 16-64 B broadcasts took 3.0 us with
+// a ring of 3 dropboxes and 1.1 us with 9; see docs/performance.md). A
+// reader's done word covers every root, because every member takes
+// part in every broadcast in the same order: having finished broadcast
+// e it has finished every broadcast before it.
 func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	bytes := len(src) * int(mem.SizeOf[T]())
 	if t.bpos == nil {
-		t.bpos = make([][2]uint8, t.NPEs())
+		t.bpos = make([]bcastPos, t.NPEs())
 	}
 	t.bbox++
 	e := t.bbox
-	ring, boxes, first := 0, bcastTiny, 0
 	if bytes > 8 {
-		ring, boxes, first = 1, bcastLarge, bcastTiny
+		broadcastLines(t, routine, dst, src, root, bytes, e)
+		return
 	}
-	k := int(t.bpos[root][ring])
-	next := k + 1 // (no % boxes: a division on the way to publishing)
-	if next == boxes {
+	k := int(t.bpos[root].tiny)
+	next := k + 1 // (no % bcastTiny: a division on the way to publishing)
+	if next == bcastTiny {
 		next = 0
 	}
-	t.bpos[root][ring] = uint8(next)
-	off := bcastOff(ring, k)
+	t.bpos[root].tiny = uint8(next)
+	off := bcastOff(k)
 	if t.me == root {
-		last := &t.blast[first+k]
+		last := &t.blast[k]
 		if int32(*last-t.backed) > 0 {
 			t.backed = awaitDone(t, routine, *last)
 		}
@@ -1512,53 +1521,128 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	if !ok {
 		awaitSlow(t, routine, b, off, e)
 	}
-	bcastPrefetch(t, root, ring, k, next, bytes)
+	if k&3 == 0 {
+		// The line after this one's (four dropboxes to a line): see
+		// bcastPrefetch.
+		q := k + 4
+		if q >= bcastTiny {
+			q -= bcastTiny
+		}
+		mem.Prefetch(boxAt(t.slotBase[root], bcastOff(q)))
+	}
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
 	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
 	t.pe.Wake(t.worlds[root])
 }
 
-// bcastPrefetch starts a reader's miss on the root's next dropbox of
-// the ring while it copies this one: a root runs ahead of its readers
+// bcastPos is where a root's next dropbox broadcast goes: a dropbox of
+// its tiny ring, a line of its large ring; and the last sequence number
+// this member read from the root's bcastPub word.
+type bcastPos struct {
+	tiny, line uint8
+	seen       uint32
+}
+
+// broadcastLines is broadcastDropbox's large ring, for 9 to bcastData
+// bytes: broadcast e of bytes bytes from root. A reader reads the
+// root's published number only when the last one it read is below e: a
+// root that runs ahead publishes several broadcasts per line the reader
+// fetches.
+func broadcastLines[T any](t *Team, routine string, dst, src []T, root, bytes int, e uint32) {
+	l := (bytes + 63) / 64
+	pos := &t.bpos[root]
+	first, next := bcastPlace(int(pos.line), l)
+	pos.line = uint8(next)
+	off := bcastLineOff(first)
+	if t.me == root {
+		last := t.blast[bcastTiny+first : bcastTiny+first+l]
+		need := last[0]
+		for _, u := range last[1:] {
+			if int32(u-need) > 0 {
+				need = u
+			}
+		}
+		if int32(need-t.backed) > 0 {
+			t.backed = awaitDone(t, routine, need)
+		}
+		copySmall(mem.Slice[T](t.slotBase[t.me], off, len(src)), src)
+		t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], bcastPub), e)
+		t.wakeOthers()
+		for i := range last {
+			last[i] = e
+		}
+		copySmall(dst, src)
+		return
+	}
+	if int32(pos.seen-e) < 0 {
+		pub := boxAt(t.slotBase[root], bcastPub)
+		v := mem.At[atomic.Uint32](pub, 0).Load()
+		if int32(v-e) < 0 {
+			awaitSlow(t, routine, pub, bcastPub, e)
+			v = mem.At[atomic.Uint32](pub, 0).Load()
+		}
+		pos.seen = v
+	}
+	bcastPrefetch(t, root, next, l)
+	copySmall(dst, mem.Slice[T](t.slotBase[root], off, len(dst)))
+	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
+	t.pe.Wake(t.worlds[root])
+}
+
+// bcastPlace returns the first line of the large-ring dropbox of l
+// lines that goes at ring position pos, and the position after it: the
+// dropbox's lines are consecutive in the slot, so one that would cross
+// from lines 45-53 to lines 64-98, or past the ring's end, starts at
+// the next run's first line instead.
+func bcastPlace(pos, l int) (first, next int) {
+	if pos < bcastLinesLow && pos+l > bcastLinesLow {
+		pos = bcastLinesLow
+	}
+	if pos+l > bcastLines {
+		pos = 0
+	}
+	next = pos + l
+	if next == bcastLines {
+		next = 0
+	}
+	return pos, next
+}
+
+// bcastPrefetch starts a reader's miss on the root's next large-ring
+// dropbox while it copies this one: a root runs ahead of its readers
 // (up to the ring's depth), so back-to-back broadcasts find the next
 // dropbox written, and a reader that waited for each dropbox's lines
 // only once it wanted them paid one cache-line hand-off per broadcast
-// in series; prefetched, two overlap. The large ring's next dropbox
-// gets the lines a broadcast of this size fills; the tiny ring's, four
-// to a line, the line after this one's, once per line (k a multiple of
-// four). A hint only: a dropbox not yet written is fetched again when
+// in series; prefetched, two overlap. It takes the lines that a
+// broadcast of this one's l lines would fill at position next. (The
+// tiny ring's reader prefetches the line after its dropbox's, once per
+// line.) A hint only: a dropbox not yet written is fetched again when
 // the root writes it, as it would be anyway (the reader read it one
 // trip around the ring before).
-func bcastPrefetch(t *Team, root, ring, k, next, bytes int) {
-	base := t.slotBase[root]
-	if ring == 0 {
-		if k&3 == 0 {
-			q := k + 4
-			if q >= bcastTiny {
-				q -= bcastTiny
-			}
-			mem.Prefetch(boxAt(base, bcastOff(0, q)))
-		}
-		return
-	}
-	off := bcastOff(1, next)
-	for l := 0; l*64 < bytes+8; l++ {
-		mem.Prefetch(boxAt(base, off+uintptr(l)*64))
+func bcastPrefetch(t *Team, root, next, l int) {
+	first, _ := bcastPlace(next, l)
+	base := boxAt(t.slotBase[root], bcastLineOff(first))
+	for j := 0; j < l; j++ {
+		mem.Prefetch(boxAt(base, uintptr(j)*64))
 	}
 }
 
-// bcastOff is the offset in a root's slot of dropbox k of ring 0 (the
-// tiny one) or 1 (the large one).
-func bcastOff(ring, k int) uintptr {
-	switch {
-	case ring == 0 && k >= bcastTinyLow:
+// bcastOff is the offset in a root's slot of dropbox k of the tiny
+// ring.
+func bcastOff(k int) uintptr {
+	if k >= bcastTinyLow {
 		return bcastTinyMore + uintptr(k-bcastTinyLow)*16
-	case ring == 0:
-		return bcastTinyBoxes + uintptr(k)*16
-	case k >= bcastLargeLow:
-		return bcastLargeMore + uintptr(k-bcastLargeLow)*(bcastData+8)
 	}
-	return bcastBoxes + uintptr(k)*(bcastData+8)
+	return bcastTinyBoxes + uintptr(k)*16
+}
+
+// bcastLineOff is the offset in a root's slot of line i of the large
+// ring.
+func bcastLineOff(i int) uintptr {
+	if i >= bcastLinesLow {
+		return bcastLargeMore + uintptr(i-bcastLinesLow)*64
+	}
+	return bcastLineBoxes + uintptr(i)*64
 }
 
 // awaitDone waits until every other member's broadcast done word has

@@ -22,3 +22,14 @@ func SyncRounds(t *Team) uint32 { return t.epoch }
 // up to 8 bytes: how many of them a root may run ahead of its slowest
 // reader.
 const BroadcastRing = bcastTiny
+
+// BroadcastLines is the number of lines of the ring of dropboxes of
+// broadcasts of 9 to BroadcastMax bytes (64 data bytes each), and
+// BroadcastRuns the lengths of its two runs of consecutive lines (a
+// dropbox never crosses from one to the other).
+const (
+	BroadcastLines = bcastLines
+	BroadcastMax   = bcastData
+)
+
+var BroadcastRuns = [2]int{bcastLinesLow, bcastLines - bcastLinesLow}

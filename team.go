@@ -89,13 +89,14 @@ type Team struct {
 	// otherwise. An exchange wait spins instead of yielding once they
 	// have all published (awaitSlow).
 	mates []int
-	// bpos[m] is the dropbox of each of member m's two broadcast rings
-	// that its next dropbox broadcast uses; blast[i] is the broadcast
-	// that last used dropbox i of this PE's rings, and backed the least
-	// done word of the other members this PE last saw (see
-	// broadcastDropbox).
-	bpos   [][2]uint8
-	blast  [bcastTiny + bcastLarge]uint32
+	// bpos[m] is where member m's next dropbox broadcast goes in each
+	// of its two broadcast rings, and what this PE last read of its
+	// published number; blast[i] is the broadcast that last used
+	// dropbox i of this PE's tiny ring, or line i-bcastTiny of its large
+	// ring, and backed the least done word of the other members this PE
+	// last saw (see broadcastDropbox).
+	bpos   []bcastPos
+	blast  [bcastTiny + bcastLines]uint32
 	backed uint32
 
 	// ctxs are the team's live shareable contexts (made by CtxCreate
@@ -216,8 +217,10 @@ type TeamConfig struct {
 //	            FCollect, Collect, Alltoall); lines 24-53 on teams that
 //	            do not map each other (which have no dropboxes): the
 //	            wide push boxes (widePushBoxes)
-//	lines 44-53 the large broadcast ring's first two dropboxes of five
-//	            lines (312 data bytes)
+//	line 44     the large broadcast ring's published word: the last
+//	            broadcast of the ring this member rooted
+//	lines 45-53 the large broadcast ring's first 9 lines: dropboxes of
+//	            1-5 lines of data only (320 bytes at most)
 //	line 54     central barrier: the arrival count (word 0, member 0's
 //	            slot), which combining reductions count in too; the
 //	            combining reduction's combiner (word 1, written by the
@@ -231,8 +234,8 @@ type TeamConfig struct {
 //	            that the partner writes into; its flag is word 13 of
 //	            the round's line (rdFold, rdBack for the other two).
 //	            On teams that map each other (which never push): the
-//	            large broadcast ring's other seven dropboxes (lines
-//	            64-98) and, in line 99, the two small exchange
+//	            large broadcast ring's other 35 lines (lines 64-98)
+//	            and, in line 99, the two small exchange
 //	            dropboxes (32 bytes each, up to 24 data bytes: both
 //	            parities in the one line a partner polls)
 //	lines 100-127 the tiny broadcast ring's other 112 dropboxes; on
@@ -260,10 +263,13 @@ const (
 	bcastTiny         = bcastTinyLow + 28*4        // 16-byte dropboxes of the tiny broadcast ring (lines 55-63, 100-127; < 256: bpos is a uint8)
 	bcastTinyBoxes    = 55 * 64                    // byte offset of the tiny broadcast ring's first bcastTinyLow dropboxes
 	bcastTinyMore     = 100 * 64                   // byte offset of the tiny ring's other dropboxes
-	bcastLargeLow     = 2                          // five-line dropboxes of the large broadcast ring in lines 44-53
-	bcastLarge        = bcastLargeLow + 7          // five-line dropboxes of the large broadcast ring (lines 44-53, and 64-98 of teams that map each other)
-	bcastLargeMore    = pushBoxes                  // byte offset of the large ring's other dropboxes (shared teams only: they have no push boxes)
-	bcastData         = 5*64 - 8                   // most data bytes of a dropbox broadcast (5 lines)
+	bcastPub          = bcastBoxes                 // byte offset of the word where a root publishes its last broadcast of the large ring (line 44)
+	bcastLineBoxes    = bcastBoxes + 64            // byte offset of the large broadcast ring's lines 45-53
+	bcastLinesLow     = 9                          // lines of the large broadcast ring in lines 45-53
+	bcastLines        = bcastLinesLow + 35         // lines of the large broadcast ring (lines 45-53, and 64-98 of teams that map each other)
+	bcastLargeMore    = pushBoxes                  // byte offset of the large ring's lines 64-98 (shared teams only: they have no push boxes)
+	bcastMaxLines     = 5                          // lines of the large ring's biggest dropbox
+	bcastData         = bcastMaxLines * 64         // most data bytes of a dropbox broadcast (320)
 	arrivalsWord      = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
 	combinerWord      = arrivalsWord + 1           // combining reduction: the last call's combiner (member 0's slot)
 	pushBoxes         = 64 * 64                    // byte offset of the push boxes (lines 64-99)
@@ -1163,15 +1169,20 @@ func (t *Team) treeSync(routine string, e uint32) {
 func bitLen(x int) int { return bits.Len(uint(x)) }
 
 // The tiny broadcast ring must end inside the slot, the large one
-// before the tiny ring's second part, and both rings' dropbox indexes
-// fit bpos's uint8 (compile-time checks: a negative array length does
-// not build).
+// before the tiny ring's second part, both rings' positions fit bpos's
+// uint8, and the large ring's biggest dropbox fits in each of its two
+// runs of lines (compile-time checks: a negative array length does not
+// build).
 var (
 	_ [node.TeamSlotWords*4 - (bcastTinyMore + (bcastTiny-bcastTinyLow)*16)]struct{}
 	_ [255 - bcastTiny]struct{}
-	_ [255 - bcastLarge]struct{}
-	// the large ring's dropboxes in lines 64-98 stay clear of the small
-	// exchange dropboxes (line 99), and those of the tiny ring's
-	_ [exchangeSmall - (bcastLargeMore + (bcastLarge-bcastLargeLow)*(bcastData+8))]struct{}
+	_ [255 - bcastLines]struct{}
+	_ [bcastLinesLow - bcastMaxLines]struct{}
+	_ [bcastLines - bcastLinesLow - bcastMaxLines]struct{}
+	// the large ring's first run ends before the central barrier's line
+	// (54), its second clear of the small exchange dropboxes (line 99),
+	// and those of the tiny ring's
+	_ [arrivalsWord*4 - (bcastLineBoxes + bcastLinesLow*64)]struct{}
+	_ [exchangeSmall - (bcastLargeMore + (bcastLines-bcastLinesLow)*64)]struct{}
 	_ [bcastTinyMore - (exchangeSmall + 64)]struct{}
 )
