@@ -231,20 +231,29 @@ func TestBroadcastRootRunsAhead(t *testing.T) {
 // to wait at its third for the readers' acknowledgements of its first.)
 //
 // Broadcasts of 9 to BroadcastMax bytes are as eager, up to the depth
-// of their ring of lines: as many dropboxes of a size's lines as fit in
-// each of its two runs of consecutive lines (44 broadcasts of 16 bytes,
-// 8 of the largest).
+// of their ring (BroadcastDepth): 9 five-line dropboxes where the PEs
+// fit their CPUs, and where they do not (the central barrier) as many
+// dropboxes of a size's lines as fit in the ring's two runs of
+// consecutive lines (44 broadcasts of 16 bytes, 8 of the largest).
 func TestBroadcastEager(t *testing.T) {
-	for _, elems := range []int{1, 2, 7, 8, goshmem.BroadcastMax / 8} {
-		rounds := goshmem.BroadcastRing
-		if elems*8 > 8 {
-			l := (elems*8 + 63) / 64
-			rounds = goshmem.BroadcastRuns[0]/l + goshmem.BroadcastRuns[1]/l
-		}
+	for _, c := range []struct {
+		elems int
+		cfg   node.Config
+	}{
+		{1, node.Config{HeapSize: 1 << 20}},
+		{2, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "dissemination"}},
+		{goshmem.BroadcastMax / 8, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "dissemination"}},
+		{2, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "central"}},
+		{7, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "central"}},
+		{8, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "central"}},
+		{goshmem.BroadcastMax / 8, node.Config{HeapSize: 1 << 20, BarrierAlgorithm: "central"}},
+	} {
+		elems := c.elems
 		for _, n := range []int{2, 4} {
 			rootDone := make(chan struct{})
-			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+			err := goshmem.RunLocalConfig(c.cfg, n, func(pe *goshmem.PE) {
 				w := goshmem.TeamWorld(pe)
+				rounds := goshmem.BroadcastDepth(w, elems*8) // the same on every member
 				src, _ := goshmem.Malloc[int64](pe, elems)
 				dst, _ := goshmem.Malloc[int64](pe, elems)
 				root := n - 1
@@ -280,7 +289,7 @@ func TestBroadcastEager(t *testing.T) {
 
 // TestBroadcastDropboxSizes runs back-to-back broadcasts of every size
 // the dropbox rings take (1 to BroadcastMax bytes, as bytes and as
-// 16-byte elements) from
+// 16-byte elements), through both layouts of the large ring, from
 // rotating roots, with readers that fall behind by turns so that the
 // roots run ahead and the rings wrap with dropboxes of mixed sizes.
 // Every member checks every byte it got against the root's, and that
@@ -290,9 +299,13 @@ func TestBroadcastDropboxSizes(t *testing.T) {
 	if testing.Short() {
 		iters = 400
 	}
-	for _, n := range []int{2, 3, 5} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+	for _, c := range []struct {
+		n   int
+		alg string // the central barrier's teams use the ring of lines
+	}{{2, "dissemination"}, {3, "dissemination"}, {2, "central"}, {3, "central"}, {5, "central"}} {
+		n := c.n
+		t.Run(fmt.Sprintf("%s/%d", c.alg, n), func(t *testing.T) {
+			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20, BarrierAlgorithm: c.alg}, n, func(pe *goshmem.PE) {
 				w := goshmem.TeamWorld(pe)
 				const most = goshmem.BroadcastMax
 				bsrc, _ := goshmem.Malloc[byte](pe, most+1)

@@ -24,7 +24,7 @@ import (
 // source in place, and results are written once into each destination.
 // Otherwise the same algorithms move the data with Get and Put, which
 // reach peers through CMA. Small collectives inside such a team (up to
-// 632 bytes per member, broadcasts up to 320) run no barrier: each
+// 632 bytes per member, broadcasts up to 312) run no barrier: each
 // member publishes its data with the call's epoch in its own dropbox and
 // the others read it there (see exchange). The others synchronize with
 // the team's dissemination barrier. Every flag is per member and per
@@ -1465,28 +1465,33 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 // sequence number, four to a line: 36 in lines 55-63 of the slot, the
 // rest in lines 100-127); every dropbox starts at the same offset, so a
 // sequence number is only ever read from a sequence word, never from
-// stale data. The large ring (broadcastLines) is bcastLines (44) lines
-// of data only: 9 in lines 45-53 and 35 in the lines that teams that
-// do not map each other use for push boxes. A broadcast of b bytes
-// takes the next ceil(b/64) of them, so that the ring holds 44
-// broadcasts of up to 64 bytes and 8 of 320; its sequence number goes
-// to one word of the root's (line 44, bcastPub): the last large
-// broadcast the root has published. Every member knows where each
-// root's next broadcast goes, since every member sees the same
-// broadcasts with the same sizes. The root records which broadcast last
-// used each tiny dropbox and each large-ring line, and before it
-// overwrites one it waits until every reader's done word has reached
-// that broadcast. It keeps the least done word it saw, so that it reads
-// the readers' lines about once per trip around the ring: a root runs
-// up to a ring's depth of broadcasts ahead of its slowest reader, and a
-// reader that gets its CPU late consumes them in a batch without
-// waiting. The depth is what a job with more PEs than CPUs runs on:
-// every trip around the ring costs the root a wait for its readers to
-// get a CPU (with 8 PEs on 2 CPUs, 16-64 B broadcasts took 3.0 us with
-// a ring of 3 dropboxes and 1.1 us with 9; see docs/performance.md). A
-// reader's done word covers every root, because every member takes
-// part in every broadcast in the same order: having finished broadcast
-// e it has finished every broadcast before it.
+// stale data. The large ring takes lines 44-53 and the lines that teams
+// that do not map each other use for push boxes (64-98), in one of two
+// layouts for the team's life. Where the PEs fit their CPUs they are
+// bcastBoxesN (9) dropboxes of five lines, each with its sequence
+// number in its first word, like the tiny ring's: a reader that waits
+// fetches the number with the first 56 data bytes. Where they do not
+// (the team's barrier is the central one, t.centralSync), they are a
+// ring of 44 lines of data (broadcastLines) in which a broadcast of b
+// bytes takes ceil(b/64) lines, so that 44 broadcasts of up to 64 bytes
+// can be in flight. Every member knows where each root's next broadcast
+// goes, since every member sees the same broadcasts with the same
+// sizes. The root records which broadcast last used each dropbox or
+// line, and before it overwrites one it waits until every reader's done
+// word has reached that broadcast. It keeps the least done word it saw,
+// so that it reads the readers' lines about once per trip around the
+// ring: a root runs up to a ring's depth of broadcasts ahead of its
+// slowest reader, and a reader that gets its CPU late consumes them in
+// a batch without waiting. With more PEs than CPUs the depth is what
+// the broadcast runs on: every trip around the ring costs the root a
+// wait for its readers to get a CPU (8 PEs on 2 CPUs, 16-64 B: 3.0 us
+// with a ring of 3 dropboxes, 1.1 us with 9, 0.32-0.41 us with the ring
+// of lines); with a CPU each, the line fewer per broadcast counts (2
+// PEs, 64-256 B: 0.73-1.11 barriers with the five-line dropboxes,
+// 0.73-1.28 with the ring of lines; docs/performance.md). A reader's
+// done word covers every root, because every member takes part in
+// every broadcast in the same order: having finished broadcast e it has
+// finished every broadcast before it.
 func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	bytes := len(src) * int(mem.SizeOf[T]())
 	if t.bpos == nil {
@@ -1494,19 +1499,23 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	}
 	t.bbox++
 	e := t.bbox
+	ring, boxes, first := 0, bcastTiny, 0
 	if bytes > 8 {
-		broadcastLines(t, routine, dst, src, root, bytes, e)
-		return
+		if t.centralSync {
+			broadcastLines(t, routine, dst, src, root, bytes, e)
+			return
+		}
+		ring, boxes, first = 1, bcastBoxesN, bcastTiny
 	}
-	k := int(t.bpos[root].tiny)
-	next := k + 1 // (no % bcastTiny: a division on the way to publishing)
-	if next == bcastTiny {
+	k := int(t.bpos[root].at[ring])
+	next := k + 1 // (no % boxes: a division on the way to publishing)
+	if next == boxes {
 		next = 0
 	}
-	t.bpos[root].tiny = uint8(next)
-	off := bcastOff(k)
+	t.bpos[root].at[ring] = uint8(next)
+	off := bcastOff(ring, k)
 	if t.me == root {
-		last := &t.blast[k]
+		last := &t.blast[first+k]
 		if int32(*last-t.backed) > 0 {
 			t.backed = awaitDone(t, routine, *last)
 		}
@@ -1521,38 +1530,37 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 	if !ok {
 		awaitSlow(t, routine, b, off, e)
 	}
-	if k&3 == 0 {
-		// The line after this one's (four dropboxes to a line): see
-		// bcastPrefetch.
-		q := k + 4
-		if q >= bcastTiny {
-			q -= bcastTiny
-		}
-		mem.Prefetch(boxAt(t.slotBase[root], bcastOff(q)))
-	}
+	bcastPrefetch(t, root, ring, k, next, bytes)
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
 	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
 	t.pe.Wake(t.worlds[root])
 }
 
 // bcastPos is where a root's next dropbox broadcast goes: a dropbox of
-// its tiny ring, a line of its large ring; and the last sequence number
-// this member read from the root's bcastPub word.
+// its tiny ring (at[0]), a dropbox of its five-line ring or a line of
+// its ring of lines (at[1]); and the last sequence number this member
+// read from the root's bcastPub word.
 type bcastPos struct {
-	tiny, line uint8
-	seen       uint32
+	at   [2]uint8
+	seen uint32
 }
 
-// broadcastLines is broadcastDropbox's large ring, for 9 to bcastData
-// bytes: broadcast e of bytes bytes from root. A reader reads the
+// broadcastLines is broadcastDropbox's large ring on a team whose PEs
+// outnumber their CPUs, for 9 to bcastData bytes: broadcast e of bytes
+// bytes from root, in the next ceil(bytes/64) lines of the ring, with
+// no sequence number of its own: a line that held data of an older
+// dropbox can begin a new one, and a reader polling it would read stale
+// data as a number. The root publishes e in one word of its slot
+// (bcastPub, line 44: the last broadcast of the ring it published)
+// after the data. A reader reads the
 // root's published number only when the last one it read is below e: a
 // root that runs ahead publishes several broadcasts per line the reader
 // fetches.
 func broadcastLines[T any](t *Team, routine string, dst, src []T, root, bytes int, e uint32) {
 	l := (bytes + 63) / 64
 	pos := &t.bpos[root]
-	first, next := bcastPlace(int(pos.line), l)
-	pos.line = uint8(next)
+	first, next := bcastPlace(int(pos.at[1]), l)
+	pos.at[1] = uint8(next)
 	off := bcastLineOff(first)
 	if t.me == root {
 		last := t.blast[bcastTiny+first : bcastTiny+first+l]
@@ -1583,7 +1591,7 @@ func broadcastLines[T any](t *Team, routine string, dst, src []T, root, bytes in
 		}
 		pos.seen = v
 	}
-	bcastPrefetch(t, root, next, l)
+	bcastPrefetchLines(t, root, next, l)
 	copySmall(dst, mem.Slice[T](t.slotBase[root], off, len(dst)))
 	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
 	t.pe.Wake(t.worlds[root])
@@ -1608,18 +1616,38 @@ func bcastPlace(pos, l int) (first, next int) {
 	return pos, next
 }
 
-// bcastPrefetch starts a reader's miss on the root's next large-ring
-// dropbox while it copies this one: a root runs ahead of its readers
+// bcastPrefetch starts a reader's miss on the root's next dropbox of
+// the ring while it copies this one: a root runs ahead of its readers
 // (up to the ring's depth), so back-to-back broadcasts find the next
 // dropbox written, and a reader that waited for each dropbox's lines
 // only once it wanted them paid one cache-line hand-off per broadcast
-// in series; prefetched, two overlap. It takes the lines that a
-// broadcast of this one's l lines would fill at position next. (The
-// tiny ring's reader prefetches the line after its dropbox's, once per
-// line.) A hint only: a dropbox not yet written is fetched again when
+// in series; prefetched, two overlap. The five-line ring's next dropbox
+// gets the lines a broadcast of this size fills; the tiny ring's, four
+// to a line, the line after this one's, once per line (k a multiple of
+// four). A hint only: a dropbox not yet written is fetched again when
 // the root writes it, as it would be anyway (the reader read it one
 // trip around the ring before).
-func bcastPrefetch(t *Team, root, next, l int) {
+func bcastPrefetch(t *Team, root, ring, k, next, bytes int) {
+	base := t.slotBase[root]
+	if ring == 0 {
+		if k&3 == 0 {
+			q := k + 4
+			if q >= bcastTiny {
+				q -= bcastTiny
+			}
+			mem.Prefetch(boxAt(base, bcastOff(0, q)))
+		}
+		return
+	}
+	off := bcastOff(1, next)
+	for l := 0; l*64 < bytes+8; l++ {
+		mem.Prefetch(boxAt(base, off+uintptr(l)*64))
+	}
+}
+
+// bcastPrefetchLines is bcastPrefetch for the ring of lines: the lines
+// that a broadcast of this one's l lines would fill at position next.
+func bcastPrefetchLines(t *Team, root, next, l int) {
 	first, _ := bcastPlace(next, l)
 	base := boxAt(t.slotBase[root], bcastLineOff(first))
 	for j := 0; j < l; j++ {
@@ -1627,13 +1655,18 @@ func bcastPrefetch(t *Team, root, next, l int) {
 	}
 }
 
-// bcastOff is the offset in a root's slot of dropbox k of the tiny
-// ring.
-func bcastOff(k int) uintptr {
-	if k >= bcastTinyLow {
+// bcastOff is the offset in a root's slot of dropbox k of ring 0 (the
+// tiny one) or 1 (the five-line one).
+func bcastOff(ring, k int) uintptr {
+	switch {
+	case ring == 0 && k >= bcastTinyLow:
 		return bcastTinyMore + uintptr(k-bcastTinyLow)*16
+	case ring == 0:
+		return bcastTinyBoxes + uintptr(k)*16
+	case k >= bcastBoxesLow:
+		return bcastLargeMore + uintptr(k-bcastBoxesLow)*bcastMaxLines*64
 	}
-	return bcastTinyBoxes + uintptr(k)*16
+	return bcastBoxes + uintptr(k)*bcastMaxLines*64
 }
 
 // bcastLineOff is the offset in a root's slot of line i of the large

@@ -23,13 +23,19 @@ func SyncRounds(t *Team) uint32 { return t.epoch }
 // reader.
 const BroadcastRing = bcastTiny
 
-// BroadcastLines is the number of lines of the ring of dropboxes of
-// broadcasts of 9 to BroadcastMax bytes (64 data bytes each), and
-// BroadcastRuns the lengths of its two runs of consecutive lines (a
-// dropbox never crosses from one to the other).
-const (
-	BroadcastLines = bcastLines
-	BroadcastMax   = bcastData
-)
+// BroadcastMax is the largest broadcast that goes through a ring of
+// dropboxes.
+const BroadcastMax = bcastData
 
-var BroadcastRuns = [2]int{bcastLinesLow, bcastLines - bcastLinesLow}
+// BroadcastDepth is how many broadcasts of b bytes a root of t may run
+// ahead of its slowest reader: the depth of the ring they go through.
+func BroadcastDepth(t *Team, b int) int {
+	switch {
+	case b <= 8:
+		return bcastTiny
+	case !t.centralSync:
+		return bcastBoxesN
+	}
+	l := (b + 63) / 64
+	return bcastLinesLow/l + (bcastLines-bcastLinesLow)/l
+}

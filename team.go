@@ -217,10 +217,13 @@ type TeamConfig struct {
 //	            FCollect, Collect, Alltoall); lines 24-53 on teams that
 //	            do not map each other (which have no dropboxes): the
 //	            wide push boxes (widePushBoxes)
-//	line 44     the large broadcast ring's published word: the last
-//	            broadcast of the ring this member rooted
-//	lines 45-53 the large broadcast ring's first 9 lines: dropboxes of
-//	            1-5 lines of data only (320 bytes at most)
+//	lines 44-53 the large broadcast ring (broadcastDropbox), in one of
+//	            two layouts for the team's life: two of its nine
+//	            five-line dropboxes (312 data bytes after the head);
+//	            or, on teams whose PEs outnumber their CPUs, its
+//	            published word (line 44: the last broadcast of the ring
+//	            this member rooted) and the first 9 lines of its ring
+//	            of lines (dropboxes of 1-5 lines of data only)
 //	line 54     central barrier: the arrival count (word 0, member 0's
 //	            slot), which combining reductions count in too; the
 //	            combining reduction's combiner (word 1, written by the
@@ -234,8 +237,9 @@ type TeamConfig struct {
 //	            that the partner writes into; its flag is word 13 of
 //	            the round's line (rdFold, rdBack for the other two).
 //	            On teams that map each other (which never push): the
-//	            large broadcast ring's other 35 lines (lines 64-98)
-//	            and, in line 99, the two small exchange
+//	            large broadcast ring's other seven dropboxes, or other
+//	            35 lines (lines 64-98), and, in line 99, the two small
+//	            exchange
 //	            dropboxes (32 bytes each, up to 24 data bytes: both
 //	            parities in the one line a partner polls)
 //	lines 100-127 the tiny broadcast ring's other 112 dropboxes; on
@@ -269,7 +273,9 @@ const (
 	bcastLines        = bcastLinesLow + 35         // lines of the large broadcast ring (lines 45-53, and 64-98 of teams that map each other)
 	bcastLargeMore    = pushBoxes                  // byte offset of the large ring's lines 64-98 (shared teams only: they have no push boxes)
 	bcastMaxLines     = 5                          // lines of the large ring's biggest dropbox
-	bcastData         = bcastMaxLines * 64         // most data bytes of a dropbox broadcast (320)
+	bcastBoxesLow     = 2                          // five-line dropboxes of broadcastBoxes in lines 44-53
+	bcastBoxesN       = bcastBoxesLow + 7          // five-line dropboxes of broadcastBoxes (lines 44-53 and 64-98)
+	bcastData         = bcastMaxLines*64 - 8       // most data bytes of a dropbox broadcast (312: a five-line dropbox of broadcastBoxes after its 8-byte head)
 	arrivalsWord      = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
 	combinerWord      = arrivalsWord + 1           // combining reduction: the last call's combiner (member 0's slot)
 	pushBoxes         = 64 * 64                    // byte offset of the push boxes (lines 64-99)
@@ -1184,5 +1190,10 @@ var (
 	// and those of the tiny ring's
 	_ [arrivalsWord*4 - (bcastLineBoxes + bcastLinesLow*64)]struct{}
 	_ [exchangeSmall - (bcastLargeMore + (bcastLines-bcastLinesLow)*64)]struct{}
+	// broadcastBoxes' dropboxes fill the same lines (44-53, 64-98), and
+	// their indexes fit bpos's uint8 and blast's entries for the lines
+	_ [arrivalsWord*4 - (bcastBoxes + bcastBoxesLow*bcastMaxLines*64)]struct{}
+	_ [exchangeSmall - (bcastLargeMore + (bcastBoxesN-bcastBoxesLow)*bcastMaxLines*64)]struct{}
+	_ [bcastLines - bcastBoxesN]struct{}
 	_ [bcastTinyMore - (exchangeSmall + 64)]struct{}
 )
