@@ -1552,10 +1552,12 @@ type bcastPos struct {
 // dropbox can begin a new one, and a reader polling it would read stale
 // data as a number. The root publishes e in one word of its slot
 // (bcastPub, line 44: the last broadcast of the ring it published)
-// after the data. A reader reads the
-// root's published number only when the last one it read is below e: a
-// root that runs ahead publishes several broadcasts per line the reader
-// fetches.
+// after the data. A reader reads that word only when the last number it
+// read there is below e: a root that runs ahead publishes several
+// broadcasts per line the reader fetches. (Having read a number >= e
+// earlier, the reader's plain reads of e's data happen after the
+// root's writes of it; and the root does not write those lines again
+// before this reader's done word says e.)
 func broadcastLines[T any](t *Team, routine string, dst, src []T, root, bytes int, e uint32) {
 	l := (bytes + 63) / 64
 	pos := &t.bpos[root]
