@@ -273,9 +273,9 @@ const (
 	bcastLines        = bcastLinesLow + 35         // lines of the large broadcast ring (lines 45-53, and 64-98 of teams that map each other)
 	bcastLargeMore    = pushBoxes                  // byte offset of the large ring's lines 64-98 (shared teams only: they have no push boxes)
 	bcastMaxLines     = 5                          // lines of the large ring's biggest dropbox
-	bcastBoxesLow     = 2                          // five-line dropboxes of broadcastBoxes in lines 44-53
-	bcastBoxesN       = bcastBoxesLow + 7          // five-line dropboxes of broadcastBoxes (lines 44-53 and 64-98)
-	bcastData         = bcastMaxLines*64 - 8       // most data bytes of a dropbox broadcast (312: a five-line dropbox of broadcastBoxes after its 8-byte head)
+	bcastBoxesLow     = 2                          // five-line dropboxes of the large broadcast ring where the PEs fit their CPUs, in lines 44-53
+	bcastBoxesN       = bcastBoxesLow + 7          // five-line dropboxes of the large broadcast ring where the PEs fit their CPUs (lines 44-53 and 64-98)
+	bcastData         = bcastMaxLines*64 - 8       // most data bytes of a dropbox broadcast (312: a five-line dropbox of the large ring after its 8-byte head)
 	arrivalsWord      = 54 * wordsPerLine          // central barrier: arrivals (member 0's slot)
 	combinerWord      = arrivalsWord + 1           // combining reduction: the last call's combiner (member 0's slot)
 	pushBoxes         = 64 * 64                    // byte offset of the push boxes (lines 64-99)
@@ -1190,7 +1190,8 @@ var (
 	// and those of the tiny ring's
 	_ [arrivalsWord*4 - (bcastLineBoxes + bcastLinesLow*64)]struct{}
 	_ [exchangeSmall - (bcastLargeMore + (bcastLines-bcastLinesLow)*64)]struct{}
-	// broadcastBoxes' dropboxes fill the same lines (44-53, 64-98), and
+	// the large ring's five-line dropboxes (where the PEs fit their
+	// CPUs) fill the same lines (44-53, 64-98), and
 	// their indexes fit bpos's uint8 and blast's entries for the lines
 	_ [arrivalsWord*4 - (bcastBoxes + bcastBoxesLow*bcastMaxLines*64)]struct{}
 	_ [exchangeSmall - (bcastLargeMore + (bcastBoxesN-bcastBoxesLow)*bcastMaxLines*64)]struct{}
