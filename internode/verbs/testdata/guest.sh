@@ -12,6 +12,7 @@
 #   GUEST_PERF=3 GUEST_TIMEOUT=1800 internode/verbs/testdata/guest.sh  # performance (perf.sh), 3 rounds
 #   GUEST_PERF=1 GUEST_STEPS='lat|amo' ...                            # only some of perf.sh's steps
 #   GUEST_ENV=SHMEM_INTERNODE_POLL=off,SPIN=10 ...                     # extra environment in the guest
+#   GUEST_APPEND='clocksource=tsc tsc=reliable' ...                    # extra kernel command line
 #
 # It installs what it needs on the host with apt (qemu-system-x86, kmod,
 # cpio, libibverbs-dev, gcc), downloads the guest's .debs, builds the
@@ -149,7 +150,7 @@ rm -f "$PIDFILE"
 set +e
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 -name goshmem-verbs -pidfile "$PIDFILE" "${QA[@]}" -m 2G -smp 2 \
 	-kernel "$K/boot/vmlinuz-$KVER" -initrd "$W/initrd.img" \
-	-append "console=ttyS0 panic=-1 loglevel=4${GUEST_RUN:+ goshmem.run=$GUEST_RUN}${GUEST_PERF:+ goshmem.perf=$GUEST_PERF}${GUEST_STEPS:+ goshmem.steps=$GUEST_STEPS}${GUEST_ENV:+ goshmem.env=$GUEST_ENV}" -nic none -nographic -no-reboot </dev/null >"$LOG" 2>&1
+	-append "console=ttyS0 panic=-1 loglevel=4${GUEST_RUN:+ goshmem.run=$GUEST_RUN}${GUEST_PERF:+ goshmem.perf=$GUEST_PERF}${GUEST_STEPS:+ goshmem.steps=$GUEST_STEPS}${GUEST_ENV:+ goshmem.env=$GUEST_ENV}${GUEST_APPEND:+ $GUEST_APPEND}" -nic none -nographic -no-reboot </dev/null >"$LOG" 2>&1
 rc=$?
 set -e
 if [ -n "${GUEST_PERF:-}" ] && grep -q 'GUEST-RESULT: PASS' "$LOG"; then
