@@ -13,8 +13,9 @@ import (
 
 // Malloc allocates n elements of T on every PE (shmem_malloc) and
 // returns this PE's copy. A request of zero bytes returns nil (or, for
-// an element type of size 0, n elements at the heap's start) and does
-// nothing else, not even the barrier of an allocation. It fails, on every PE,
+// an element type of size 0, n elements at the heap's start, which
+// Free and Realloc treat as nil) and does nothing else, not even the
+// barrier of an allocation. It fails, on every PE,
 // when the heap cannot hold the request, including when n elements of
 // T are more bytes than a uintptr can count. A negative n panics.
 func Malloc[T any](p *PE, n int) ([]T, error) {
@@ -108,8 +109,15 @@ func allocated[T any](p *PE, n int, b mem.Base, err error) ([]T, error) {
 // lines of its own); otherwise the new block is aligned as Malloc
 // aligns, and a larger alignment s was allocated with (Align) is not
 // kept. Realloc of nil to 0 elements does nothing, without a barrier.
+// A slice of a zero-size element type holds no allocation (it is the
+// specification's null pointer, whatever its length): Realloc treats it
+// as nil.
 func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
-	b, err := p.Realloc(mem.Addr(s), uintptr(n), elemSize[T]("Realloc", n))
+	elem := elemSize[T]("Realloc", n)
+	if elem == 0 {
+		return allocated[T](p, n, nil, nil)
+	}
+	b, err := p.Realloc(mem.Addr(s), uintptr(n), elem)
 	if err != nil {
 		return s, err
 	}
@@ -121,8 +129,15 @@ func Realloc[T any](p *PE, s []T, n int) ([]T, error) {
 
 // Free releases a symmetric allocation on every PE (shmem_free). It
 // waits for every PE to call it first, so no PE still uses the block.
-// Free of nil does nothing, without a barrier.
-func Free[T any](p *PE, s []T) { p.Free(mem.Addr(s)) }
+// Free of nil does nothing, without a barrier, and so does Free of a
+// slice of a zero-size element type (an allocation of zero bytes, which
+// holds nothing: the specification's null pointer).
+func Free[T any](p *PE, s []T) {
+	if mem.SizeOf[T]() == 0 {
+		return
+	}
+	p.Free(mem.Addr(s))
+}
 
 // elemSize checks the programmer errors of an allocation of n elements
 // of T (a negative count, a type holding Go pointers) and returns the

@@ -651,6 +651,56 @@ func TestMallocZeroSizeType(t *testing.T) {
 	})
 }
 
+// TestFreeZeroByteAllocation: an allocation of zero bytes is the
+// specification's null pointer (shmem_malloc: "When size is zero, the
+// shmem_malloc routine performs no action and returns a null pointer";
+// shmem_free: "If ptr is a null pointer, no action is performed"), even
+// when it is n elements of a zero-size type. Freeing or resizing it
+// must leave every other allocation alone, on 2 PEs, whatever block
+// starts where the zero-byte slice points.
+func TestFreeZeroByteAllocation(t *testing.T) {
+	run(t, 2, testHeap, func(p *goshmem.PE) {
+		a, err := goshmem.Malloc[int64](p, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range a {
+			a[i] = int64(100 + i)
+		}
+		z, _ := goshmem.Malloc[struct{}](p, 3)
+		goshmem.Free(p, z)
+		w, _ := goshmem.Calloc[[0]int64](p, 2)
+		w2, err := goshmem.Realloc(p, w, 0)
+		if err != nil || len(w2) != 0 {
+			t.Errorf("Realloc of a zero-byte allocation to 0: %d elements, %v", len(w2), err)
+		}
+		v, _ := goshmem.Malloc[struct{}](p, 2)
+		v2, err := goshmem.Realloc(p, v, 7)
+		if err != nil || len(v2) != 7 {
+			t.Errorf("Realloc of a zero-byte allocation to 7 zero-size elements: %d elements, %v", len(v2), err)
+		}
+		// a is still allocated: the next allocation must not reuse it.
+		b, err := goshmem.Malloc[int64](p, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range b {
+			b[i] = -1
+		}
+		if &b[0] == &a[0] {
+			t.Errorf("a new allocation reuses a block that was never freed")
+		}
+		for i, x := range a {
+			if x != int64(100+i) {
+				t.Errorf("a[%d] = %d after freeing a zero-byte allocation; want %d", i, x, 100+i)
+			}
+		}
+		p.BarrierAll()
+		goshmem.Free(p, b)
+		goshmem.Free(p, a)
+	})
+}
+
 // TestSymmetricSizeLimits: SHMEM_SYMMETRIC_SIZE at the parser's own
 // maximum is refused by the parser, with the variable named; a heap
 // size set in code beyond what the runtime supports, or accepted by the
