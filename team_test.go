@@ -1216,6 +1216,64 @@ func TestTeamConcurrentSplits(t *testing.T) {
 	})
 }
 
+// TestPredefinedTeamsConcurrent: TeamWorld and TeamShared are different
+// teams even when they hold the same PEs (a job on one host), and the
+// spec allows collectives on different teams in parallel ("multiple
+// collective operations on different teams may be performed in
+// parallel"). Two goroutines of every PE run syncs and reductions, one
+// on each team, with the PEs arriving in different orders: a sync on
+// one team must not be completed by the other team's calls, and every
+// reduction must add up. (The two teams once shared the PE's barrier, so
+// a PE left TeamWorld's sync while another had only entered
+// TeamShared's.)
+func TestPredefinedTeamsConcurrent(t *testing.T) {
+	const n, rounds, elems = 3, 30, 2000 // 16000-byte reductions: they sync
+	var entered [2][n]atomic.Int32       // [team][PE]: syncs entered so far
+	runCfg(t, teamCfg, n, func(p *goshmem.PE) {
+		p.SetThreadLevel(goshmem.ThreadMultiple)
+		me := p.MyPE()
+		teams := []*goshmem.Team{goshmem.TeamWorld(p), goshmem.TeamShared(p)}
+		if teams[1] == nil || teams[1].NPEs() != n {
+			t.Errorf("PE %d: TeamShared of a one-host job does not hold every PE", me)
+			return
+		}
+		src := mustCalloc[int64](p, 2*elems)
+		dst := mustCalloc[int64](p, 2*elems)
+		var wg sync.WaitGroup
+		for g, tm := range teams {
+			name := [2]string{"TeamWorld", "TeamShared"}[g]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in, out := src[g*elems:(g+1)*elems], dst[g*elems:(g+1)*elems]
+				for r := range rounds {
+					if (r+me+g)%n == 0 { // a different late PE per team and round
+						time.Sleep(2 * time.Millisecond)
+					}
+					entered[g][me].Add(1)
+					tm.Sync()
+					for q := range n {
+						if got := entered[g][q].Load(); got < int32(r+1) {
+							t.Errorf("PE %d: %s's sync %d returned before PE %d entered it (it entered %d)", me, name, r, q, got)
+						}
+					}
+					for i := range in {
+						in[i] = int64(r*1000 + me + i)
+					}
+					goshmem.SumReduce(tm, out, in)
+					for i := range out {
+						if want := int64(n*(r*1000+i) + n*(n-1)/2); out[i] != want {
+							t.Errorf("PE %d: %s round %d: element %d is %d, want %d", me, name, r, i, out[i], want)
+							break
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	})
+}
+
 // TestTeamSplitFailsOnEveryPE: when one PE of the new team has no slot
 // left (it is in maxLiveTeams one-PE teams), the split fails on every PE of the
 // parent with the same error (shmem_team_split_strided returns nonzero
