@@ -473,20 +473,23 @@ func fcollectOr[T any](t *Team, routine string, dst, src []T) {
 
 // orScratch returns n elements of T in the data part of this PE's
 // block of the collectives' symmetric scratch (node.PE.CollScratch),
-// and false when there is none or n do not fit.
-func orScratch[T any](t *Team, n int) ([]T, bool) {
-	s := t.pe.CollScratch()
-	if s == nil || !orGatherFits[T](n) {
+// and false when there is none or n do not fit. When it returns true
+// the scratch is this call's until it gives it back
+// (t.pe.ReleaseCollScratch).
+func orScratch[T any](t *Team, routine string, n int) ([]T, bool) {
+	if t.pe.CollScratch() == nil || !orGatherFits[T](n) {
 		return nil, false
 	}
+	s := t.pe.TakeCollScratch(routine)
 	data := s[len(s)-orGatherMax:]
 	return mem.Slice[T](mem.RegionOf(data).Base, 0, n), true
 }
 
 // orCounts returns the count words of the scratch, one per team
-// member, and false when there is no scratch.
-func orCounts(t *Team) ([]uint64, bool) {
-	s := t.pe.CollScratch()
+// member, and false when there is no scratch; as orScratch, it takes
+// the scratch when it returns true.
+func orCounts(t *Team, routine string) ([]uint64, bool) {
+	s := t.pe.TakeCollScratch(routine)
 	if s == nil {
 		return nil, false
 	}
@@ -745,9 +748,12 @@ func Collect[T any](t *Team, dst, src []T) {
 		collectDropbox(t, routine, dst, src)
 		return
 	}
-	if counts, ok := orCounts(t); ok && t.multi {
-		collectOr(t, routine, dst, src, counts)
-		return
+	if t.multi {
+		if counts, ok := orCounts(t, routine); ok {
+			collectOr(t, routine, dst, src, counts)
+			t.pe.ReleaseCollScratch()
+			return
+		}
 	}
 	t.pe.TeamSet(t.pe.MyPE(), t.slot, countWord, uint32(len(src)))
 	t.sync(routine)
@@ -881,8 +887,9 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	// below; measured on 2 hosts of 2 PEs at 1 KiB, 1.35x).
 	if hi, all := bits.Mul(uint(members*n), uint(members)); n > 0 && t.multi && hi == 0 &&
 		all*uint(mem.SizeOf[T]()) <= uint(t.leadersPushMax()) && orGatherFits[T](int(all)) {
-		if all, ok := orScratch[T](t, members*members*n); ok {
+		if all, ok := orScratch[T](t, routine, members*members*n); ok {
 			alltoallOr(t, routine, dst, src, dstStride, srcStride, n, all)
+			t.pe.ReleaseCollScratch()
 			return
 		}
 	}
@@ -988,18 +995,12 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	}
 	acc := scratch[T](t, 0, n)
 	clear(acc)
-	if all, ok := orScratch[T](t, n*t.NPEs()); ok && t.multi && n > 0 {
-		// Across domains: every member's source gathers in the
-		// scratch (orGather), level by level, and each member folds
-		// the ones before it.
-		clear(all)
-		copyData(all[t.me*n:(t.me+1)*n], src)
-		orGather(t, routine, all)
-		for m := 0; m <= last; m++ {
-			sumK(acc, acc, all[m*n:(m+1)*n])
+	if t.multi && n > 0 {
+		if all, ok := orScratch[T](t, routine, n*t.NPEs()); ok {
+			scanOr(t, routine, dst, src, last, acc, all)
+			t.pe.ReleaseCollScratch()
+			return
 		}
-		copyData(dst, acc)
-		return
 	}
 	if t.multi && !t.numaSpan && n > 0 {
 		scanHier(t, routine, dst, src, inclusive)
@@ -1011,6 +1012,20 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 		sumK(acc, acc, view(t, routine, src, m, buf))
 	}
 	t.sync(routine) // every member has read every source it needs
+	copyData(dst, acc)
+}
+
+// scanOr is a scan across domains through the collectives' scratch
+// all: every member's source gathers in it (orGather), level by level,
+// and each member folds those of members 0..last into acc.
+func scanOr[T Summable](t *Team, routine string, dst, src []T, last int, acc, all []T) {
+	n := len(src)
+	clear(all)
+	copyData(all[t.me*n:(t.me+1)*n], src)
+	orGather(t, routine, all)
+	for m := 0; m <= last; m++ {
+		sumK(acc, acc, all[m*n:(m+1)*n])
+	}
 	copyData(dst, acc)
 }
 

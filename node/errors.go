@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -76,12 +77,19 @@ func badLen(routine string, dst, src int) {
 	panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, dst, src)
 }
 
-func abortError(routine string, me int, c *job.Control) *JobError {
-	kind, pe, pid, code, ok := c.Header.Abort.Get()
+// abortError is the JobError of routine on PE me when the job of p has
+// failed, nil otherwise. A PE of this process that panicked is named
+// with what it panicked with.
+func abortError(routine string, me int, j *Job) *JobError {
+	kind, pe, pid, code, ok := j.ctl.Header.Abort.Get()
 	if !ok {
 		return nil
 	}
-	return &JobError{Routine: routine, PE: me, Cause: job.Describe(kind, pe, pid, code), Kind: kind, Failed: pe, Code: code}
+	cause := job.Describe(kind, pe, pid, code)
+	if m := j.panicked.Load(); m != nil && kind == job.AbortPanic && pid == os.Getpid() {
+		cause += ": " + *m
+	}
+	return &JobError{Routine: routine, PE: me, Cause: cause, Kind: kind, Failed: pe, Code: code}
 }
 
 var _ = mem.Addr[byte]

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -36,6 +37,11 @@ type Job struct {
 	firstPE  int // first PE hosted here
 	localPEs int
 	heapSize uintptr
+	// panicked is what the first PE of this process that panicked
+	// panicked with (a string, runPE): the errors of the PEs that the
+	// panic stops name it (abortError), so that a goroutine that dies of
+	// one before Main reports the panic does not lose its cause.
+	panicked atomic.Pointer[string]
 	ctl      *job.Control
 	ctlMap   *shm.Mapping
 	window   []byte     // the address space the heaps are mapped into

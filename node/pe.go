@@ -65,8 +65,10 @@ type PE struct {
 	// AllocIsolated (MallocWithHints), which Realloc keeps isolated.
 	isolated map[uintptr]bool
 	// collScratch is this PE's block of the collectives' symmetric
-	// scratch (CollScratch), nil in a job on one host.
+	// scratch (CollScratch), nil in a job on one host; collBusy is set
+	// while a collective holds it (TakeCollScratch).
 	collScratch []byte
+	collBusy    atomic.Bool
 
 	// barrier: out[r] is the flag this PE sets in round r, in[r] the one
 	// it waits on.
@@ -190,9 +192,30 @@ const CollScratchData = 1 << 10
 // scratch (CollScratchSize bytes at the same offset of every PE's
 // heap), or nil when the job runs on one host or the heap had no room
 // for it. The team layer's collectives use it, one at a
-// time per PE; a collective's last access to another member's block
-// happens before that member returns from it.
+// time per PE (TakeCollScratch); a collective's last access to another
+// member's block happens before that member returns from it.
 func (p *PE) CollScratch() []byte { return p.collScratch }
+
+// TakeCollScratch returns CollScratch for the collective routine, which
+// gives it back with ReleaseCollScratch when it returns, or nil when
+// there is none. The scratch is one per PE, so collectives on two teams
+// that span hosts cannot run at once in goroutines of one PE (the
+// specification allows collectives on different teams in parallel):
+// a second taker panics, naming routine, instead of mixing its data
+// with the first one's.
+func (p *PE) TakeCollScratch(routine string) []byte {
+	if p.collScratch == nil {
+		return nil
+	}
+	if !p.collBusy.CompareAndSwap(false, true) {
+		panic("goshmem." + routine + ": another goroutine of this PE is in a collective on a team that spans hosts; " +
+			"such collectives share one scratch area per PE and run one at a time per PE: call them from one goroutine, or one after the other")
+	}
+	return p.collScratch
+}
+
+// ReleaseCollScratch gives back what TakeCollScratch returned.
+func (p *PE) ReleaseCollScratch() { p.collBusy.Store(false) }
 
 // allocAlign is the alignment of every symmetric allocation: a cache
 // line, so that separately allocated objects never share one.
@@ -653,7 +676,7 @@ func (p *PE) checkAbort(routine string) {
 	for a.State.Load() == 1 {
 		wait.Relax() // the record is being written
 	}
-	if e := abortError(routine, p.me, p.job.ctl); e != nil {
+	if e := abortError(routine, p.me, p.job); e != nil {
 		p.job.globalExit(e)
 		panic(e)
 	}

@@ -349,6 +349,11 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 			err = je
 		} else {
 			err = &PanicError{PE: p.me, Value: r, Stack: debug.Stack()}
+			msg := fmt.Sprint(r)
+			if len(msg) > 500 {
+				msg = msg[:500] + "..."
+			}
+			j.panicked.CompareAndSwap(nil, &msg)
 			j.fail(job.AbortPanic, p.me, os.Getpid(), 0)
 		}
 		p.slot.State.Store(job.StateDead)

@@ -91,6 +91,39 @@ func init() {
 		pe.BarrierAll()
 		fmt.Printf("PE %d ok barrier sync\n", me)
 	}
+	// xhost-concurrent: goroutines of PE 0 run Collect on two teams
+	// that span hosts at once (TeamWorld, whose call waits for the
+	// late PE 1, and a split of it). Such collectives share the PE's
+	// collective scratch, so the second must panic at once, naming the
+	// routine, instead of mixing its data with the first's.
+	scenarios["xhost-concurrent"] = func(pe *goshmem.PE) {
+		pe.SetThreadLevel(goshmem.ThreadMultiple)
+		n := pe.NPEs()
+		w := goshmem.TeamWorld(pe)
+		dup, err := w.SplitStrided(0, 1, n, nil)
+		if err != nil {
+			fail(pe, "SplitStrided: %v", err)
+		}
+		src, err := goshmem.Calloc[int64](pe, 1)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		dst, err := goshmem.Calloc[int64](pe, 2*n)
+		if err != nil {
+			fail(pe, "%v", err)
+		}
+		if pe.MyPE() != 0 {
+			time.Sleep(3 * time.Second) // PE 0's first Collect waits for this
+			goshmem.Collect(w, dst[:n], src)
+			goshmem.Collect(dup, dst[n:], src)
+			fmt.Printf("PE %d ok concurrent\n", pe.MyPE())
+			return
+		}
+		go goshmem.Collect(w, dst[:n], src)
+		time.Sleep(500 * time.Millisecond)
+		goshmem.Collect(dup, dst[n:], src)
+		fmt.Printf("PE 0: a Collect on a second team that spans hosts ran while the first one waited\n")
+	}
 	scenarios["xhost-sigkill"] = func(pe *goshmem.PE) {
 		victim, _ := strconv.Atoi(os.Getenv("GOSHMEM_TEST_VICTIM"))
 		if pe.MyPE() == victim {
@@ -546,6 +579,24 @@ func TestAcrossHostsKilledPE(t *testing.T) {
 				t.Errorf("the survivors' errors name neither PE %d nor the lost host:\n%s", victim, out)
 			}
 		})
+	}
+}
+
+// TestAcrossHostsConcurrentCollectives: collectives on two teams that
+// span hosts, run at once by goroutines of one PE, are refused with a
+// panic that names the routine (they share the PE's collective
+// scratch), and the job stops.
+func TestAcrossHostsConcurrentCollectives(t *testing.T) {
+	hydra(t)
+	out, err := runHydra(t, acrossHosts("xhost-concurrent", []int{1, 1})...)
+	if err == nil {
+		t.Fatalf("the job exited 0:\n%s", out)
+	}
+	if !strings.Contains(out, "goshmem.Collect: another goroutine of this PE is in a collective on a team that spans hosts") {
+		t.Errorf("no panic naming the concurrent collectives:\n%s", out)
+	}
+	if strings.Contains(out, "ran while the first one waited") || strings.Contains(out, "ok concurrent") {
+		t.Errorf("the second Collect ran:\n%s", out)
 	}
 }
 
