@@ -471,25 +471,23 @@ func fcollectOr[T any](t *Team, routine string, dst, src []T) {
 	orGather(t, routine, dst)
 }
 
-// orScratch returns n elements of T in the data part of this PE's
-// block of the collectives' symmetric scratch (node.PE.CollScratch),
-// and false when there is none or n do not fit. When it returns true
-// the scratch is this call's until it gives it back
-// (t.pe.ReleaseCollScratch).
-func orScratch[T any](t *Team, routine string, n int) ([]T, bool) {
-	if t.pe.CollScratch() == nil || !orGatherFits[T](n) {
+// orScratch returns n elements of T in the data part of the team's
+// block of the collectives' symmetric scratch (Team.collBlock,
+// node.PE.CollScratch), and false when the team has none or n do not
+// fit (alike on every member).
+func orScratch[T any](t *Team, n int) ([]T, bool) {
+	s := t.pe.CollScratch(t.collBlock)
+	if s == nil || !orGatherFits[T](n) {
 		return nil, false
 	}
-	s := t.pe.TakeCollScratch(routine)
 	data := s[len(s)-orGatherMax:]
 	return mem.Slice[T](mem.RegionOf(data).Base, 0, n), true
 }
 
-// orCounts returns the count words of the scratch, one per team
-// member, and false when there is no scratch; as orScratch, it takes
-// the scratch when it returns true.
-func orCounts(t *Team, routine string) ([]uint64, bool) {
-	s := t.pe.TakeCollScratch(routine)
+// orCounts returns the count words of the team's scratch, one per team
+// member, and false when it has none.
+func orCounts(t *Team) ([]uint64, bool) {
+	s := t.pe.CollScratch(t.collBlock)
 	if s == nil {
 		return nil, false
 	}
@@ -748,12 +746,9 @@ func Collect[T any](t *Team, dst, src []T) {
 		collectDropbox(t, routine, dst, src)
 		return
 	}
-	if t.multi {
-		if counts, ok := orCounts(t, routine); ok {
-			collectOr(t, routine, dst, src, counts)
-			t.pe.ReleaseCollScratch()
-			return
-		}
+	if counts, ok := orCounts(t); ok && t.multi {
+		collectOr(t, routine, dst, src, counts)
+		return
 	}
 	t.pe.TeamSet(t.pe.MyPE(), t.slot, countWord, uint32(len(src)))
 	t.sync(routine)
@@ -887,9 +882,8 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 	// below; measured on 2 hosts of 2 PEs at 1 KiB, 1.35x).
 	if hi, all := bits.Mul(uint(members*n), uint(members)); n > 0 && t.multi && hi == 0 &&
 		all*uint(mem.SizeOf[T]()) <= uint(t.leadersPushMax()) && orGatherFits[T](int(all)) {
-		if all, ok := orScratch[T](t, routine, members*members*n); ok {
+		if all, ok := orScratch[T](t, members*members*n); ok {
 			alltoallOr(t, routine, dst, src, dstStride, srcStride, n, all)
-			t.pe.ReleaseCollScratch()
 			return
 		}
 	}
@@ -995,12 +989,9 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	}
 	acc := scratch[T](t, 0, n)
 	clear(acc)
-	if t.multi && n > 0 {
-		if all, ok := orScratch[T](t, routine, n*t.NPEs()); ok {
-			scanOr(t, routine, dst, src, last, acc, all)
-			t.pe.ReleaseCollScratch()
-			return
-		}
+	if all, ok := orScratch[T](t, n*t.NPEs()); ok && t.multi && n > 0 {
+		scanOr(t, routine, dst, src, last, acc, all)
+		return
 	}
 	if t.multi && !t.numaSpan && n > 0 {
 		scanHier(t, routine, dst, src, inclusive)

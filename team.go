@@ -40,8 +40,12 @@ type Team struct {
 	central uint32 // central barrier: the arrival count the next one waits for, less n (centralSync)
 	named   string // for predefined teams, their name
 	dead    bool
-	worlds  []int     // members' world PE numbers (for team contexts)
-	scratch [2][]byte // this PE's reduction buffers, reused
+	// collBlock is the team's block of the collectives' scratch
+	// (node.PE.CollScratch), the same on every member; -1: none (a
+	// team inside one host, or none was free on every member).
+	collBlock int
+	worlds    []int     // members' world PE numbers (for team contexts)
+	scratch   [2][]byte // this PE's reduction buffers, reused
 
 	alg   algorithms
 	multi bool // the members span several shared-memory domains
@@ -204,7 +208,9 @@ type TeamConfig struct {
 //	            algorithms: recursive-doubling reduction (2-6),
 //	            recursive-doubling fcollect (7-8), Rabenseifner (9-12)
 //	line 16     post word: slot numbers at team creation, failure votes;
-//	            args word: the hash of the creation's arguments
+//	            args word: the hash of the creation's arguments;
+//	            scratch word: the blocks of the collectives' scratch
+//	            free on the PE (a mask), at team creation
 //	line 17     Collect's published length
 //	line 18-19  tree barrier: release from the parent, one word per child
 //	line 20     tree broadcast: the parent has the data
@@ -250,6 +256,7 @@ const (
 	maxRounds         = 16
 	postWord          = maxRounds * wordsPerLine
 	argsWord          = postWord + 1               // team creation: the hash of the split's arguments
+	scratchWord       = postWord + 2               // team creation: the scratch blocks free on the PE
 	countWord         = postWord + wordsPerLine    // Collect's published length
 	releaseWord       = countWord + wordsPerLine   // tree barrier: release from the parent
 	childWord         = releaseWord + wordsPerLine // tree barrier: one word per child
@@ -332,6 +339,27 @@ type teams struct {
 	// destroys them (shmem_finalize), through the PE's OnFinalize.
 	mu   sync.Mutex
 	made map[*Team]struct{}
+	// scratchFree has bit b set while block b of the collectives'
+	// scratch belongs to no team of this PE (nor to a creation under
+	// way); under mu.
+	scratchFree uint32
+}
+
+// takeScratch reserves every free block of the collectives' scratch
+// for a team creation and returns them as a mask.
+func (ts *teams) takeScratch() uint32 {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	m := ts.scratchFree
+	ts.scratchFree = 0
+	return m
+}
+
+// putScratch frees the blocks of mask m.
+func (ts *teams) putScratch(m uint32) {
+	ts.mu.Lock()
+	ts.scratchFree |= m
+	ts.mu.Unlock()
 }
 
 // finalize marks every team the program made destroyed: it runs in the
@@ -379,7 +407,7 @@ func newTeams(pe *PE) *teams {
 		if me < 0 {
 			return nil
 		}
-		t := &Team{pe: pe, members: m, n: m.Size(), me: me, slot: slot, named: name}
+		t := &Team{pe: pe, members: m, n: m.Size(), me: me, slot: slot, named: name, collBlock: -1}
 		t.slots = make([]int32, m.Size())
 		for i := range t.slots {
 			t.slots[i] = int32(slot)
@@ -399,6 +427,18 @@ func newTeams(pe *PE) *teams {
 	// one PE, in any order (TestPredefinedTeamsConcurrent).
 	if t := ts.world; t != nil && (t.alg.barrier == "" || t.alg.barrier == "auto") && isWorld(t.members, pe.NPEs()) {
 		t.nodeSync = true
+	}
+	// The collectives' scratch (jobs across hosts): block 0 is
+	// TeamWorld's and block 1 TeamLeaders', the same on every member;
+	// splits share out the others (create).
+	if pe.CollScratch(0) != nil {
+		ts.scratchFree = 1<<node.CollScratchBlocks - 1
+		for b, t := range []*Team{ts.world, ts.leaders} {
+			ts.scratchFree &^= 1 << b // (on every PE: the same blocks everywhere)
+			if t != nil && t.multi {
+				t.collBlock = b
+			}
+		}
 	}
 	// TeamNUMA: the PEs of TeamShared with this PE's home node.
 	var local []int
@@ -609,7 +649,7 @@ func (t *Team) hierarchy(routine string) *hierarchy {
 		if leads {
 			m = teamshared.List(mine)
 		}
-		lt, err := t.create(routine, m, nil, splitArgs{}, nil)
+		lt, err := t.create(routine, m, nil, splitArgs{}, nil, false)
 		if err != nil {
 			panicf("%s: building the team's level %d: %v", routine, len(h.levels), err)
 		}
@@ -921,7 +961,7 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 	} else if m.Index(t.pe.MyPE()) < 0 {
 		m = teamshared.Members{}
 	}
-	return t.create("TeamSplitStrided", m, cfg, splitArgs{start, stride, size}, err)
+	return t.create("TeamSplitStrided", m, cfg, splitArgs{start, stride, size}, err, true)
 }
 
 // Split2D splits the team into the rows (x teams, of xrange
@@ -946,11 +986,11 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	// fails, every PE that got an x team destroys it together with the
 	// other members of that team.
 	args := splitArgs{min(xrange, t.members.Size())}
-	x, err = t.create("TeamSplit2D", xm, xcfg, args, err)
+	x, err = t.create("TeamSplit2D", xm, xcfg, args, err, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	y, err = t.create("TeamSplit2D", ym, ycfg, args, nil)
+	y, err = t.create("TeamSplit2D", ym, ycfg, args, nil, true)
 	if err != nil {
 		x.Destroy()
 		return nil, nil, err
@@ -996,14 +1036,22 @@ const (
 // words for the next split. The outcome is the same on every parent PE:
 // a team (or nil for non-members) and no error, or nil and an error (a
 // PE with bad arguments gets its own error, the others one naming it).
-func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, args splitArgs, argErr error) (*Team, error) {
+//
+// A split's team (withScratch; not the levels of a hierarchy, whose
+// collectives need none) that spans hosts also gets a block of the
+// collectives' scratch: each member reserves the blocks it has free
+// and publishes them as a mask, the team takes the lowest block free on
+// every member, and each member frees the rest again.
+func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, args splitArgs, argErr error, withScratch bool) (*Team, error) {
 	t.making++
 	defer func() { t.making-- }()
 	pe := t.pe
-	pool := teamsOf(pe).pool
+	ts := teamsOf(pe)
+	pool := ts.pool
 	me := m.Index(pe.MyPE())
 	post := uint32(0) // not joining
 	slot := -1
+	var free uint32 // the scratch blocks reserved for the new team
 	switch {
 	case argErr != nil:
 		me, post = -1, voteBadArgs
@@ -1015,9 +1063,13 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 		} else {
 			post = voteNoSlot
 		}
+		if withScratch {
+			free = ts.takeScratch()
+		}
 	}
 	pe.TeamSet(pe.MyPE(), t.slot, postWord, post)
 	pe.TeamSet(pe.MyPE(), t.slot, argsWord, args.hash())
+	pe.TeamSet(pe.MyPE(), t.slot, scratchWord, free)
 	t.sync(routine)
 	var nt *Team
 	err := t.createError(routine)
@@ -1025,11 +1077,12 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 		err = argErr
 	}
 	if me >= 0 && err == nil {
-		nt = &Team{pe: pe, members: m, n: m.Size(), me: me, slot: slot}
+		nt = &Team{pe: pe, members: m, n: m.Size(), me: me, slot: slot, collBlock: -1}
 		if cfg != nil {
 			nt.cfg = *cfg
 		}
 		nt.slots = make([]int32, m.Size())
+		common := free
 		for i := range nt.slots {
 			q := m.PE(i)
 			v := pe.TeamLoad(q, int(t.slots[t.members.Index(q)]), postWord)
@@ -1038,8 +1091,13 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 				panicf("%s: PE %d did not join the new team; every PE of the parent team must pass the same arguments", routine, q)
 			}
 			nt.slots[i] = int32(v - 1)
+			common &= pe.TeamLoad(q, int(t.slots[t.members.Index(q)]), scratchWord)
 		}
 		nt.finish()
+		if nt.multi && common != 0 {
+			nt.collBlock = bits.TrailingZeros32(common)
+			free &^= 1 << nt.collBlock
+		}
 		if nt.centralSync {
 			// Member 0's arrival count is not cleared with its slot (see
 			// TeamClear): start from what it holds. Nobody arrives at the
@@ -1048,14 +1106,17 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 		}
 	}
 	t.sync(routine)
+	ts.putScratch(free) // what the new team did not take
 	if err != nil {
 		if slot >= 0 {
 			pool.Put(slot)
 		}
+		if nt != nil && nt.collBlock >= 0 {
+			ts.putScratch(1 << nt.collBlock)
+		}
 		return nil, err
 	}
 	if nt != nil {
-		ts := teamsOf(pe)
 		ts.mu.Lock()
 		ts.made[nt] = struct{}{}
 		ts.mu.Unlock()
@@ -1117,6 +1178,9 @@ func (t *Team) Destroy() {
 	ts := teamsOf(t.pe)
 	ts.mu.Lock()
 	delete(ts.made, t)
+	if t.collBlock >= 0 {
+		ts.scratchFree |= 1 << t.collBlock
+	}
 	ts.mu.Unlock()
 	ts.pool.Put(t.slot)
 }

@@ -64,11 +64,10 @@ type PE struct {
 	// isolated holds the heap offsets of the live blocks of
 	// AllocIsolated (MallocWithHints), which Realloc keeps isolated.
 	isolated map[uintptr]bool
-	// collScratch is this PE's block of the collectives' symmetric
-	// scratch (CollScratch), nil in a job on one host; collBusy is set
-	// while a collective holds it (TakeCollScratch).
+	// collScratch is this PE's part of the collectives' symmetric
+	// scratch, CollScratchBlocks blocks (CollScratch), nil in a job on
+	// one host.
 	collScratch []byte
-	collBusy    atomic.Bool
 
 	// barrier: out[r] is the flag this PE sets in round r, in[r] the one
 	// it waits on.
@@ -162,7 +161,7 @@ func newPE(j *Job, me int) *PE {
 		// symmetric heap at start-up); a heap too small for it leaves
 		// the collectives their flat algorithms. Only across hosts:
 		// on one host the user gets the whole heap.
-		size := CollScratchSize(j.npes)
+		size := CollScratchSize(j.npes) * CollScratchBlocks
 		if off, err := p.alloc.Alloc(size, allocAlign); err == nil && off != symalloc.NoOffset {
 			p.collScratch = mem.ByteSlice(p.heap.Base, off, int(size))
 		}
@@ -188,34 +187,27 @@ func CollScratchSize(npes int) uintptr {
 // CollScratchData is the size of the data part of CollScratch.
 const CollScratchData = 1 << 10
 
-// CollScratch returns this PE's block of the collectives' symmetric
-// scratch (CollScratchSize bytes at the same offset of every PE's
-// heap), or nil when the job runs on one host or the heap had no room
-// for it. The team layer's collectives use it, one at a
-// time per PE (TakeCollScratch); a collective's last access to another
-// member's block happens before that member returns from it.
-func (p *PE) CollScratch() []byte { return p.collScratch }
+// CollScratchBlocks is the number of blocks of the collectives'
+// symmetric scratch: the team layer gives one to each team that spans
+// hosts while it has one free on every member, so that collectives on
+// different teams can run at once in goroutines of one PE (the
+// specification allows it); a team without one uses the algorithms
+// that need no scratch.
+const CollScratchBlocks = 8
 
-// TakeCollScratch returns CollScratch for the collective routine, which
-// gives it back with ReleaseCollScratch when it returns, or nil when
-// there is none. The scratch is one per PE, so collectives on two teams
-// that span hosts cannot run at once in goroutines of one PE (the
-// specification allows collectives on different teams in parallel):
-// a second taker panics, naming routine, instead of mixing its data
-// with the first one's.
-func (p *PE) TakeCollScratch(routine string) []byte {
-	if p.collScratch == nil {
+// CollScratch returns block b of this PE's part of the collectives'
+// symmetric scratch (CollScratchSize bytes at the same offset of every
+// PE's heap), or nil when b is not a block, the job runs on one host or
+// the heap had no room for the scratch. A team's collectives use its
+// block one at a time; a collective's last access to another member's
+// block happens before that member returns from it.
+func (p *PE) CollScratch(b int) []byte {
+	if p.collScratch == nil || b < 0 || b >= CollScratchBlocks {
 		return nil
 	}
-	if !p.collBusy.CompareAndSwap(false, true) {
-		panic("goshmem." + routine + ": another goroutine of this PE is in a collective on a team that spans hosts; " +
-			"such collectives share one scratch area per PE and run one at a time per PE: call them from one goroutine, or one after the other")
-	}
-	return p.collScratch
+	size := len(p.collScratch) / CollScratchBlocks
+	return p.collScratch[b*size : (b+1)*size : (b+1)*size]
 }
-
-// ReleaseCollScratch gives back what TakeCollScratch returned.
-func (p *PE) ReleaseCollScratch() { p.collBusy.Store(false) }
 
 // allocAlign is the alignment of every symmetric allocation: a cache
 // line, so that separately allocated objects never share one.
