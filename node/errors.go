@@ -77,7 +77,7 @@ func badLen(routine string, dst, src int) {
 	panicf("%s: dest has %d elements but source has %d; the slices must have the same length", routine, dst, src)
 }
 
-// abortError is the JobError of routine on PE me when the job of p has
+// abortError is the JobError of routine on PE me when job j has
 // failed, nil otherwise. A PE of this process that panicked is named
 // with what it panicked with.
 func abortError(routine string, me int, j *Job) *JobError {
