@@ -990,7 +990,16 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	acc := scratch[T](t, 0, n)
 	clear(acc)
 	if all, ok := orScratch[T](t, n*t.NPEs()); ok && t.multi && n > 0 {
-		scanOr(t, routine, dst, src, last, acc, all)
+		// Across domains: every member's source gathers in the
+		// scratch (orGather), level by level, and each member folds
+		// the ones before it.
+		clear(all)
+		copyData(all[t.me*n:(t.me+1)*n], src)
+		orGather(t, routine, all)
+		for m := 0; m <= last; m++ {
+			sumK(acc, acc, all[m*n:(m+1)*n])
+		}
+		copyData(dst, acc)
 		return
 	}
 	if t.multi && !t.numaSpan && n > 0 {
@@ -1003,20 +1012,6 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 		sumK(acc, acc, view(t, routine, src, m, buf))
 	}
 	t.sync(routine) // every member has read every source it needs
-	copyData(dst, acc)
-}
-
-// scanOr is a scan across domains through the collectives' scratch
-// all: every member's source gathers in it (orGather), level by level,
-// and each member folds those of members 0..last into acc.
-func scanOr[T Summable](t *Team, routine string, dst, src []T, last int, acc, all []T) {
-	n := len(src)
-	clear(all)
-	copyData(all[t.me*n:(t.me+1)*n], src)
-	orGather(t, routine, all)
-	for m := 0; m <= last; m++ {
-		sumK(acc, acc, all[m*n:(m+1)*n])
-	}
 	copyData(dst, acc)
 }
 

@@ -1111,9 +1111,6 @@ func (t *Team) create(routine string, m teamshared.Members, cfg *TeamConfig, arg
 		if slot >= 0 {
 			pool.Put(slot)
 		}
-		if nt != nil && nt.collBlock >= 0 {
-			ts.putScratch(1 << nt.collBlock)
-		}
 		return nil, err
 	}
 	if nt != nil {

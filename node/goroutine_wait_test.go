@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,6 +105,40 @@ func TestPanicWakesParkedPEs(t *testing.T) {
 	for q := 1; q < n; q++ {
 		if d := time.Duration(ended[q].Load() - panicked.Load()); d > wokenWithin {
 			t.Errorf("PE %d stopped %v after PE 0 failed", q, d)
+		}
+	}
+}
+
+// TestJobErrorNamesPanic: the job error that stops the other PEs of
+// the process of a PE that panicked says what it panicked with, so a
+// goroutine that dies of that error (before Main reports the panic)
+// does not lose the cause.
+func TestJobErrorNamesPanic(t *testing.T) {
+	var seen atomic.Pointer[string]
+	err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, 2, func(pe *goshmem.PE) {
+		if pe.MyPE() == 0 {
+			time.Sleep(50 * time.Millisecond) // PE 1 waits in the barrier
+			panic("boom 7f3a: the cause")
+		}
+		defer func() {
+			r := recover()
+			msg := fmt.Sprint(r)
+			seen.Store(&msg)
+			panic(r)
+		}()
+		pe.BarrierAll()
+	})
+	var pe *node.PanicError
+	if !errors.As(err, &pe) || pe.PE != 0 {
+		t.Fatalf("RunLocal = %v, want PE 0's panic", err)
+	}
+	m := seen.Load()
+	if m == nil {
+		t.Fatal("PE 1's barrier returned")
+	}
+	for _, want := range []string{"PE 0", "panicked", "boom 7f3a: the cause"} {
+		if !strings.Contains(*m, want) {
+			t.Errorf("PE 1 stopped with %q, which does not name %q", *m, want)
 		}
 	}
 }
