@@ -143,6 +143,7 @@ func LoadConfig() (node.Config, error) {
 		InternodeNoRDMA:   !c.InternodeRDMA,
 		InternodeRDMAMin:  max(c.InternodeRDMAMin, 1), // 0 in the variable: every put (of at least a byte)
 		TaskNoSteal:       !c.TaskSteal,
+		CopyNoAdapt:       !c.CopyAdapt,
 	}, nil
 }
 

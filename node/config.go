@@ -58,6 +58,9 @@ type Config struct {
 	// run no chunk of another PE's task, and its PEs run every chunk of
 	// their own tasks.
 	TaskNoSteal bool
+	// CopyNoAdapt is SHMEM_COPY_ADAPT=0: large puts and gets use the
+	// copy engine's fixed non-temporal threshold (mem.Tuner).
+	CopyNoAdapt bool
 	// InternodeNoRDMA is SHMEM_INTERNODE_RDMA=0: leaders expose no
 	// heap, and every put and get across hosts is a frame.
 	InternodeNoRDMA bool

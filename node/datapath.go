@@ -26,6 +26,12 @@ func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 	return b, off, b != nil
 }
 
+// CopyLarge copies src into dst (raw bytes, at least mem.LargeCopy of
+// them, no Go pointers) for a put or get of this context: the copy
+// engine, with the kernel chosen by the PE's timings near the
+// non-temporal threshold (mem.Tuner).
+func (c *Ctx) CopyLarge(dst, src []byte) { c.pe.copier.Copy(dst, src) }
+
 // Ring wakes PE pe if it sleeps in a wait: call it after every store
 // into pe's heap. It inlines to one load and a branch.
 func (c *Ctx) Ring(pe int) { wait.Ring(c.peers[pe].door) }
@@ -56,9 +62,9 @@ func (c *Ctx) RMASlow(routine string, put bool, sym uintptr, local []byte, pe, n
 		// Mapped: the context is in SHMEM_DEBUG mode.
 		b := mem.ByteSlice(p.peers[pe].base, off, len(local))
 		if put {
-			mem.Copy(b, local)
+			p.copier.Copy(b, local)
 		} else {
-			mem.Copy(local, b)
+			p.copier.Copy(local, b)
 		}
 		return
 	}

@@ -114,6 +114,10 @@ type PE struct {
 
 	task tasks // tasks it executes and steals (task.go)
 
+	// copier makes the large copies of this PE's puts and gets
+	// (CopyLarge).
+	copier *mem.Tuner
+
 	// anyTurn is where the next search for any satisfying element
 	// starts (AnyStart). Alone on its cache line: a loop polling TestAny
 	// bumps it, and the fields above are read by every put.
@@ -125,6 +129,7 @@ type PE struct {
 func newPE(j *Job, me int) *PE {
 	p := &PE{job: j, me: me, npes: j.npes, policy: &j.policy, thread: ThreadMultiple}
 	p.heap = mem.Region{Base: j.bases[me], Size: j.heapSize}
+	p.copier = mem.NewTuner(mem.DefaultCopyPlan(), !j.cfg.CopyNoAdapt)
 	p.slot = j.ctl.Slot(me)
 	p.door = j.bell(me)
 	p.peers = make([]peer, j.npes)

@@ -62,6 +62,7 @@ const (
 	VarVerbsPort        = "SHMEM_VERBS_PORT"
 	VarVerbsGIDIndex    = "SHMEM_VERBS_GID_INDEX"
 	VarTaskSteal        = "SHMEM_TASK_STEAL"
+	VarCopyAdapt        = "SHMEM_COPY_ADAPT"
 )
 
 // Knob types, the values of Knob.Type.
@@ -187,6 +188,10 @@ type Config struct {
 	// TaskSteal is SHMEM_TASK_STEAL: waiting PEs run chunks of the
 	// tasks their host-mates execute.
 	TaskSteal bool
+	// CopyAdapt is SHMEM_COPY_ADAPT: large puts and gets near the copy
+	// engine's non-temporal threshold time themselves and choose
+	// between temporal and streaming stores.
+	CopyAdapt bool
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -432,6 +437,15 @@ func defs() []def {
 				"for, one chunk at a time. off: every chunk of a task is run by its owner. " +
 				"Set it alike for every process of a job.",
 		}, func(c *Config) *bool { return &c.TaskSteal }),
+		boolKnob(Knob{
+			Name:    VarCopyAdapt,
+			Default: "on",
+			Help: "Let large puts and gets near the copy engine's non-temporal threshold " +
+				"(from an eighth to half of the last-level cache) time themselves and " +
+				"choose, per PE and size, between cached and streaming stores: cached " +
+				"stores win when the program reuses its buffers, streaming stores when " +
+				"its buffers do not fit the cache. off: the fixed threshold only.",
+		}, func(c *Config) *bool { return &c.CopyAdapt }),
 		durationKnob(Knob{
 			Name:    VarWaitSleep,
 			Default: "10ms",

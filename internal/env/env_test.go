@@ -35,6 +35,7 @@ func wantDefaults() Config {
 		InternodeRDMAMin:  8 << 10,
 		VerbsDevice:       "auto",
 		TaskSteal:         true,
+		CopyAdapt:         true,
 	}
 }
 
@@ -126,6 +127,7 @@ func TestLoad(t *testing.T) {
 		{"size bytes", map[string]string{VarSymmetricSize: "1"}, func(c *Config) { c.SymmetricSize = 1 }},
 		{"debug", map[string]string{VarDebug: "1"}, func(c *Config) { c.Debug = true }},
 		{"debug off", map[string]string{VarDebug: "no"}, func(c *Config) {}},
+		{"copy adapt off", map[string]string{VarCopyAdapt: "off"}, func(c *Config) { c.CopyAdapt = false }},
 		{"info", map[string]string{VarInfo: "yes"}, func(c *Config) { c.Info = true }},
 		{"version", map[string]string{VarVersion: "ON"}, func(c *Config) { c.Version = true }},
 		{"huge", map[string]string{VarHugePages: "true"}, func(c *Config) { c.HugePages = true }},

@@ -92,6 +92,7 @@ func ExampleKnobs() {
 	// SHMEM_WAIT_YIELD int 0 []
 	// SHMEM_WAIT_FENCE bool on []
 	// SHMEM_TASK_STEAL bool on []
+	// SHMEM_COPY_ADAPT bool on []
 	// SHMEM_WAIT_SLEEP duration 10ms []
 }
 

@@ -1,0 +1,257 @@
+package mem
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Whether a large copy should keep its destination in the cache
+// depends on what the program does next, which the copy cannot see.
+// A put of 8 MiB on a machine with a 32 MiB last-level cache shows
+// both cases (AMD EPYC Zen 4, 3 alternated pairs each):
+//
+//   - put_bw puts the same 8 MiB into the same destination again and
+//     again: source and destination (16 MiB) stay in the cache, and a
+//     temporal copy (REP MOVSB) ran at 27-31 GB/s against 25-27 for
+//     streaming stores;
+//   - a ping-pong puts 8 MiB each way between two PEs: four buffers,
+//     32 MiB, which the cache cannot hold, so a temporal copy reads
+//     every destination line from memory before it overwrites it (and
+//     writes it back later), and streaming stores took 336-343 us one
+//     way against 534-636 us.
+//
+// No fixed threshold serves both. A Tuner therefore times the copies
+// in the band where either kernel can win, the sizes from half the
+// threshold to the threshold (above it streaming stores won both
+// cases: 12 MiB lone copies 27-28 against 21-26 GB/s, 16 MiB 24
+// against 10-17). It keeps a running cost per byte of each kernel,
+// copies with the one it chose, and now and then makes a short burst
+// with the other, after which it chooses again. The bursts come rarely
+// while the choice holds (their period doubles up to tuneMaxPeriod
+// copies) and often after it changed. Outside the band the plan's
+// choice is right, and copies are not timed.
+
+// Tuner parameters.
+const (
+	// A burst with one kernel is tuneBurstT (temporal) or tuneBurstNT
+	// (streaming) copies long, and its first tuneSettleT or
+	// tuneSettleNT copies are not timed, nor are the first copies with
+	// the chosen kernel after a burst: a switch has a cost of its own.
+	// A temporal copy after streaming stores finds its destination in
+	// memory, and the last-level cache (a victim cache on AMD, filled
+	// by what the core's L2 evicts) takes several copies to hold it
+	// again (8 MiB, GB/s per copy after streaming copies: 19 22 25 31
+	// 35 36 36 35, and sometimes longer); a streaming copy after
+	// temporal ones settles at once (23 27 28 28).
+	tuneBurstT, tuneSettleT   = 16, 10
+	tuneBurstNT, tuneSettleNT = 3, 1
+	// The copies between two bursts: tuneMinPeriod after the choice
+	// changed (and after the first choice), doubling after each burst
+	// that left it as it was, up to tuneMaxPeriod. (A temporal burst in
+	// an 8 MiB ping-pong, where temporal copies lose, costs about 1% of
+	// the longest period.)
+	tuneMinPeriod, tuneMaxPeriod = 64, 1024
+	// tuneMargin is how much cheaper the other kernel must have been
+	// for a burst to change the choice.
+	tuneMargin = 0.05
+	// tuneWeight is the weight of a new sample in a running cost.
+	tuneWeight = 0.25
+)
+
+// Tuner is a copy engine that chooses between temporal and streaming
+// stores by timing its own copies near the plan's non-temporal
+// threshold (see above); elsewhere it is the plan's Copy. One Tuner
+// serves one PE; its methods may be called by several goroutines at
+// once (its state is atomic words; a lost update only delays a
+// choice). A Tuner of a plan without a non-temporal threshold, or made
+// with adapt false, copies as the plan does.
+type Tuner struct {
+	plan   CopyPlan
+	lo, hi uintptr // the band: lo < n <= hi
+	band   tuneBand
+}
+
+// tuneBand is the state of the band.
+type tuneBand struct {
+	// copies counts the copies in the band (a copy's index is the
+	// count before it).
+	copies atomic.Uint64
+	// next is the index of the copy that starts the next burst
+	// (0: none scheduled yet), period the copies between the last two
+	// bursts, and copies before quiet are not timed (the chosen kernel
+	// settles after a burst of the other).
+	next, period, quiet atomic.Uint64
+	// chosen is the kernel copies use outside bursts (0 temporal, 1
+	// streaming), burst the kernel of the current or last burst.
+	chosen, burst atomic.Uint32
+	// cost[k] is the running cost of kernel k in nanoseconds per byte,
+	// as float64 bits; seen[k] counts its samples.
+	cost [2]atomic.Uint64
+	seen [2]atomic.Uint64
+}
+
+// NewTuner returns a Tuner over plan p; adapt false makes it p's Copy
+// everywhere (SHMEM_COPY_ADAPT=off).
+func NewTuner(p CopyPlan, adapt bool) *Tuner {
+	t := &Tuner{plan: p}
+	if adapt && p.NTThreshold >= 2*LargeCopy {
+		t.lo, t.hi = p.NTThreshold/2, p.NTThreshold
+	}
+	return t
+}
+
+// Plan returns the plan the Tuner copies by outside its band.
+func (t *Tuner) Plan() CopyPlan { return t.plan }
+
+// Band returns the sizes the Tuner chooses for: lo < n <= hi; 0, 0
+// when it never does.
+func (t *Tuner) Band() (lo, hi int) { return int(t.lo), int(t.hi) }
+
+// Copy copies min(len(dst), len(src)) bytes from src to dst, as the
+// built-in copy does, and returns the count: the plan's Copy, except in
+// the band, where the kernel is the Tuner's choice. As Copy, it fences
+// streaming stores before it returns, and moves raw bytes.
+func (t *Tuner) Copy(dst, src []byte) int {
+	n := uintptr(min(len(dst), len(src)))
+	if n <= t.lo || n > t.hi {
+		return t.plan.Copy(dst, src)
+	}
+	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
+	if overlap(uintptr(d), uintptr(s), n) {
+		return copy(dst[:n], src[:n])
+	}
+	c := &t.band
+	k, w := c.pick(c.copies.Add(1) - 1)
+	p := t.plan
+	p.NTThreshold = 0 // temporal: REP MOVSB or the AVX2 loop, as the plan says
+	if k == 1 {
+		p.NTThreshold = 1
+	}
+	if w == 0 {
+		copyPlanned(&p, d, s, n)
+		return int(n)
+	}
+	start := time.Now()
+	copyPlanned(&p, d, s, n)
+	c.record(k, float64(time.Since(start))/float64(n), w)
+	return int(n)
+}
+
+// Kernel names the kernel the Tuner copies n non-overlapping bytes
+// with outside its bursts: what it has chosen so far in the band, the
+// plan's Method elsewhere.
+func (t *Tuner) Kernel(n int) string {
+	if uintptr(n) <= t.lo || uintptr(n) > t.hi {
+		return t.plan.Method(n)
+	}
+	p := t.plan
+	p.NTThreshold = 0
+	if t.band.chosen.Load() == 1 {
+		p.NTThreshold = 1
+	}
+	return p.Method(n)
+}
+
+// burstLen returns the length of a burst of kernel k and how many of
+// its first copies are not timed.
+func burstLen(k uint32) (n, settle uint64) {
+	if k == 0 {
+		return tuneBurstT, tuneSettleT
+	}
+	return tuneBurstNT, tuneSettleNT
+}
+
+// pick returns the kernel of copy i and the weight of its time in the
+// kernel's running cost (0: not timed). The first copies are a burst of
+// each kernel (the temporal one second); after that, bursts start at
+// next. A burst's timed copies make the explored kernel's cost anew
+// (their mean): a cost from an earlier burst says how that kernel did
+// in another state of the other kernel's, not now.
+func (c *tuneBand) pick(i uint64) (k uint32, w float64) {
+	next := c.next.Load()
+	if next == 0 {
+		nN, sN := burstLen(1)
+		nT, sT := burstLen(0)
+		switch {
+		case i < nN:
+			return 1, burstWeight(i, sN)
+		case i < nN+nT:
+			return 0, burstWeight(i-nN, sT)
+		case i == nN+nT:
+			c.choose(i, 0)
+		}
+		if next = c.next.Load(); next == 0 {
+			return c.chosen.Load(), 0 // (another copy is choosing)
+		}
+	}
+	if i < next {
+		return c.chosen.Load(), quietWeight(i, c.quiet.Load())
+	}
+	p := i - next
+	if p == 0 {
+		c.burst.Store(1 - c.chosen.Load())
+	}
+	b := c.burst.Load()
+	n, s := burstLen(b)
+	switch {
+	case p < n:
+		return b, burstWeight(p, s)
+	case p == n:
+		c.choose(i, b)
+	}
+	return c.chosen.Load(), quietWeight(i, c.quiet.Load())
+}
+
+// burstWeight is the weight of the time of copy p of a burst whose
+// first settle copies are not timed: 0 for those, then 1, 1/2, 1/3...
+// (the running cost becomes the mean of the burst's timed copies).
+func burstWeight(p, settle uint64) float64 {
+	if p < settle {
+		return 0
+	}
+	return 1 / float64(p-settle+1)
+}
+
+// quietWeight is the weight of the time of copy i with the chosen
+// kernel: 0 before quiet, tuneWeight from there.
+func quietWeight(i, quiet uint64) float64 {
+	if i < quiet {
+		return 0
+	}
+	return tuneWeight
+}
+
+// choose chooses the kernel at copy i, the first after a burst of
+// kernel last, and schedules the next burst: copies from i on use the
+// chosen kernel, untimed while it settles if it is not last's, and the
+// next burst starts a period later (the shortest period after a
+// change, and after the first bursts).
+func (c *tuneBand) choose(i uint64, last uint32) {
+	cur := c.chosen.Load()
+	period := min(2*max(c.period.Load(), tuneMinPeriod/2), tuneMaxPeriod)
+	if other := 1 - cur; c.seen[other].Load() > 0 && c.seen[cur].Load() > 0 &&
+		math.Float64frombits(c.cost[other].Load()) < (1-tuneMargin)*math.Float64frombits(c.cost[cur].Load()) {
+		cur, period = other, tuneMinPeriod
+		c.chosen.Store(cur)
+	}
+	quiet := i
+	if cur != last {
+		_, settle := burstLen(cur)
+		quiet += settle
+	}
+	c.quiet.Store(quiet)
+	c.period.Store(period)
+	c.next.Store(quiet + period)
+}
+
+// record adds a sample of x ns per byte with weight w to kernel k's
+// running cost (the first sample of k makes it).
+func (c *tuneBand) record(k uint32, x, w float64) {
+	if c.seen[k].Add(1) > 1 {
+		old := math.Float64frombits(c.cost[k].Load())
+		x = old + w*(x-old)
+	}
+	c.cost[k].Store(math.Float64bits(x))
+}
