@@ -56,8 +56,14 @@ const (
 	// tuneMargin is how much cheaper the other kernel must have been
 	// for a burst to change the choice.
 	tuneMargin = 0.05
-	// tuneWeight is the weight of a new sample in a running cost.
-	tuneWeight = 0.25
+	// A copy with the chosen kernel moves its running cost by
+	// tuneDown of the difference when it was cheaper, by tuneUp when
+	// it was dearer: the cost tracks what the kernel does when nothing
+	// else gets in its way. What gets in its way only ever adds time
+	// (another program's, or another pattern's, lines to evict first;
+	// a context switch), and a choice made on such times would follow
+	// the accident, not the kernel.
+	tuneDown, tuneUp = 0.5, 0.125
 )
 
 // Tuner is a copy engine that chooses between temporal and streaming
@@ -123,19 +129,19 @@ func (t *Tuner) Copy(dst, src []byte) int {
 		return copy(dst[:n], src[:n])
 	}
 	c := &t.band
-	k, w := c.pick(c.copies.Add(1) - 1)
+	k, smp := c.pick(c.copies.Add(1) - 1)
 	p := t.plan
 	p.NTThreshold = 0 // temporal: REP MOVSB or the AVX2 loop, as the plan says
 	if k == 1 {
 		p.NTThreshold = 1
 	}
-	if w == 0 {
+	if smp == untimed {
 		copyPlanned(&p, d, s, n)
 		return int(n)
 	}
 	start := time.Now()
 	copyPlanned(&p, d, s, n)
-	c.record(k, float64(time.Since(start))/float64(n), w)
+	c.record(k, float64(time.Since(start))/float64(n), smp)
 	return int(n)
 }
 
@@ -163,64 +169,76 @@ func burstLen(k uint32) (n, settle uint64) {
 	return tuneBurstNT, tuneSettleNT
 }
 
-// pick returns the kernel of copy i and the weight of its time in the
-// kernel's running cost (0: not timed). The first copies are a burst of
-// each kernel (the temporal one second); after that, bursts start at
-// next. A burst's timed copies make the explored kernel's cost anew
-// (their mean): a cost from an earlier burst says how that kernel did
-// in another state of the other kernel's, not now.
-func (c *tuneBand) pick(i uint64) (k uint32, w float64) {
+// sample says what a copy's time does to its kernel's running cost.
+type sample uint8
+
+const (
+	untimed sample = iota // not timed
+	fresh                 // the first timed copy of a burst: it makes the cost anew
+	least                 // a later one of the burst: the cost is the least of the burst's
+	steady                // a copy with the chosen kernel: tuneDown, tuneUp
+)
+
+// pick returns the kernel of copy i and what its time does to the
+// kernel's running cost. The first copies are a burst of each kernel
+// (the temporal one second); after that, bursts start at next. A
+// burst makes the explored kernel's cost anew, the least of its timed
+// copies: a cost from an earlier burst says how that kernel did in
+// another state of the caches, not now.
+func (c *tuneBand) pick(i uint64) (k uint32, s sample) {
 	next := c.next.Load()
 	if next == 0 {
 		nN, sN := burstLen(1)
 		nT, sT := burstLen(0)
 		switch {
 		case i < nN:
-			return 1, burstWeight(i, sN)
+			return 1, burstSample(i, sN)
 		case i < nN+nT:
-			return 0, burstWeight(i-nN, sT)
+			return 0, burstSample(i-nN, sT)
 		case i == nN+nT:
 			c.choose(i, 0)
 		}
 		if next = c.next.Load(); next == 0 {
-			return c.chosen.Load(), 0 // (another copy is choosing)
+			return c.chosen.Load(), untimed // (another copy is choosing)
 		}
 	}
 	if i < next {
-		return c.chosen.Load(), quietWeight(i, c.quiet.Load())
+		return c.chosen.Load(), steadySample(i, c.quiet.Load())
 	}
 	p := i - next
 	if p == 0 {
 		c.burst.Store(1 - c.chosen.Load())
 	}
 	b := c.burst.Load()
-	n, s := burstLen(b)
+	n, settle := burstLen(b)
 	switch {
 	case p < n:
-		return b, burstWeight(p, s)
+		return b, burstSample(p, settle)
 	case p == n:
 		c.choose(i, b)
 	}
-	return c.chosen.Load(), quietWeight(i, c.quiet.Load())
+	return c.chosen.Load(), steadySample(i, c.quiet.Load())
 }
 
-// burstWeight is the weight of the time of copy p of a burst whose
-// first settle copies are not timed: 0 for those, then 1, 1/2, 1/3...
-// (the running cost becomes the mean of the burst's timed copies).
-func burstWeight(p, settle uint64) float64 {
-	if p < settle {
-		return 0
+// burstSample is the sample of copy p of a burst whose first settle
+// copies are not timed.
+func burstSample(p, settle uint64) sample {
+	switch {
+	case p < settle:
+		return untimed
+	case p == settle:
+		return fresh
 	}
-	return 1 / float64(p-settle+1)
+	return least
 }
 
-// quietWeight is the weight of the time of copy i with the chosen
-// kernel: 0 before quiet, tuneWeight from there.
-func quietWeight(i, quiet uint64) float64 {
+// steadySample is the sample of copy i with the chosen kernel: untimed
+// before quiet.
+func steadySample(i, quiet uint64) sample {
 	if i < quiet {
-		return 0
+		return untimed
 	}
-	return tuneWeight
+	return steady
 }
 
 // choose chooses the kernel at copy i, the first after a burst of
@@ -246,12 +264,19 @@ func (c *tuneBand) choose(i uint64, last uint32) {
 	c.next.Store(quiet + period)
 }
 
-// record adds a sample of x ns per byte with weight w to kernel k's
-// running cost (the first sample of k makes it).
-func (c *tuneBand) record(k uint32, x, w float64) {
-	if c.seen[k].Add(1) > 1 {
+// record adds a time of x ns per byte, a sample of kind s, to kernel
+// k's running cost (the first time of k makes it).
+func (c *tuneBand) record(k uint32, x float64, s sample) {
+	if c.seen[k].Add(1) > 1 && s != fresh {
 		old := math.Float64frombits(c.cost[k].Load())
-		x = old + w*(x-old)
+		switch {
+		case s == least:
+			x = min(x, old)
+		case x < old:
+			x = old + tuneDown*(x-old)
+		default:
+			x = old + tuneUp*(x-old)
+		}
 	}
 	c.cost[k].Store(math.Float64bits(x))
 }

@@ -118,11 +118,11 @@ func (m *tuneModel) cost(k uint32) float64 {
 func (m *tuneModel) run(c *tuneBand, next *uint64, n int) [2]int {
 	var used [2]int
 	for range n {
-		k, w := c.pick(*next)
+		k, s := c.pick(*next)
 		*next++
 		x := m.cost(k)
-		if w > 0 {
-			c.record(k, x, w)
+		if s != untimed {
+			c.record(k, x, s)
 		}
 		used[k]++
 	}
