@@ -54,6 +54,7 @@ import (
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/node"
 	"github.com/goshmem/goshmem/numa"
@@ -212,6 +213,11 @@ func report(w *strings.Builder, o options) int {
 	}
 	fmt.Fprintf(w, "  CPU features: %s\n", features)
 	fmt.Fprintf(w, "  cache line: %d bytes\n", numa.CacheLineSize())
+	adapt := true // (a bad SHMEM_COPY_ADAPT is reported with the knobs below)
+	if c, err := env.LoadOnly(os.Getenv, env.VarCopyAdapt); err == nil {
+		adapt = c.CopyAdapt
+	}
+	fmt.Fprintf(w, "  copy engine: %s\n", mem.DefaultCopyPlan().Describe(adapt))
 	if online, possible, err := numa.NumCPUs(); err == nil {
 		fmt.Fprintf(w, "  logical CPUs: %d online, %d possible\n", online, possible)
 	} else {

@@ -98,6 +98,7 @@ func TestRunDefault(t *testing.T) {
 		"  CPU: ",
 		"  CPU features: " + features + "\n",
 		fmt.Sprintf("  cache line: %d bytes\n", numa.CacheLineSize()),
+		"  copy engine: the built-in copy ",
 		fmt.Sprintf("  logical CPUs: %d online, %d possible\n", online, possible),
 	} {
 		if !strings.Contains(g, want) {

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 )
@@ -169,6 +170,46 @@ func (p CopyPlan) Method(n int) string {
 		return kMemmove.String()
 	}
 	return p.kernel(uintptr(n)).String()
+}
+
+// Describe says in words how Copy copies under plan p, and, for a
+// Tuner over p made with adapt, which sizes choose by timing (what
+// cmd/oshinfo prints).
+func (p CopyPlan) Describe(adapt bool) string {
+	q := p
+	q.NTThreshold = 0
+	var temporal string
+	switch q.kernel(LargeCopy) {
+	case kMovsb:
+		temporal = "REP MOVSB"
+	case kAVX2:
+		temporal = "a temporal AVX2 loop"
+	default:
+		if p.NTThreshold == 0 {
+			return "the built-in copy at every size"
+		}
+		temporal = "the built-in copy"
+	}
+	s := fmt.Sprintf("the built-in copy below %s, %s", sizeWords(LargeCopy), temporal)
+	if p.NTThreshold == 0 {
+		return s + " above"
+	}
+	s += fmt.Sprintf(" up to %s, non-temporal AVX2 stores above", sizeWords(int(p.NTThreshold)))
+	if lo, hi := NewTuner(p, adapt).Band(); hi > 0 {
+		s += fmt.Sprintf("; puts and gets above %s up to %s choose between the two by timing (SHMEM_COPY_ADAPT)", sizeWords(lo), sizeWords(hi))
+	}
+	return s
+}
+
+// sizeWords writes n bytes in KiB or MiB where it divides evenly.
+func sizeWords(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // CopyKernel is Copy under plan p without the LargeCopy gate: from 256

@@ -108,9 +108,6 @@ func NewTuner(p CopyPlan, adapt bool) *Tuner {
 	return t
 }
 
-// Plan returns the plan the Tuner copies by outside its band.
-func (t *Tuner) Plan() CopyPlan { return t.plan }
-
 // Band returns the sizes the Tuner chooses for: lo < n <= hi; 0, 0
 // when it never does.
 func (t *Tuner) Band() (lo, hi int) { return int(t.lo), int(t.hi) }

@@ -173,3 +173,24 @@ func TestTunerChooses(t *testing.T) {
 func costs(c *tuneBand) [2]float64 {
 	return [2]float64{math.Float64frombits(c.cost[0].Load()), math.Float64frombits(c.cost[1].Load())}
 }
+
+func TestCopyPlanDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		p     CopyPlan
+		adapt bool
+		want  string
+	}{
+		{CopyPlan{}, true, "the built-in copy at every size"},
+		{CopyPlan{RepMovsb: true}, true, "the built-in copy below 64 KiB, REP MOVSB above"},
+		{CopyPlan{AVX2: true, RepMovsb: true, NTThreshold: 8 << 20}, false,
+			"the built-in copy below 64 KiB, REP MOVSB up to 8 MiB, non-temporal AVX2 stores above"},
+		{CopyPlan{AVX2: true, RepMovsb: true, NTThreshold: 8 << 20}, true,
+			"the built-in copy below 64 KiB, REP MOVSB up to 8 MiB, non-temporal AVX2 stores above; puts and gets above 4 MiB up to 8 MiB choose between the two by timing (SHMEM_COPY_ADAPT)"},
+		{CopyPlan{AVX2: true, NTThreshold: 3 << 19}, true,
+			"the built-in copy below 64 KiB, a temporal AVX2 loop up to 1536 KiB, non-temporal AVX2 stores above; puts and gets above 768 KiB up to 1536 KiB choose between the two by timing (SHMEM_COPY_ADAPT)"},
+	} {
+		if got := tc.p.Describe(tc.adapt); got != tc.want {
+			t.Errorf("%+v.Describe(%v) =\n%q\nwant\n%q", tc.p, tc.adapt, got, tc.want)
+		}
+	}
+}
