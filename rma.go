@@ -21,7 +21,7 @@ func put[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
 		copy(d, src) // inline: the small-put fast path
 	} else {
-		putLarge(c, d, src)
+		rmaLarge(c, d, src)
 	}
 	c.RingData(pe)
 }
@@ -40,7 +40,7 @@ func get[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
 		copy(dst, s) // inline: the small-get fast path
 	} else {
-		putLarge(c, dst, s)
+		rmaLarge(c, dst, s)
 	}
 }
 
@@ -59,11 +59,11 @@ func copyData[T any](dst, src []T) {
 	copyLarge(dst, src)
 }
 
-// putLarge is the large case of put and get: the context's copy
+// rmaLarge is the large case of put and get: the context's copy
 // engine (Ctx.CopyLarge) on the bytes.
 //
 //go:noinline
-func putLarge[T any](c *Ctx, dst, src []T) { c.CopyLarge(mem.Bytes(dst), mem.Bytes(src)) }
+func rmaLarge[T any](c *Ctx, dst, src []T) { c.CopyLarge(mem.Bytes(dst), mem.Bytes(src)) }
 
 // copyLarge is copyData's large case: mem.Copy on the bytes.
 //

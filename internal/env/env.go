@@ -441,7 +441,7 @@ func defs() []def {
 			Name:    VarCopyAdapt,
 			Default: "on",
 			Help: "Let large puts and gets near the copy engine's non-temporal threshold " +
-				"(from an eighth to half of the last-level cache) time themselves and " +
+				"(above an eighth of the last-level cache, up to a quarter) time themselves and " +
 				"choose, per PE and size, between cached and streaming stores: cached " +
 				"stores win when the program reuses its buffers, streaming stores when " +
 				"its buffers do not fit the cache. off: the fixed threshold only.",
