@@ -81,7 +81,7 @@ func badLen(routine string, dst, src int) {
 // failed, nil otherwise. A PE of this process that panicked is named
 // with what it panicked with.
 func abortError(routine string, me int, j *Job) *JobError {
-	kind, pe, pid, code, ok := j.ctl.Header.Abort.Get()
+	kind, pe, pid, code, ok := j.ctl.Header.Abort.Settled()
 	if !ok {
 		return nil
 	}

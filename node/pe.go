@@ -669,10 +669,6 @@ func (p *PE) syncStart() {
 //
 //go:noinline
 func (p *PE) checkAbort(routine string) {
-	a := &p.job.ctl.Header.Abort
-	for a.State.Load() == 1 {
-		wait.Relax() // the record is being written
-	}
 	if e := abortError(routine, p.me, p.job); e != nil {
 		p.job.globalExit(e)
 		panic(e)

@@ -310,7 +310,7 @@ func runPEs(j *Job, fn func(*PE)) error {
 		}()
 	}
 	wg.Wait()
-	kind, pe, _, code, failed := j.ctl.Header.Abort.Get()
+	kind, pe, _, code, failed := j.ctl.Header.Abort.Settled()
 	j.close()
 	if failed && kind == job.AbortGlobalExit {
 		return &GlobalExitError{PE: pe, Code: code}
@@ -336,7 +336,7 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 			if done {
 				return
 			}
-			if kind, _, _, _, ok := j.ctl.Header.Abort.Get(); ok && kind == job.AbortGlobalExit {
+			if kind, _, _, _, ok := j.ctl.Header.Abort.Settled(); ok && kind == job.AbortGlobalExit {
 				// GlobalExit in an in-process job: runPEs reports it.
 				p.slot.State.Store(job.StateDead)
 				return
@@ -424,7 +424,8 @@ func Init(cfg Config) (*PE, error) {
 // routine takes a lock shared between threads.
 func (p *PE) SetThreadLevel(l ThreadLevel) ThreadLevel {
 	if l < ThreadSingle || l > ThreadMultiple {
-		panicf("InitThread: unknown thread level %d", int(l))
+		panicf("InitThread: unknown thread level %d; use ThreadSingle (%d), ThreadFunneled, ThreadSerialized or ThreadMultiple (%d)",
+			int(l), int(ThreadSingle), int(ThreadMultiple))
 	}
 	p.thread = l
 	return l

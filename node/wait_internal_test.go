@@ -1,8 +1,11 @@
 package node
 
 import (
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/wait"
 )
 
@@ -97,5 +100,29 @@ func TestHotPolicy(t *testing.T) {
 		if hot && (hotPol.Spin != wait.Auto(1, 1, pol.Mode).Spin || hotPol.Mode != pol.Mode) {
 			t.Errorf("%s: hot policy %+v, want the fitting policy's spins (%d) in mode %v", c.name, hotPol, wait.Auto(1, 1, pol.Mode).Spin, pol.Mode)
 		}
+	}
+}
+
+// TestWaitTornAbortRecord: a failure record that its writer claimed
+// and never published (the writer's process died between the two) does
+// not hold a waiting PE forever: the wait ends with a JobError that
+// says so, within about job.TornAfter.
+func TestWaitTornAbortRecord(t *testing.T) {
+	var got any
+	start := time.Now()
+	err := RunLocal(Config{HeapSize: 1 << 20}, 1, func(p *PE) {
+		defer func() { got = recover() }()
+		p.job.ctl.Header.Abort.State.Store(1) // claimed, never published
+		p.WaitSlow("WaitUntil", func() bool { return false })
+	})
+	if took := time.Since(start); took > 2*time.Second+job.TornAfter {
+		t.Errorf("the wait ended after %v", took)
+	}
+	je, ok := got.(*JobError)
+	if !ok {
+		t.Fatalf("the wait ended with %v (job error %v); want a *JobError", got, err)
+	}
+	if je.Kind != job.AbortTorn || !strings.Contains(je.Error(), "died while recording") || !strings.Contains(je.Error(), "WaitUntil") {
+		t.Errorf("JobError %q (kind %d); want the torn record named, in WaitUntil", je.Error(), je.Kind)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/sys"
-	"github.com/goshmem/goshmem/internal/wait"
 )
 
 // Failure notice without polling. Each process of a multi-process job
@@ -61,10 +60,7 @@ func (j *Job) exitWatch(s *job.Slot) {
 			return
 		}
 		if a.State.Load() != 0 {
-			for a.State.Load() == 1 {
-				wait.Relax() // the record is being written
-			}
-			if kind, _, _, code, _ := a.Get(); kind == job.AbortGlobalExit {
+			if kind, _, _, code, _ := a.Settled(); kind == job.AbortGlobalExit {
 				j.exit(code) // the leader's forwards it to the other hosts first
 			}
 			return // another failure: the PEs stop at their next wait

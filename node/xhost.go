@@ -735,11 +735,7 @@ func (x *xhost) forwardAbort() {
 		return
 	}
 	defer x.fwdOnce.Do(func() { close(x.fwdDone) })
-	a := &x.j.ctl.Header.Abort
-	for a.State.Load() == 1 {
-		wait.Relax()
-	}
-	kind, pe, _, code, ok := a.Get()
+	kind, pe, _, code, ok := x.j.ctl.Header.Abort.Settled()
 	if !ok {
 		return
 	}
@@ -889,13 +885,9 @@ func (x *xhost) shutdown() {
 	if !x.leader || x.tr == nil || !x.closing.CompareAndSwap(false, true) {
 		return
 	}
-	a := &x.j.ctl.Header.Abort
 	// (A GlobalExit ends the job through its own exit protocol, which
 	// beforeExit runs and which a lost connection would cut short.)
-	for a.State.Load() == 1 {
-		wait.Relax() // the record is being written
-	}
-	kind, _, _, _, failed := a.Get()
+	kind, pe, pid, code, failed := x.j.ctl.Header.Abort.Settled()
 	failed = failed && kind != job.AbortGlobalExit
 	if failed && !x.heard.Load() {
 		// This host's failure ends its processes: the other hosts must
@@ -911,7 +903,6 @@ func (x *xhost) shutdown() {
 	if failed {
 		// Not Close: its goodbye would tell the other hosts that this
 		// one ended cleanly, and they would wait on.
-		_, pe, pid, code, _ := a.Get()
 		x.tr.Abort(job.Describe(kind, pe, pid, code))
 		return
 	}

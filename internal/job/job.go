@@ -43,6 +43,7 @@ import (
 	"math/bits"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/goshmem/goshmem/shm"
 )
@@ -114,6 +115,7 @@ const (
 	AbortPanic       = 6 // an in-process PE panicked
 	AbortLost        = 7 // a PE's process vanished (found by a peer)
 	AbortHost        = 8 // another host was lost: PE is its leader, Code its index
+	AbortTorn        = 9 // a failure whose record was claimed and never published (Settled)
 )
 
 // Header is the start of the control block.
@@ -182,6 +184,31 @@ func (a *Abort) Get() (kind uint32, pe, pid, code int, ok bool) {
 	return a.Kind.Load(), int(a.PE.Load()), int(a.Pid.Load()), int(a.Code.Load()), true
 }
 
+// TornAfter is how long Settled waits for a record that is being
+// written: its writer makes four stores between claiming and
+// publishing it, so a record still unpublished after this long has a
+// writer that died in between (its process killed, say by the OOM
+// killer).
+const TornAfter = 100 * time.Millisecond
+
+// Settled is Get for a reader that knows the job has failed (State is
+// not 0): while the record is being written it waits for it, and when
+// the writer never publishes it (TornAfter) it reports a failure of
+// kind AbortTorn rather than none, so that no wait spins forever on a
+// dead writer's half-written record.
+func (a *Abort) Settled() (kind uint32, pe, pid, code int, ok bool) {
+	if a.State.Load() == 1 {
+		start := time.Now()
+		for a.State.Load() == 1 && time.Since(start) < TornAfter {
+			runtime.Gosched() // the writer's four stores
+		}
+	}
+	if a.State.Load() == 1 {
+		return AbortTorn, -1, 0, 0, true
+	}
+	return a.Get()
+}
+
 // Describe renders an abort record for messages.
 func Describe(kind uint32, pe, pid, code int) string {
 	who := fmt.Sprintf("PE %d", pe)
@@ -206,6 +233,8 @@ func Describe(kind uint32, pe, pid, code int) string {
 		return who + " panicked"
 	case AbortLost:
 		return who + " died (its process is gone)"
+	case AbortTorn:
+		return "a PE failed, and its process died while recording how"
 	case AbortHost:
 		return fmt.Sprintf("the connection to host %d (leader PE %d) was lost: a PE there died, or the host did", code, pe)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/job"
@@ -521,5 +522,43 @@ func TestTaskClaim(t *testing.T) {
 		if n, next := job.TaskUnpack(far); n != tc.n || next != tc.n+tc.n/2+1000 {
 			t.Errorf("claim of %d moved to next %d unpacks as %d, %d", tc.n, tc.n+tc.n/2+1000, n, next)
 		}
+	}
+}
+
+// TestAbortSettled checks that Settled waits for a record being
+// written and reports the writer's failure, and that a record whose
+// writer never publishes it is reported as torn after about TornAfter,
+// not waited on forever.
+func TestAbortSettled(t *testing.T) {
+	var a job.Abort
+	if _, _, _, _, ok := a.Settled(); ok {
+		t.Fatal("Settled on a fresh Abort reports a failure")
+	}
+	// A writer that publishes a millisecond after claiming.
+	a.State.Store(1)
+	go func() {
+		time.Sleep(time.Millisecond)
+		a.Kind.Store(job.AbortSignal)
+		a.PE.Store(3)
+		a.Pid.Store(77)
+		a.Code.Store(9)
+		a.State.Store(2)
+	}()
+	if kind, pe, pid, code, ok := a.Settled(); !ok || kind != job.AbortSignal || pe != 3 || pid != 77 || code != 9 {
+		t.Fatalf("Settled = %d, %d, %d, %d, %v; want the writer's %d, 3, 77, 9, true", kind, pe, pid, code, ok, job.AbortSignal)
+	}
+	// A writer that died after claiming.
+	var b job.Abort
+	b.State.Store(1)
+	start := time.Now()
+	kind, pe, _, _, ok := b.Settled()
+	if took := time.Since(start); took < job.TornAfter || took > job.TornAfter+2*time.Second {
+		t.Errorf("Settled on a torn record returned after %v; want about %v", took, job.TornAfter)
+	}
+	if !ok || kind != job.AbortTorn || pe != -1 {
+		t.Fatalf("Settled on a torn record = %d, %d, %v; want AbortTorn, -1, true", kind, pe, ok)
+	}
+	if got := job.Describe(kind, pe, 0, 0); !strings.Contains(got, "died while recording") {
+		t.Errorf("Describe(AbortTorn) = %q", got)
 	}
 }
