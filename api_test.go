@@ -601,6 +601,16 @@ func TestInitThread(t *testing.T) {
 		p.BarrierAll()
 		p.Finalize()
 	}
+	// An unknown level is a programmer error, refused before a PE
+	// starts.
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "goshmem.InitThread: unknown thread level 9; use ThreadSingle") {
+				t.Errorf("InitThread(9) panicked with %v; want the level and the valid ones named", r)
+			}
+		}()
+		goshmem.InitThread(goshmem.ThreadLevel(9))
+	}()
 }
 
 // TestManyPEs: a job with many more PEs than CPUs still completes ring

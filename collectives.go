@@ -741,6 +741,9 @@ func fcollectRing[T any](t *Team, dst, src []T) {
 func Collect[T any](t *Team, dst, src []T) {
 	const routine = "Collect"
 	t.check(routine)
+	if uint64(len(src)) > math.MaxUint32 {
+		collectTooLong(routine, len(src)) // (the members publish their counts as 32-bit words)
+	}
 	checkSym(t, routine, dst, src)
 	if t.shared {
 		collectDropbox(t, routine, dst, src)
@@ -768,6 +771,11 @@ func Collect[T any](t *Team, dst, src []T) {
 		write(t, routine, dst[off:off+len(src)], src, m)
 	}
 	t.sync(routine)
+}
+
+//go:noinline
+func collectTooLong(routine string, n int) {
+	panicf("%s: source has %d elements; a member's source may have at most %d", routine, n, uint32(math.MaxUint32))
 }
 
 // collectDropbox is Collect inside a shared-memory domain. Every

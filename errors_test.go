@@ -184,8 +184,10 @@ func argCases() []errCase {
 		}, want: strs("goshmem.PutSignal: unknown signal operation 7")},
 		{name: "CtxCreate options", npes: 1, fn: func(f *fixture) { _, _ = f.p.CtxCreate(goshmem.CtxOptions(1 << 5)) },
 			want: strs("goshmem.CtxCreate: unknown option bits 0x20")},
+		{name: "TeamCreateCtx options", npes: 1, fn: func(f *fixture) { _, _ = goshmem.TeamWorld(f.p).CtxCreate(goshmem.CtxOptions(1 << 5)) },
+			want: strs("goshmem.TeamCreateCtx: unknown option bits 0x20")},
 		{name: "SetThreadLevel", npes: 1, fn: func(f *fixture) { f.p.SetThreadLevel(goshmem.ThreadLevel(9)) },
-			want: strs("unknown thread level 9")},
+			want: strs("goshmem.InitThread: unknown thread level 9", "ThreadSingle", "ThreadMultiple")},
 	}
 }
 
@@ -483,6 +485,20 @@ func TestDebugChecks(t *testing.T) {
 				goshmem.AtomicFetchAdd(p.Ctx(), &x[0], 1, 1)
 			}
 		}, []string{"goshmem.AtomicFetchAdd: ", "not inside one live allocation"}},
+		{"Test on freed word", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 1)
+			goshmem.Free(p, x)
+			if p.MyPE() == 0 {
+				goshmem.Test(p, &x[0], goshmem.CmpEQ, 0)
+			}
+		}, []string{"goshmem.Test: ", "not inside one live allocation"}},
+		{"SignalFetch on freed word", func(p *goshmem.PE) {
+			x := mustMalloc[uint64](p, 1)
+			goshmem.Free(p, x)
+			if p.MyPE() == 0 {
+				goshmem.SignalFetch(p, &x[0])
+			}
+		}, []string{"goshmem.SignalFetch: ", "not inside one live allocation"}},
 		{"mismatched Free", func(p *goshmem.PE) {
 			a, b := mustMalloc[byte](p, 64), mustMalloc[byte](p, 64)
 			goshmem.Free(p, [][]byte{a, b}[p.MyPE()])
@@ -502,6 +518,50 @@ func TestDebugChecks(t *testing.T) {
 		goshmem.AtomicFetchAdd(p.Ctx(), &x[7], 1, 1-p.MyPE())
 		goshmem.Free(p, x)
 	})
+}
+
+// TestWaitAlignment: the variables of waits, tests and signals must be
+// aligned to their size (a misaligned word is not read atomically), as
+// the words of atomics must; a misaligned one is a programmer error
+// named like theirs.
+func TestWaitAlignment(t *testing.T) {
+	// odd returns a word of x's block 4 bytes past its start: inside
+	// the heap, misaligned.
+	odd := func(x []uint64) *uint64 { return (*uint64)(unsafe.Add(unsafe.Pointer(&x[0]), 4)) }
+	oddInt := func(x []uint64) *int64 { return (*int64)(unsafe.Add(unsafe.Pointer(&x[0]), 4)) }
+	for _, tc := range []struct {
+		name string
+		fn   func(p *goshmem.PE, x []uint64)
+	}{
+		{"Test", func(p *goshmem.PE, x []uint64) { goshmem.Test(p, oddInt(x), goshmem.CmpEQ, 0) }},
+		{"WaitUntil", func(p *goshmem.PE, x []uint64) { goshmem.WaitUntil(p, oddInt(x), goshmem.CmpEQ, 0) }},
+		{"TestAll", func(p *goshmem.PE, x []uint64) {
+			goshmem.TestAll(p, unsafe.Slice(oddInt(x), 2), nil, goshmem.CmpEQ, 0)
+		}},
+		{"SignalFetch", func(p *goshmem.PE, x []uint64) { goshmem.SignalFetch(p, odd(x)) }},
+		{"SignalWaitUntil", func(p *goshmem.PE, x []uint64) { goshmem.SignalWaitUntil(p, odd(x), goshmem.CmpEQ, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pe := panicError(t, runErrCfg(t, node.Config{HeapSize: testHeap}, 1, func(p *goshmem.PE) {
+				x := mustMalloc[uint64](p, 4) // zero: every wait would be satisfied at once
+				tc.fn(p, x)
+			}))
+			checkContains(t, tc.name, fmt.Sprint(pe.Value), "goshmem."+tc.name+": ", "is not aligned to 8 bytes")
+		})
+	}
+}
+
+// TestCollectTooLong: a source of 2^32 elements or more is refused with
+// a message (members publish their counts as 32-bit words; a longer
+// one would be cut and the blocks land at wrong offsets). The slice is
+// only a header: nothing reads it.
+func TestCollectTooLong(t *testing.T) {
+	pe := panicError(t, runErrCfg(t, node.Config{HeapSize: testHeap}, 1, func(p *goshmem.PE) {
+		x := mustMalloc[int8](p, 8)
+		huge := unsafe.Slice(&x[0], 1<<32)
+		goshmem.Collect(goshmem.TeamWorld(p), huge, huge)
+	}))
+	checkContains(t, "Collect", fmt.Sprint(pe.Value), "goshmem.Collect: ", "4294967296 elements", "at most 4294967295")
 }
 
 // TestRunLocalArgs: a job needs at least one PE, and a bad SHMEM_*

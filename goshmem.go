@@ -269,6 +269,10 @@ func Init() (*PE, error) {
 // (shmem_init_thread); it returns the level provided, which is the
 // level requested: every level is supported.
 func InitThread(level ThreadLevel) (*PE, ThreadLevel, error) {
+	if level < ThreadSingle || level > ThreadMultiple {
+		panic(fmt.Sprintf("goshmem.InitThread: unknown thread level %d; use ThreadSingle (%d), ThreadFunneled, ThreadSerialized or ThreadMultiple (%d)",
+			int(level), int(ThreadSingle), int(ThreadMultiple)))
+	}
 	pe, err := Init()
 	if err != nil {
 		return nil, 0, err

@@ -34,20 +34,21 @@ func load[T Integer](p *T) T {
 // WaitUntil blocks until *ivar, a symmetric variable of the calling PE,
 // compares to v by cmp (shmem_wait_until).
 func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	if !p.InHeap(mem.PtrAddr(ivar), mem.SizeOf[T]()) || uint(cmp) > uint(CmpLE) || !compare(load(ivar), cmp, v) {
+	if !p.InHeap(mem.PtrAddr(ivar), mem.SizeOf[T]()) || mem.PtrAddr(ivar)&(mem.SizeOf[T]()-1) != 0 ||
+		uint(cmp) > uint(CmpLE) || !compare(load(ivar), cmp, v) {
 		waitUntil(p, ivar, cmp, v)
 	}
 }
 
 // waitUntil is WaitUntil's outlined slow path.
 func waitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	p.CheckLocal("WaitUntil", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("WaitUntil", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), mem.SizeOf[T](), cmp)
 	p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
 }
 
 // Test reports whether *ivar compares to v by cmp (shmem_test).
 func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
-	p.CheckLocal("Test", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), cmp)
+	p.CheckLocal("Test", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), mem.SizeOf[T](), cmp)
 	return compare(load(ivar), cmp, v)
 }
 
@@ -56,9 +57,9 @@ func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
 
 func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
 	if len(ivars) > 0 {
-		p.CheckLocal(routine, "ivars", mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), cmp)
+		p.CheckLocal(routine, "ivars", mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), mem.SizeOf[T](), cmp)
 	} else if uint(cmp) > uint(CmpLE) {
-		p.CheckLocal(routine, "ivars", 0, 0, cmp) // panics with the comparison named
+		p.CheckLocal(routine, "ivars", 0, 0, 1, cmp) // panics with the comparison named
 	}
 	if status != nil && len(status) != len(ivars) {
 		panicf("%s: status has %d elements but ivars has %d", routine, len(status), len(ivars))
@@ -307,7 +308,7 @@ func PutSignalNBI[T any](c *Ctx, dst, src []T, sig *uint64, signal uint64, op Si
 // SignalFetch returns the value of the calling PE's signal word
 // (shmem_signal_fetch).
 func SignalFetch(p *PE, sig *uint64) uint64 {
-	p.CheckLocal("SignalFetch", "sig", mem.PtrAddr(sig), 8, CmpEQ)
+	p.CheckLocal("SignalFetch", "sig", mem.PtrAddr(sig), 8, 8, CmpEQ)
 	return atomic.LoadUint64(sig)
 }
 
@@ -317,7 +318,7 @@ func SignalFetch(p *PE, sig *uint64) uint64 {
 // and the value returned is the one tested, even if the word has changed
 // since.
 func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
-	if p.InHeap(mem.PtrAddr(sig), 8) && uint(cmp) <= uint(CmpLE) {
+	if p.InHeap(mem.PtrAddr(sig), 8) && mem.PtrAddr(sig)&7 == 0 && uint(cmp) <= uint(CmpLE) {
 		if x := atomic.LoadUint64(sig); compare(x, cmp, v) {
 			return x
 		}
@@ -329,7 +330,7 @@ func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
 //
 //go:noinline
 func signalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
-	p.CheckLocal("SignalWaitUntil", "sig", mem.PtrAddr(sig), 8, cmp)
+	p.CheckLocal("SignalWaitUntil", "sig", mem.PtrAddr(sig), 8, 8, cmp)
 	var x uint64
 	p.WaitSlow("SignalWaitUntil", func() bool { x = atomic.LoadUint64(sig); return compare(x, cmp, v) })
 	return x // WaitSlow returns right after the call of cond that held

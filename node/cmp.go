@@ -27,17 +27,27 @@ func (p *PE) InHeap(addr, n uintptr) bool {
 
 // CheckLocal checks that [addr, addr+n), the routine's argument arg
 // ("ivar", "ivars", "sig"), lies in the calling PE's heap, as the
-// variables of waits and signals must, and that cmp is known.
-func (p *PE) CheckLocal(routine, arg string, addr, n uintptr, cmp Cmp) {
-	if _, in := p.heap.Offset(addr, n); !in || uint(cmp) > uint(CmpLE) {
-		p.badLocal(routine, arg, addr, n, cmp)
+// variables of waits and signals must, aligned to elem bytes (the size
+// of one variable, a power of two: a misaligned word is not read
+// atomically), under SHMEM_DEBUG inside one live allocation, and that
+// cmp is known.
+func (p *PE) CheckLocal(routine, arg string, addr, n, elem uintptr, cmp Cmp) {
+	if _, in := p.heap.Offset(addr, n); !in || addr&(elem-1) != 0 || uint(cmp) > uint(CmpLE) || p.job.cfg.Debug {
+		p.badLocal(routine, arg, addr, n, elem, cmp)
 	}
 }
 
+// badLocal is CheckLocal's outlined test: it panics for what is wrong
+// (in debug mode it also runs for arguments that are right, and
+// returns).
+//
 //go:noinline
-func (p *PE) badLocal(routine, arg string, addr, n uintptr, cmp Cmp) {
+func (p *PE) badLocal(routine, arg string, addr, n, elem uintptr, cmp Cmp) {
 	if uint(cmp) > uint(CmpLE) {
 		panicf("%s: unknown comparison %d; use CmpEQ, CmpNE, CmpGT, CmpGE, CmpLT or CmpLE", routine, int(cmp))
 	}
-	badAddr(routine, arg, addr, n, p)
+	p.symOffset(routine, arg, addr, n)
+	if addr&(elem-1) != 0 {
+		panicf("%s: %s %#x is not aligned to %d bytes", routine, arg, addr, elem)
+	}
 }

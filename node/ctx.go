@@ -72,8 +72,13 @@ type Ctx struct {
 // fail on a node; the error is for the interface's sake (a transport
 // with a bounded number of contexts returns one).
 func (p *PE) CtxCreate(opts CtxOptions) (*Ctx, error) {
+	return p.ctxCreate("CtxCreate", opts)
+}
+
+// ctxCreate is CtxCreate for routine (CtxCreate, TeamCreateCtx).
+func (p *PE) ctxCreate(routine string, opts CtxOptions) (*Ctx, error) {
 	if opts&^(CtxSerialized|CtxPrivate|CtxNostore) != 0 {
-		panicf("CtxCreate: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", uint(opts))
+		panicf("%s: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", routine, uint(opts))
 	}
 	c := &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug}
 	if p.x != nil {
@@ -113,7 +118,7 @@ func (p *PE) forgetShareable(w weak.Pointer[Ctx]) {
 // members, a team's world PE numbers in team order
 // (shmem_team_create_ctx).
 func (p *PE) CtxCreateTeam(members []int, opts CtxOptions) (*Ctx, error) {
-	c, err := p.CtxCreate(opts)
+	c, err := p.ctxCreate("TeamCreateCtx", opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"errors"
+
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/wait"
@@ -165,7 +167,12 @@ func (p *PE) cma(c *Ctx, routine string, put bool, off uintptr, local []byte, pe
 	if err != nil {
 		p.job.checkPeer(pe)
 		p.checkAbort(routine)
-		panicf("%s: CMA transfer with PE %d (pid %d) failed: %v", routine, pe, pid, err)
+		hint := ""
+		if errors.Is(err, sys.ErrPerm) {
+			hint = " (process_vm_readv/writev needs ptrace access to the peer: the same user and kernel.yama.ptrace_scope 0, " +
+				"or CAP_SYS_PTRACE; or map the heaps instead: SHMEM_TRANSPORT=auto or xpmem)"
+		}
+		panicf("%s: CMA transfer with PE %d (pid %d) failed: %v%s", routine, pe, pid, err, hint)
 	}
 }
 
