@@ -178,7 +178,8 @@ const (
 
 // pick returns the kernel of copy i and what its time does to the
 // kernel's running cost. The first copies are a burst of each kernel
-// (the temporal one second); after that, bursts start at next. A
+// (the temporal one first: its untimed copies also take the page faults
+// of a buffer's first use); after that, bursts start at next. A
 // burst makes the explored kernel's cost anew, the least of its timed
 // copies: a cost from an earlier burst says how that kernel did in
 // another state of the caches, not now.
@@ -188,12 +189,12 @@ func (c *tuneBand) pick(i uint64) (k uint32, s sample) {
 		nN, sN := burstLen(1)
 		nT, sT := burstLen(0)
 		switch {
-		case i < nN:
-			return 1, burstSample(i, sN)
-		case i < nN+nT:
-			return 0, burstSample(i-nN, sT)
-		case i == nN+nT:
-			c.choose(i, 0)
+		case i < nT:
+			return 0, burstSample(i, sT)
+		case i < nT+nN:
+			return 1, burstSample(i-nT, sN)
+		case i == nT+nN:
+			c.choose(i, 1)
 		}
 		if next = c.next.Load(); next == 0 {
 			return c.chosen.Load(), untimed // (another copy is choosing)
