@@ -58,7 +58,13 @@ const Version = "0.1.0"
 const SpecVersion = "1.5"
 
 type (
-	// PE is one processing element; see node.PE.
+	// PE is one processing element; see node.PE. Among its methods
+	// are the runtime layer's primitives that this package's teams,
+	// collectives and contexts are built on (TeamSet, TeamPut,
+	// TeamPutSet, TeamLoad, TeamClear, Wake, Translate, ...): they
+	// check their arguments only against the runtime's own layout, not
+	// against the teams in use, and programs must not call them; the
+	// routines of this package are the API.
 	PE = node.PE
 	// Ctx is a communication context (shmem_ctx_t).
 	Ctx = node.Ctx
