@@ -29,10 +29,11 @@ func noise(n int) func(seed, m int) []byte {
 // byte offsets that misalign source and destination, and checks every
 // byte of the destination, the bytes around the message included (the
 // engine's head and tail stores must stay inside it). The size just
-// below the non-temporal threshold is in the band where each PE's copy
-// engine chooses its kernel by timing (mem.Tuner, SHMEM_COPY_ADAPT): its
-// first copies there are a burst of streaming stores, then temporal
-// ones, so the eight copies of that size run both.
+// below the non-temporal threshold goes through the band where each
+// PE's copy engine chooses its kernel by timing (mem.Tuner,
+// SHMEM_COPY_ADAPT); its first copies there are temporal (the first
+// burst), and internal/mem's TestTunerCopies checks both kernels in
+// the band.
 func TestRMALargeCopies(t *testing.T) {
 	nt := int(mem.DefaultCopyPlan().NTThreshold)
 	sizes := []int{mem.LargeCopy - 1, mem.LargeCopy, mem.LargeCopy + 1, 1<<20 + 13}
