@@ -150,6 +150,7 @@ func LoadConfig() (node.Config, error) {
 		InternodeRDMAMin:  max(c.InternodeRDMAMin, 1), // 0 in the variable: every put (of at least a byte)
 		TaskNoSteal:       !c.TaskSteal,
 		CopyNoAdapt:       !c.CopyAdapt,
+		CopyShare:         c.CopyShare,
 	}, nil
 }
 

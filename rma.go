@@ -21,7 +21,7 @@ func put[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
 		copy(d, src) // inline: the small-put fast path
 	} else {
-		rmaLarge(c, d, src)
+		rmaLarge(c, d, src, pe, off, true)
 	}
 	c.RingData(pe)
 }
@@ -40,7 +40,7 @@ func get[T any](c *Ctx, routine string, dst, src []T, pe int) {
 	if uintptr(len(src))*mem.SizeOf[T]() < mem.LargeCopy {
 		copy(dst, s) // inline: the small-get fast path
 	} else {
-		rmaLarge(c, dst, s)
+		rmaLarge(c, dst, s, pe, off, false)
 	}
 }
 
@@ -60,10 +60,13 @@ func copyData[T any](dst, src []T) {
 }
 
 // rmaLarge is the large case of put and get: the context's copy
-// engine (Ctx.CopyLarge) on the bytes.
+// engine (Ctx.CopyLarge) on the bytes; the symmetric side is at off in
+// PE pe's heap (dst for a put, src for a get).
 //
 //go:noinline
-func rmaLarge[T any](c *Ctx, dst, src []T) { c.CopyLarge(mem.Bytes(dst), mem.Bytes(src)) }
+func rmaLarge[T any](c *Ctx, dst, src []T, pe int, off uintptr, put bool) {
+	c.CopyLarge(mem.Bytes(dst), mem.Bytes(src), pe, off, put)
+}
 
 // copyLarge is copyData's large case: mem.Copy on the bytes.
 //

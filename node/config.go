@@ -61,6 +61,9 @@ type Config struct {
 	// CopyNoAdapt is SHMEM_COPY_ADAPT=0: large puts and gets use the
 	// copy engine's fixed non-temporal threshold (mem.Tuner).
 	CopyNoAdapt bool
+	// CopyShare is SHMEM_COPY_SHARE: the smallest put or get (bytes)
+	// whose copy waiting host-mates help with; 0: none (CopyLarge).
+	CopyShare int64
 	// InternodeNoRDMA is SHMEM_INTERNODE_RDMA=0: leaders expose no
 	// heap, and every put and get across hosts is a frame.
 	InternodeNoRDMA bool

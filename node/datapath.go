@@ -29,10 +29,24 @@ func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 }
 
 // CopyLarge copies src into dst (raw bytes, at least mem.LargeCopy of
-// them, no Go pointers) for a put or get of this context: the copy
+// them, no Go pointers) for a put (put true: dst is at offset off of
+// PE pe's heap) or a get (src is there) of this context: the copy
 // engine, with the kernel chosen by the PE's timings near the
-// non-temporal threshold (mem.Tuner).
-func (c *Ctx) CopyLarge(dst, src []byte) { c.pe.copier.Copy(dst, src) }
+// non-temporal threshold (mem.Tuner); from SHMEM_COPY_SHARE bytes up,
+// a copy between symmetric buffers is shared with host-mates that
+// wait meanwhile (sharecopy.go).
+func (c *Ctx) CopyLarge(dst, src []byte, pe int, off uintptr, put bool) {
+	p := c.pe
+	if s := p.task.share; s != 0 && len(src) >= s {
+		if c.world != nil {
+			pe = c.world[pe] // a team context's PE number
+		}
+		if p.copyShared(dst, src, pe, off, put) {
+			return
+		}
+	}
+	p.copier.Copy(dst, src)
+}
 
 // Ring wakes PE pe if it sleeps in a wait: call it after every store
 // into pe's heap. It inlines to one load and a branch.

@@ -58,6 +58,9 @@ type Job struct {
 	// wake only to receive, and it receives).
 	hotPolicy wait.Policy
 	hot       bool
+	// fit: the PEs of this host, with the leaders' transport helpers,
+	// fit the CPUs they may use (they all run at once).
+	fit bool
 	// notify: per local PE, the in-process list its goroutines park on
 	// when every PE of the job is a goroutine of this process (policy
 	// mode wait.Goroutines); nil otherwise.
@@ -164,6 +167,10 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		npes = busy // the PEs that share this machine's CPUs
 	}
 	j.policy = autoPolicy(npes, helpers, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	// Copies are shared only when every PE of the host has a CPU: a
+	// helper that loses its CPU in the middle of a chunk would hold the
+	// copy's owner for a time slice.
+	j.fit = npes+helpers <= runCPUs(npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	j.hotPolicy, j.hot = hotPolicy(npes, helpers, j.localPEs, int(j.ctl.Header.CPUs), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	if j.policy.Mode == wait.Goroutines {
 		j.notify = make([]wait.Notify, localPEs)
@@ -286,10 +293,7 @@ func watcherP(localPEs, gomaxprocs int, env string) bool {
 // follows from where the PEs are: goroutines of this process only,
 // processes only, or both.
 func autoPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.Policy {
-	ncpu := jobCPUs
-	if ncpu <= 0 {
-		ncpu = numCPU
-	}
+	ncpu := runCPUs(npes, localPEs, jobCPUs, numCPU, gomaxprocs)
 	mode := wait.Mixed
 	switch {
 	case localPEs <= 1:
@@ -297,13 +301,24 @@ func autoPolicy(npes, helpers, localPEs, jobCPUs, numCPU, gomaxprocs int) wait.P
 	case localPEs == npes:
 		mode = wait.Goroutines
 	}
-	if localPEs > 1 && localPEs > gomaxprocs {
-		ncpu = min(ncpu, npes*gomaxprocs/localPEs) // npes > ncpu: oversubscribed
-	}
 	if npes <= ncpu && npes+helpers > ncpu {
 		return wait.Shared(mode)
 	}
 	return wait.Auto(npes, ncpu, mode)
+}
+
+// runCPUs returns how many of the npes PEs can run at once, for the
+// facts autoPolicy takes: the PEs are oversubscribed when it is below
+// npes.
+func runCPUs(npes, localPEs, jobCPUs, numCPU, gomaxprocs int) int {
+	ncpu := jobCPUs
+	if ncpu <= 0 {
+		ncpu = numCPU
+	}
+	if localPEs > 1 && localPEs > gomaxprocs {
+		ncpu = min(ncpu, npes*gomaxprocs/localPEs)
+	}
+	return ncpu
 }
 
 // hotPolicy returns the policy of a wait that reads the transport

@@ -177,6 +177,7 @@ func newPE(j *Job, me int) *PE {
 		p.ctx.x = j.x.newCtxHosts()
 	}
 	p.initTasks()
+	p.initShare()
 	return p
 }
 

@@ -32,6 +32,12 @@ import (
 // count. The host's Header.Tasks counts owners with chunks left to
 // claim, so a wait's idle steal check is one load.
 
+// What a PE's busy word holds.
+const (
+	busyTask = 1 // the PE executes a task (TaskExecute)
+	busyCopy = 2 // the PE executes a shared copy (CopyLarge)
+)
+
 // TaskFunc is the body of a task: run the chunks [lo, hi) of the
 // execution that PE owner started. It runs on the owner or on another
 // PE of the owner's host, and reaches the owner's data through Ptr.
@@ -61,8 +67,9 @@ type tasks struct {
 	// other than this PE: those it steals from, and those it wakes when
 	// it opens a task (their slots and bells).
 	victims []int
-	// busy is set while this PE executes a task: one at a time.
-	busy atomic.Bool
+	// busy is busyTask while this PE executes a task, busyCopy while it
+	// executes a shared copy (sharecopy.go): one at a time.
+	busy atomic.Uint32
 	// stealing is set while this PE runs a chunk it stole: one at a
 	// time, and a wait inside that chunk does not steal again.
 	stealing atomic.Bool
@@ -73,6 +80,10 @@ type tasks struct {
 	order  []int
 	near   int
 	stolen atomic.Uint64
+	// copy is the built-in copy task's body (copyChunks), and share the
+	// smallest copy CopyLarge shares (0: none).
+	copy  task
+	share int
 }
 
 // initTasks prepares p's task state once the job's mappings are known.
@@ -163,13 +174,19 @@ func (p *PE) TaskExecute(handle, n int) {
 	if n > job.TaskMaxChunks {
 		panicf("Task.Execute: %d chunks out of range [0, %d]", n, job.TaskMaxChunks)
 	}
-	if !p.task.busy.CompareAndSwap(false, true) {
+	for !p.task.busy.CompareAndSwap(0, busyTask) {
+		if p.task.busy.Load() == busyCopy {
+			// Another goroutine of this PE shares a copy: it ends
+			// within a copy's time.
+			runtime.Gosched()
+			continue
+		}
 		panicf("Task.Execute: PE %d already executes a task (Execute called from inside a chunk, or from two goroutines of the PE at once): a PE executes one task at a time", p.me)
 	}
 	if p.task.board == nil {
 		// Nobody can steal: the owner runs it all, in one call.
 		t.fn(p.me, 0, n)
-		p.task.busy.Store(false)
+		p.task.busy.Store(0)
 		return
 	}
 	p.executeShared(t, handle, n)
@@ -188,7 +205,7 @@ func (p *PE) executeShared(t *task, handle, n int) {
 	lo, hi := 0, max(n/share, 1)
 	if hi == n {
 		t.fn(p.me, 0, n) // nothing left for thieves
-		p.task.busy.Store(false)
+		p.task.busy.Store(0)
 		return
 	}
 	e.Handle.Store(uint32(handle))
@@ -230,7 +247,7 @@ func (p *PE) executeShared(t *task, handle, n int) {
 	if done := &p.slot.TaskDone.Uint64; done.Load() < rest {
 		p.waitSlow("Task.Execute", p.policy, func() bool { return done.Load() >= rest })
 	}
-	p.task.busy.Store(false)
+	p.task.busy.Store(0)
 }
 
 // steal runs one chunk of a task of a host-mate, if one has chunks
@@ -280,10 +297,15 @@ func (p *PE) stealOne() bool {
 		// before it is done: Handle and Fn, written before the
 		// execution was published, are read from it.
 		h, fn := int(e.Handle.Load()), e.Fn.Load()
-		if h >= len(reg) || reg[h].fn == nil || reg[h].hash != fn {
+		var t *task
+		switch {
+		case uint32(h) == job.TaskCopy && fn == job.TaskCopyFn:
+			t = &p.task.copy // a shared copy (sharecopy.go)
+		case h >= len(reg) || reg[h].fn == nil || reg[h].hash != fn:
 			p.taskMismatch(o, h, reg)
+		default:
+			t = &reg[h]
 		}
-		t := &reg[h]
 		p.runStolen(t, o, h, next)
 		s.TaskDone.Add(1)
 		wait.Ring(p.peers[o].door)

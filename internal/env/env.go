@@ -63,7 +63,12 @@ const (
 	VarVerbsGIDIndex    = "SHMEM_VERBS_GID_INDEX"
 	VarTaskSteal        = "SHMEM_TASK_STEAL"
 	VarCopyAdapt        = "SHMEM_COPY_ADAPT"
+	VarCopyShare        = "SHMEM_COPY_SHARE"
 )
+
+// CopyShareDefault is SHMEM_COPY_SHARE's default: puts and gets from
+// this size up are shared with waiting host-mates.
+const CopyShareDefault = "256k"
 
 // Knob types, the values of Knob.Type.
 const (
@@ -192,6 +197,9 @@ type Config struct {
 	// engine's non-temporal threshold time themselves and choose
 	// between temporal and streaming stores.
 	CopyAdapt bool
+	// CopyShare is SHMEM_COPY_SHARE: the smallest put or get whose copy
+	// waiting host-mates help with (bytes; 0: none).
+	CopyShare int64
 }
 
 // def is a Knob with the code that stores its value in a Config.
@@ -446,6 +454,36 @@ func defs() []def {
 				"stores win when the program reuses its buffers, streaming stores when " +
 				"its buffers do not fit the cache. off: the fixed threshold only.",
 		}, func(c *Config) *bool { return &c.CopyAdapt }),
+		{Knob{
+			Name: VarCopyShare, Type: TypeSize, Default: CopyShareDefault,
+			Help: "The smallest put or get (bytes, a size as SHMEM_SYMMETRIC_SIZE, at least " +
+				"64k) whose copy PEs of the host that wait meanwhile help with: the copy is " +
+				"cut into chunks that the caller and waiting host-mates take, when both of its " +
+				"buffers are symmetric and the host's PEs fit its CPUs. off (or 0): every " +
+				"copy is made by its caller alone, as with SHMEM_TASK_STEAL=off.",
+		}, func(c *Config, v string) error {
+			if b, err := ParseBool(v); err == nil && !b {
+				c.CopyShare = 0
+				return nil
+			}
+			n, err := ParseSize(v)
+			if err != nil {
+				if e, ok := err.(*Error); ok {
+					e.Accept = "give off, or a size from 64k to 1t, e.g. " + CopyShareDefault
+				}
+				return err
+			}
+			if n == 0 {
+				c.CopyShare = 0
+				return nil
+			}
+			if n < 64<<10 || n > 1<<40 {
+				return &Error{Value: v, Problem: "size out of range",
+					Accept: "give off, or a size from 64k to 1t, e.g. " + CopyShareDefault}
+			}
+			c.CopyShare = n
+			return nil
+		}},
 		durationKnob(Knob{
 			Name:    VarWaitSleep,
 			Default: "10ms",

@@ -36,6 +36,7 @@ func wantDefaults() Config {
 		VerbsDevice:       "auto",
 		TaskSteal:         true,
 		CopyAdapt:         true,
+		CopyShare:         256 << 10,
 	}
 }
 
@@ -128,6 +129,10 @@ func TestLoad(t *testing.T) {
 		{"debug", map[string]string{VarDebug: "1"}, func(c *Config) { c.Debug = true }},
 		{"debug off", map[string]string{VarDebug: "no"}, func(c *Config) {}},
 		{"copy adapt off", map[string]string{VarCopyAdapt: "off"}, func(c *Config) { c.CopyAdapt = false }},
+		{"copy share off", map[string]string{VarCopyShare: "off"}, func(c *Config) { c.CopyShare = 0 }},
+		{"copy share 0", map[string]string{VarCopyShare: "0"}, func(c *Config) { c.CopyShare = 0 }},
+		{"copy share 1m", map[string]string{VarCopyShare: "1m"}, func(c *Config) { c.CopyShare = 1 << 20 }},
+		{"copy share least", map[string]string{VarCopyShare: "64k"}, func(c *Config) { c.CopyShare = 64 << 10 }},
 		{"info", map[string]string{VarInfo: "yes"}, func(c *Config) { c.Info = true }},
 		{"version", map[string]string{VarVersion: "ON"}, func(c *Config) { c.Version = true }},
 		{"huge", map[string]string{VarHugePages: "true"}, func(c *Config) { c.HugePages = true }},
@@ -200,6 +205,10 @@ func TestLoadErrors(t *testing.T) {
 		{VarWaitSleep, "501ms", []string{"duration out of range"}},
 		{VarWaitSleep, "1h", []string{"duration out of range"}},
 		{VarWaitSleep, "soon", []string{"not a duration"}},
+		{VarCopyShare, "1", []string{"size out of range", "SHMEM_COPY_SHARE", "from 64k to 1t"}},
+		{VarCopyShare, "on", []string{`not a number in SHMEM_COPY_SHARE="on"; give off, or a size from 64k to 1t`}},
+		{VarCopyShare, "63k", []string{"size out of range"}},
+		{VarCopyShare, "2t", []string{"size out of range"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -316,12 +316,31 @@ type Slot struct {
 // its add. Adds past the count are harmless: the owner's batches and
 // late thieves move next by less than 2^TaskChunkBits - count, and the
 // next execution stores a fresh Claim.
+//
+// The built-in copy task (Handle TaskCopy) is a large put or get that
+// waiting host-mates help with: its arguments follow, written before
+// Claim as Handle and Fn are. The source is Len bytes at SrcOff in PE
+// SrcPE's heap, the destination at DstOff in PE DstPE's, chunk c the
+// bytes [c*Chunk, min((c+1)*Chunk, Len)); Kind 1 copies with streaming
+// stores, 0 with temporal ones.
 type Task struct {
 	Claim  atomic.Uint64
-	Handle atomic.Uint32 // the task's handle (its registration number)
+	Handle atomic.Uint32 // the task's handle (its registration number), or TaskCopy
 	Fn     atomic.Uint32 // a hash of the body's function name, to catch mismatched registrations
-	_      [shm.CacheLine - 16]byte
+
+	SrcPE, DstPE   atomic.Uint32
+	SrcOff, DstOff atomic.Uint64
+	Len            atomic.Uint64
+	Chunk, Kind    atomic.Uint32
+	_              [shm.CacheLine - 56]byte
 }
+
+// TaskCopy is the Handle of the built-in copy task, and TaskCopyFn its
+// Fn.
+const (
+	TaskCopy   = ^uint32(0)
+	TaskCopyFn = 0x636f7079 // "copy"
+)
 
 // Claim word layout: next in the low TaskChunkBits, the number of
 // chunks in the TaskChunkBits-1 above.

@@ -125,21 +125,67 @@ func (t *Tuner) Copy(dst, src []byte) int {
 	if overlap(uintptr(d), uintptr(s), n) {
 		return copy(dst[:n], src[:n])
 	}
-	c := &t.band
-	k, smp := c.pick(c.copies.Add(1) - 1)
-	p := t.plan
-	p.NTThreshold = 0 // temporal: REP MOVSB or the AVX2 loop, as the plan says
-	if k == 1 {
-		p.NTThreshold = 1
-	}
-	if smp == untimed {
+	c := t.Pick(int(n))
+	p := kindPlan(t.plan, c.NT)
+	if !c.Timed() {
 		copyPlanned(&p, d, s, n)
 		return int(n)
 	}
 	start := time.Now()
 	copyPlanned(&p, d, s, n)
-	c.record(k, float64(time.Since(start))/float64(n), smp)
+	t.Done(c, time.Since(start))
 	return int(n)
+}
+
+// Choice is the Tuner's choice for one copy (Pick): its kernel, and
+// whether and how its time counts.
+type Choice struct {
+	NT bool // streaming stores (CopyKind's nt)
+	k  uint32
+	s  sample
+	n  uintptr // 0: outside the band
+}
+
+// Timed reports whether the copy's time should go to Done.
+func (c Choice) Timed() bool { return c.n != 0 && c.s != untimed }
+
+// Pick chooses the kernel of a copy of n non-overlapping bytes that
+// the caller makes itself with CopyKind, in parts or with helpers (a
+// shared put): the plan's choice outside the band, the Tuner's in it.
+// When the Choice is Timed, the caller times the whole copy and passes
+// the time to Done.
+func (t *Tuner) Pick(n int) Choice {
+	if uintptr(n) <= t.lo || uintptr(n) > t.hi {
+		return Choice{NT: n >= LargeCopy && t.plan.kernel(uintptr(n)) == kNT}
+	}
+	k, s := t.band.pick(t.band.copies.Add(1) - 1)
+	return Choice{NT: k == 1, k: k, s: s, n: uintptr(n)}
+}
+
+// Done records the time d of a copy made on choice c (a no-op unless
+// c is Timed).
+func (t *Tuner) Done(c Choice, d time.Duration) {
+	if c.Timed() {
+		t.band.record(c.k, float64(d)/float64(c.n), c.s)
+	}
+}
+
+// kindPlan is plan p restricted to temporal (nt false) or streaming
+// stores at every size.
+func kindPlan(p CopyPlan, nt bool) CopyPlan {
+	p.NTThreshold = 0 // temporal: REP MOVSB or the AVX2 loop, as the plan says
+	if nt {
+		p.NTThreshold = 1
+	}
+	return p
+}
+
+// CopyKind copies min(len(dst), len(src)) bytes as Copy does, but with
+// streaming stores (nt) or temporal ones whatever the size, as a Pick
+// said: the parts of one large copy all use the kernel chosen for the
+// whole. Streaming stores are fenced before it returns.
+func CopyKind(dst, src []byte, nt bool) int {
+	return kindPlan(DefaultCopyPlan(), nt).Copy(dst, src)
 }
 
 // Kernel names the kernel the Tuner copies n non-overlapping bytes
@@ -149,11 +195,7 @@ func (t *Tuner) Kernel(n int) string {
 	if uintptr(n) <= t.lo || uintptr(n) > t.hi {
 		return t.plan.Method(n)
 	}
-	p := t.plan
-	p.NTThreshold = 0
-	if t.band.chosen.Load() == 1 {
-		p.NTThreshold = 1
-	}
+	p := kindPlan(t.plan, t.band.chosen.Load() == 1)
 	return p.Method(n)
 }
 

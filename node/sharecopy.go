@@ -1,0 +1,122 @@
+package node
+
+import (
+	"time"
+
+	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Shared copies: a large put or get whose both buffers are symmetric
+// is the built-in copy task, whose chunks the caller and host-mates
+// that wait meanwhile copy (the task board of task.go). In a
+// ping-pong, and while the target of a stream of puts waits in a
+// barrier, the target's core would otherwise idle while the caller's
+// core copies alone; two cores move a large copy 1.2-1.9 times as fast
+// as one (docs/performance.md, "The waiting PE copies half").
+//
+// The caller publishes the copy's arguments on its task entry
+// (job.Task: the two PEs and heap offsets, the length, the chunk size
+// and the kernel), and runs TaskExecute's protocol: it claims batches
+// of chunks, thieves one chunk at a time, and it returns once every
+// chunk is copied. A thief's chunk is ordered before the caller's
+// return by the thief's atomic add to the caller's TaskDone, so a flag
+// that the caller stores afterwards (Fence and P, a barrier)
+// publishes the whole copy, as after a copy of its own.
+//
+// Both buffers must be in heaps: a thief in another process reaches
+// them only through its own mappings (a private buffer of a goroutine
+// PE might even live on its goroutine's stack, which moves). And every
+// PE of the host must have a CPU of its own (Job.fit): a thief that
+// loses its CPU in the middle of a chunk would hold the caller for a
+// time slice.
+
+// copyChunkMin is the smallest chunk of a shared copy, and
+// copyChunkDiv the number of chunks a copy is cut into when its
+// chunks are larger: a thief arriving late, or the caller, waits for
+// at most one chunk of the other's.
+const (
+	copyChunkMin = 64 << 10
+	copyChunkDiv = 16
+)
+
+// initShare prepares p's shared copies once its task state is known.
+func (p *PE) initShare() {
+	p.task.copy = task{fn: p.copyChunks, name: "goshmem copy (a shared put or get)", hash: job.TaskCopyFn}
+	// Every host-mate must map every heap: p maps each of them (its
+	// victims are those it maps), and the job maps all or none
+	// (SHMEM_TRANSPORT).
+	mates := p.npes
+	if p.job.host != nil {
+		mates = len(p.job.host)
+	}
+	if p.job.cfg.CopyShare > 0 && p.task.board != nil && p.job.fit && len(p.task.victims) == mates-1 {
+		p.task.share = int(max(p.job.cfg.CopyShare, copyChunkMin))
+	}
+}
+
+// copyShared copies src into dst for a put (dst at off in PE pe's
+// heap, src local) or a get (src at off in PE pe's heap, dst local)
+// as a shared copy, and reports whether it did; false: the caller
+// copies alone (a local buffer outside the heap, overlapping buffers,
+// or the PE busy with another task or copy).
+func (p *PE) copyShared(dst, src []byte, pe int, off uintptr, put bool) bool {
+	n := min(len(dst), len(src))
+	local := mem.Addr(src)
+	if !put {
+		local = mem.Addr(dst)
+	}
+	loff, in := p.heap.Offset(local, uintptr(n))
+	if !in || mem.Overlaps(dst[:n], src[:n]) || !p.task.busy.CompareAndSwap(0, busyCopy) {
+		return false
+	}
+	e := &p.slot.Task
+	if put {
+		e.SrcPE.Store(uint32(p.me))
+		e.SrcOff.Store(uint64(loff))
+		e.DstPE.Store(uint32(pe))
+		e.DstOff.Store(uint64(off))
+	} else {
+		e.SrcPE.Store(uint32(pe))
+		e.SrcOff.Store(uint64(off))
+		e.DstPE.Store(uint32(p.me))
+		e.DstOff.Store(uint64(loff))
+	}
+	chunk := min(max(copyChunkMin, (n/copyChunkDiv+4095)&^4095), 1<<30)
+	c := p.copier.Pick(n)
+	kind := uint32(0)
+	if c.NT {
+		kind = 1
+	}
+	e.Len.Store(uint64(n))
+	e.Chunk.Store(uint32(chunk))
+	e.Kind.Store(kind)
+	var start time.Time
+	if c.Timed() {
+		start = time.Now()
+	}
+	p.executeShared(&p.task.copy, int(job.TaskCopy), (n+chunk-1)/chunk) // clears busy
+	if c.Timed() {
+		p.copier.Done(c, time.Since(start))
+	}
+	return true
+}
+
+// copyChunks is the body of the built-in copy task: it copies chunks
+// [lo, hi) of the copy that PE owner executes, on the owner or on a
+// thief.
+func (p *PE) copyChunks(owner, lo, hi int) {
+	e := &p.job.ctl.Slot(owner).Task
+	n, chunk := e.Len.Load(), uint64(e.Chunk.Load())
+	from, to := uint64(lo)*chunk, min(uint64(hi)*chunk, n)
+	if from >= to {
+		return
+	}
+	sb, db := p.peers[e.SrcPE.Load()].base, p.peers[e.DstPE.Load()].base
+	if sb == nil || db == nil {
+		panicf("shared copy of PE %d: PE %d does not map PE %d's or PE %d's heap (SHMEM_TRANSPORT must map every heap of the host)",
+			owner, p.me, e.SrcPE.Load(), e.DstPE.Load())
+	}
+	mem.CopyKind(mem.ByteSlice(db, uintptr(e.DstOff.Load()+from), int(to-from)),
+		mem.ByteSlice(sb, uintptr(e.SrcOff.Load()+from), int(to-from)), e.Kind.Load() == 1)
+}
