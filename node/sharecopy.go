@@ -36,7 +36,7 @@ import (
 // chunks are larger: a thief arriving late, or the caller, waits for
 // at most one chunk of the other's.
 const (
-	copyChunkMin = 64 << 10
+	copyChunkMin = 16 << 10
 	copyChunkDiv = 16
 )
 

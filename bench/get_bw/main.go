@@ -58,7 +58,7 @@ func main() {
 			return osu.MBps(float64(size)*osu.Window*float64(iters), us)
 		})
 		if *vsCopy {
-			b.VsCopy(dst, goshmem.Ptr(b.PE, src, 1), func(size int) {
+			b.VsCopy(dst, goshmem.Ptr(b.PE, src, 1), goshmem.Ptr(b.PE, dst, 0), src, func(size int) {
 				goshmem.GetNBI(b.Ctx, dst[:size], src[:size], 1)
 			})
 		}

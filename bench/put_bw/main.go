@@ -57,7 +57,7 @@ func main() {
 			return osu.MBps(float64(size)*osu.Window*float64(iters), us)
 		})
 		if *vsCopy {
-			b.VsCopy(goshmem.Ptr(b.PE, dst, 1), src, func(size int) {
+			b.VsCopy(goshmem.Ptr(b.PE, dst, 1), src, dst, goshmem.Ptr(b.PE, src, 0), func(size int) {
 				goshmem.PutNBI(b.Ctx, dst[:size], src[:size], 1)
 			})
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/copyref"
@@ -165,23 +166,49 @@ var _ = goshmem.PutNBI[uint8]
 // each size of the sweep from mem.LargeCopy bytes up, PE 0 times
 // copyref.Rounds rounds of a block of k transfers of size bytes
 // (nbi(size) issues one; windows of Window, each ended by Quiet, as the
-// sweep's) alternating with a block of k lone copies of the same bytes
-// by every copyref method, from src to dst, and prints the per-size
-// ratios in one closing comment (copyref.Prefix). dst and src are the
-// bytes the transfer writes and reads, the partner's through Ptr; nil
-// when the partner's heap is not mapped, and then the comment says so.
-// Every PE calls it.
-func (b *Bench) VsCopy(dst, src []uint8, nbi func(size int)) {
+// sweep's) alternating with a block of k copies of the same bytes by
+// every copyref method, from src to dst, lone and split with PE 1
+// (copyref.Splitter: a put or get from SHMEM_COPY_SHARE bytes up is
+// copied by both PEs), and prints the per-size ratios in one closing
+// comment (copyref.Prefix). dst and src are the bytes the transfer
+// writes and reads as PE 0 sees them, the partner's through Ptr (nil
+// when the partner's heap is not mapped, and then the comment says
+// so); helpDst and helpSrc the same bytes as PE 1 sees them. Every PE
+// calls it; PE 1 waits in WaitUntil meanwhile, where it also takes
+// chunks of PE 0's shared transfers.
+func (b *Bench) VsCopy(dst, src, helpDst, helpSrc []uint8, nbi func(size int)) {
+	req := Malloc[int64](b, 3) // PE 1's: request, length, a word to ring it with
+	done := Malloc[int64](b, 1)
+	clear(req)
+	clear(done)
 	b.PE.BarrierAll()
 	defer b.PE.BarrierAll()
+	mapped := dst != nil && src != nil
+	if b.Me == 1 {
+		if helpDst != nil && helpSrc != nil {
+			copyref.Serve(func(last int64) int64 {
+				goshmem.WaitUntil(b.PE, &req[0], goshmem.CmpNE, last)
+				return atomic.LoadInt64(&req[0])
+			}, &req[1], goshmem.PtrTo(b.PE, &done[0], 0), helpDst, helpSrc)
+		}
+		return
+	}
 	if b.Me != 0 {
 		return
 	}
-	if dst == nil || src == nil {
+	theirs := goshmem.Ptr(b.PE, req, 1)
+	if !mapped || theirs == nil {
 		b.Out.Comment("%snot measured: PE 1's heap is not mapped by PE 0", copyref.Prefix)
+		if theirs != nil {
+			atomic.StoreInt64(&theirs[0], copyref.SplitStop)
+			goshmem.P(b.Ctx, &req[2], 1, 1)
+		}
 		return
 	}
-	ms := copyref.Methods()
+	sp := &copyref.Splitter{Req: &theirs[0], Len: &theirs[1], Done: &done[0],
+		Ring: func() { goshmem.P(b.Ctx, &req[2], 1, 1) }}
+	defer sp.Stop()
+	ms := append(copyref.Methods(), sp.Methods()...)
 	var rs []copyref.Result
 	for _, size := range b.Sizes() {
 		if size < mem.LargeCopy {
