@@ -525,6 +525,22 @@ func TestRunBadEnvironment(t *testing.T) {
 	if !regexp.MustCompile(`SHMEM_SYMMETRIC_SIZE +=? *12x`).MatchString(out) {
 		t.Errorf("environment section does not show the value 12x:\n%s", out)
 	}
+	// The error goes to stderr too, and the transport is not probed
+	// with a configuration no job would start with (it printed "heap
+	// policy: not probed ... Config.HeapSize = 0", an error of a zero
+	// Config rather than of the bad knob).
+	if !strings.HasPrefix(errs, "oshinfo: ") || !strings.Contains(errs, `SHMEM_SYMMETRIC_SIZE="12x"`) {
+		t.Errorf("stderr does not give the bad knob's error: %q", errs)
+	}
+	tr := section(t, out, "On-node transport")
+	if !strings.Contains(tr, "not probed: no job starts with an invalid SHMEM_* value") {
+		t.Errorf("the transport section does not say it was not probed because of the bad value:\n%s", tr)
+	}
+	for _, bad := range []string{"HeapSize = 0", "heap policy:", "on-node transport:"} {
+		if strings.Contains(tr, bad) {
+			t.Errorf("the transport section says %q for an invalid configuration:\n%s", bad, tr)
+		}
+	}
 }
 
 func TestRunUnknownVariable(t *testing.T) {
