@@ -217,11 +217,12 @@ func report(w *strings.Builder, stderr io.Writer, o options) int {
 	}
 	fmt.Fprintf(w, "  CPU features: %s\n", features)
 	fmt.Fprintf(w, "  cache line: %d bytes\n", numa.CacheLineSize())
-	adapt := true // (a bad SHMEM_COPY_ADAPT is reported with the knobs below)
 	if c, err := env.LoadOnly(os.Getenv, env.VarCopyAdapt); err == nil {
-		adapt = c.CopyAdapt
+		fmt.Fprintf(w, "  copy engine: %s\n", mem.DefaultCopyPlan().Describe(c.CopyAdapt))
+	} else {
+		// (The error goes to stderr with the whole configuration's below.)
+		fmt.Fprintf(w, "  copy engine: unknown: %s is invalid, and no job starts until it is fixed or unset\n", env.VarCopyAdapt)
 	}
-	fmt.Fprintf(w, "  copy engine: %s\n", mem.DefaultCopyPlan().Describe(adapt))
 	if online, possible, err := numa.NumCPUs(); err == nil {
 		fmt.Fprintf(w, "  logical CPUs: %d online, %d possible\n", online, possible)
 	} else {
