@@ -81,6 +81,9 @@ type Config struct {
 	// mapFault, set only by tests, makes mapping a peer's heap fail, to
 	// exercise the automatic CMA fallback.
 	mapFault func(pe int) error
+	// beforeStart, set only by tests, runs on each PE of this process
+	// right before the start-up barrier (a PE that dies there).
+	beforeStart func(p *PE)
 }
 
 // DefaultHeapSize is the symmetric heap size per PE when

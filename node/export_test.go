@@ -9,6 +9,23 @@ func WithMapFault(cfg Config, fail func(pe int) error) Config {
 	return cfg
 }
 
+// WithBeforeStart returns cfg with f run on each PE of the process
+// right before the start-up barrier (tests of a PE that dies there).
+func WithBeforeStart(cfg Config, f func(p *PE)) Config {
+	cfg.beforeStart = f
+	return cfg
+}
+
+// EndPMI finalizes this process's connection to its cluster
+// launcher's PMI, if any, as Finalize does: a test PE that then dies
+// is not taken for a crash by a launcher that watches the connection
+// (hydra ends the whole job on it, even with -disable-auto-cleanup).
+func (p *PE) EndPMI() {
+	if c := p.job.pmi; c != nil {
+		p.job.pmiEnd.Do(func() { c.Finalize() })
+	}
+}
+
 // TakeAMOLock takes the lock that serializes emulated (CMA) AMOs on PE
 // pe's heap and never releases it: tests of a PE that dies holding it.
 func (p *PE) TakeAMOLock(pe int) {

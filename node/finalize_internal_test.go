@@ -2,10 +2,13 @@ package node
 
 import (
 	"fmt"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goshmem/goshmem/internal/job"
 )
 
 // TestShareableRecords: Finalize destroys the shareable contexts the
@@ -60,4 +63,44 @@ func panicText(fn func()) (msg string) {
 	}()
 	fn()
 	return ""
+}
+
+// TestLeaderCloseNoticesDeadMate: a leader's Finalize waits for its
+// host-mates to finalize (xhost.close); a mate whose process is gone
+// before it did must end that wait with a *JobError naming it, even
+// when no ring watcher records the death (here none runs: an
+// in-process job whose PE 1 has the pid of an exited process). Before
+// close checked its mates' processes, it waited forever.
+func TestLeaderCloseNoticesDeadMate(t *testing.T) {
+	j, err := localJob(Config{HeapSize: 1 << 20}, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Skip("no process to take the pid of:", err)
+	}
+	j.ctl.Slot(1).Pid.Store(int32(gone.Process.Pid)) // exited and reaped
+	p := newPE(j, 0)
+	p.slot.State.Store(job.StateFinalized) // as Finalize does before close
+	x := &xhost{j: j, leader: true, local: []int{0, 1}}
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		x.close(p)
+	}()
+	select {
+	case r := <-done:
+		je, ok := r.(*JobError)
+		if !ok {
+			t.Fatalf("close returned with %v, want a *JobError panic", r)
+		}
+		if je.Failed != 1 || je.Kind != job.AbortLost || je.Routine != "Finalize" {
+			t.Errorf("close's JobError %+v, want Finalize stopped by PE 1 lost", je)
+		}
+		t.Log(je)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the leader's close still waits 5 s after its host-mate PE 1 died")
+	}
 }

@@ -634,11 +634,11 @@ const startSleep = time.Second
 // SHMEM_WAIT_SLEEP: N waiters waking every few milliseconds cost
 // CPU that the processes still starting need. Before it ends the pids
 // of the peers are not all known, so there is no ring watcher yet:
-// after each sleep the waiter checks the one process it waits for in
-// this round (the PE 2^r before it), and fails the job if that process
-// has exited. A death in the barrier is so seen within startSleep,
-// without a launcher; oshrun sees it at once (and a process that dies
-// before it has published its pid is only seen by the launcher).
+// after each sleep the waiter checks processes it can see (startCheck)
+// and fails the job if one has exited. A death in the barrier is so
+// seen within about startSleep, without a launcher; oshrun sees it at
+// once (and a process that dies before it has published its pid is
+// only seen by the launcher).
 func (p *PE) syncStart() {
 	p.epoch++
 	e := p.epoch
@@ -664,12 +664,53 @@ func (p *PE) syncStart() {
 				if b.Sleep(p.door, cond) {
 					break
 				}
-				p.job.checkPeer(from)
+				p.startCheck(from)
 			}
 			if p.job.ctl.Header.Abort.State.Load() != 0 {
 				p.checkAbort("Init")
 			}
 		}
+	}
+}
+
+// startCheck is what a PE waiting in the start-up barrier for PE from
+// checks after each sleep: only the processes of its own host, the
+// pids in this host's control block (another host's slots hold none).
+//
+//   - On one host: the process of from, the PE it waits for in this
+//     round. Every dead PE is so seen: the barrier cannot complete
+//     without it, so the PEs stuck wait, round after round, on
+//     earlier rounds of other PEs, down to the one that waits on the
+//     dead PE directly.
+//   - Across hosts, that chain may leave the host: the PE that waits on
+//     a dead PE directly may be on another host, which cannot check
+//     it. So the leader PE, which carries its host's traffic, checks
+//     every PE of its host (its host-mates' deaths keep the barrier
+//     from completing, so it waits too), and fails the job, which its
+//     progress goroutine forwards to the other hosts' leaders; a
+//     non-leader checks from when from is on its host, and its leader
+//     otherwise (a dead leader forwards nothing). The other hosts see a
+//     dead leader through their connection to it: the PE before it in
+//     PE order, on another host, dials it in the first round.
+//
+// That is one check per sleep of startSleep, and on a leader one per
+// PE of its host: a few system calls a second.
+func (p *PE) startCheck(from int) {
+	j, x := p.job, p.job.x
+	if x == nil {
+		j.checkPeer(from)
+		return
+	}
+	leader := x.cl.Leaders[x.host]
+	switch {
+	case p.me == leader:
+		for _, q := range x.local {
+			j.checkPeer(q) // (not itself: checkPeer skips this process)
+		}
+	case x.remote(from):
+		j.checkPeer(leader)
+	default:
+		j.checkPeer(from)
 	}
 }
 

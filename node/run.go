@@ -156,6 +156,9 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 // start is each PE's start-up: wait for every PE of the job to have
 // mapped the heaps and filled its slot, then learn the peers.
 func (p *PE) start() {
+	if f := p.job.cfg.beforeStart; f != nil {
+		f(p)
+	}
 	p.syncStart()
 	p.cpuGroups() // every PE's CPU set is published now
 	p.job.afterStart()

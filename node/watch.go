@@ -173,7 +173,9 @@ func (j *Job) stopWatchers() {
 
 // checkPeer fails the job if the process of PE pe has exited while pe
 // had not finalized: for a CMA transfer that failed, which may run
-// before the ring watcher has seen the exit.
+// before the ring watcher has seen the exit, and in the start-up
+// barrier, before there is a ring watcher (PE.startCheck). It sees only
+// PEs of this host: another host's PE has no pid here.
 func (j *Job) checkPeer(pe int) {
 	s := j.ctl.Slot(pe)
 	pid := int(s.Pid.Load())

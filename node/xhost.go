@@ -863,14 +863,26 @@ func (x *xhost) quiescePMI() {
 // every PE of its host has finalized (their last frames pass through
 // it), then stops the progress goroutine and closes the transport with
 // a goodbye.
+//
+// It does not rely on the ring watcher to notice a host-mate that dies
+// meanwhile (past the Finalize barrier, nothing else waits for it): every
+// closeCheckEvery polls it checks that the mate's process is alive
+// (checkPeer, a few system calls), and a dead one fails the job. On a
+// failure, recorded here or by anyone, the leader's Finalize panics with
+// the *JobError naming it (Main returns it); the job's close then
+// forwards it and aborts the transport.
 func (x *xhost) close(p *PE) {
 	if !x.leader {
 		return
 	}
 	for _, q := range x.local {
 		s := x.j.ctl.Slot(q)
-		for s.State.Load() != job.StateFinalized {
+		for n := 1; s.State.Load() != job.StateFinalized; n++ {
+			if n%closeCheckEvery == 0 {
+				x.j.checkPeer(q)
+			}
 			if x.j.ctl.Header.Abort.State.Load() != 0 {
+				p.checkAbort("Finalize")
 				return
 			}
 			time.Sleep(200 * time.Microsecond)
@@ -878,6 +890,11 @@ func (x *xhost) close(p *PE) {
 	}
 	x.shutdown()
 }
+
+// closeCheckEvery is how many of close's polls (200 us sleeps each)
+// pass between two checks of a host-mate's process: a death there is
+// seen within about 20 ms.
+const closeCheckEvery = 64
 
 // shutdown stops the progress goroutine and closes the transport (once;
 // Finalize's close and the job's close both call it).

@@ -8,8 +8,10 @@ package node_test
 // in TestUnderHydraTestHosts and TestUnderSlurm.
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -670,6 +672,90 @@ func TestAcrossHostsKilledPE(t *testing.T) {
 			if strings.Contains(out, "stopped:") && !strings.Contains(out, fmt.Sprintf("PE %d", victim)) && !strings.Contains(out, "connection to host") {
 				t.Errorf("the survivors' errors name neither PE %d nor the lost host:\n%s", victim, out)
 			}
+		})
+	}
+}
+
+// dieAtStart is the process scenario of TestAcrossHostsDeathAtStart:
+// PE GOSHMEM_TEST_VICTIM ends its process right before the start-up
+// barrier (its pid published, its host's segments mapped, the leaders'
+// transport open); the others must stop in Init with an error.
+func dieAtStart() {
+	victim, _ := strconv.Atoi(os.Getenv("GOSHMEM_TEST_VICTIM"))
+	cfg, err := goshmem.LoadConfig()
+	if err != nil {
+		panic(err)
+	}
+	cfg = node.WithBeforeStart(cfg, func(pe *node.PE) {
+		if pe.MyPE() == victim {
+			// A clean exit for hydra (PMI finalized, status 0), which
+			// otherwise ends the whole job even with
+			// -disable-auto-cleanup; for goshmem a PE that died.
+			pe.EndPMI()
+			fmt.Fprintf(os.Stderr, "PE %d dies at %d\n", pe.MyPE(), time.Now().UnixNano())
+			os.Exit(0)
+		}
+	})
+	if err := node.Main(cfg, func(pe *node.PE) { fmt.Printf("PE %d started\n", pe.MyPE()) }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func init() { processScenarios["xhost-die-at-start"] = dieAtStart }
+
+// TestAcrossHostsDeathAtStart: a PE that dies in the start-up barrier
+// of a job across two hosts of 2 PEs, without the launcher's kill
+// (hydra's -disable-auto-cleanup), stops every other PE within a few
+// seconds with an error naming it or its lost host, whether it was a
+// leader (PE 2: the other host's dial to it fails) or not (PE 1, PE 3:
+// its host's leader sees it dead and forwards the failure). Before the
+// start-up barrier's liveness checks looked at the host-mates of a PE
+// waiting for another host, a non-leader's death there hung the job:
+// nobody waited for it on its own host.
+func TestAcrossHostsDeathAtStart(t *testing.T) {
+	h := hydra(t)
+	for _, victim := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("PE%d", victim), func(t *testing.T) {
+			args := append([]string{"-disable-auto-cleanup"}, acrossHosts("xhost-die-at-start", []int{2, 2}, "GOSHMEM_TEST_VICTIM", strconv.Itoa(victim))...)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, h, args...)
+			cmd.Env = append(os.Environ(), "SHMEM_SYMMETRIC_SIZE=8m")
+			// On a hang, hydra ends its processes when interrupted.
+			cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+			cmd.WaitDelay = 5 * time.Second
+			out, err := cmd.CombinedOutput()
+			end := time.Now()
+			if ctx.Err() != nil {
+				t.Fatalf("the job still ran 20 s after PE %d died in the start-up barrier:\n%s", victim, out)
+			}
+			if err == nil {
+				t.Fatalf("a job whose PE %d died at start-up exited 0:\n%s", victim, out)
+			}
+			m := regexp.MustCompile(`dies at (\d+)`).FindSubmatch(out)
+			if m == nil {
+				t.Fatalf("the victim did not report its death:\n%s", out)
+			}
+			ns, _ := strconv.ParseInt(string(m[1]), 10, 64)
+			took := end.Sub(time.Unix(0, ns))
+			t.Logf("the job ended %v after the death", took)
+			if took > 5*time.Second {
+				t.Errorf("the job ended %v after the death, want within 5 s:\n%s", took, out)
+			}
+			for pe := range 4 {
+				if pe == victim {
+					continue
+				}
+				m := regexp.MustCompile(fmt.Sprintf(`goshmem: Init on PE %d stopped: (.*)`, pe)).FindSubmatch(out)
+				switch {
+				case m == nil:
+					t.Errorf("PE %d did not stop in Init with an error:\n%s", pe, out)
+				case !strings.Contains(string(m[1]), fmt.Sprintf("PE %d ", victim)) && !strings.Contains(string(m[1]), "connection to host"):
+					t.Errorf("PE %d stopped with %q, which names neither PE %d nor a lost host", pe, m[1], victim)
+				}
+			}
+			noLeftovers(t)
 		})
 	}
 }

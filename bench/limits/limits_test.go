@@ -478,6 +478,37 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
+// TestHelp: -h, -help, --help and help print the usage on stderr and
+// exit 0, as a Go command's -h does (flag.ErrHelp), and so does a
+// test's -h; no test or an unknown one is still a usage error (2).
+func TestHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		usage bool // the top-level usage on stderr
+	}{
+		{[]string{"-h"}, 0, true},
+		{[]string{"-help"}, 0, true},
+		{[]string{"--help"}, 0, true},
+		{[]string{"help"}, 0, true},
+		{[]string{"memcpy", "-h"}, 0, false},
+		{nil, 2, true},
+		{[]string{"nosuch"}, 2, true},
+	} {
+		var out, errb bytes.Buffer
+		code := cli(tc.args, &out, &errb)
+		if code != tc.code {
+			t.Errorf("limits %q exits %d, want %d; stderr:\n%s", tc.args, code, tc.code, errb.String())
+		}
+		if tc.usage && !strings.Contains(errb.String(), "usage: limits <test>") {
+			t.Errorf("limits %q: stderr lacks the usage:\n%s", tc.args, errb.String())
+		}
+		if out.Len() > 0 {
+			t.Errorf("limits %q wrote to stdout:\n%s", tc.args, out.String())
+		}
+	}
+}
+
 func TestPickCPUs(t *testing.T) {
 	allowed, err := allowedCPUs()
 	if err != nil {

@@ -147,14 +147,35 @@ func main() {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(childMain(spec))
 	}
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0) // the flag package has printed the usage
-		}
-		fmt.Fprintln(os.Stderr, "limits:", err)
-		os.Exit(2)
-	}
+	os.Exit(cli(os.Args[1:], os.Stdout, os.Stderr))
 }
+
+// cli runs limits with args (the command line after the program name)
+// and returns its exit status: 0 when the test ran, and after -h (the
+// usage on stderr, as the flag package's -h does); 2 with the error on
+// stderr otherwise.
+func cli(args []string, stdout, stderr io.Writer) int {
+	err := run(args, stdout)
+	var h *helpError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &h):
+		fmt.Fprintln(stderr, h.usage)
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // a test's -h: the flag package has printed its usage
+	}
+	fmt.Fprintln(stderr, "limits:", err)
+	return 2
+}
+
+// helpError is run's answer to -h, -help, --help or help in place of a
+// test: a request for the usage, not a mistake (it wraps flag.ErrHelp).
+type helpError struct{ usage string }
+
+func (e *helpError) Error() string { return e.usage }
+func (e *helpError) Unwrap() error { return flag.ErrHelp }
 
 const usage = `usage: limits <test> [flags]
 tests:
@@ -250,7 +271,7 @@ func run(args []string, w io.Writer) error {
 		}
 		return nil
 	case "-h", "-help", "--help", "help":
-		return errors.New(usage)
+		return &helpError{usage}
 	}
 	return fmt.Errorf("unknown test %q\n%s", test, usage)
 }

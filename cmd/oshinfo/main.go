@@ -27,8 +27,9 @@
 //
 // The CPU model, features and cache line size are always this
 // machine's. oshinfo exits with 2 on a bad flag, 1 when the report has
-// an error (a bad SHMEM_* value, a topology --sysfs-root cannot give,
-// PEs that cannot be placed), and 0 otherwise.
+// an error (a bad SHMEM_* value, which it also writes to stderr and
+// with which it probes no transport; a topology --sysfs-root cannot
+// give; PEs that cannot be placed), and 0 otherwise.
 //
 // Started by a cluster's launcher (srun --mpi=pmi2, mpiexec: PMI in
 // its environment), oshinfo joins the job as a PE does and rank 0 adds
@@ -140,7 +141,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInJob(o, stdout, stderr)
 	}
 	var b strings.Builder
-	code = report(&b, o)
+	code = report(&b, stderr, o)
 	io.WriteString(stdout, b.String())
 	return code
 }
@@ -167,7 +168,7 @@ func runInJob(o options, stdout, stderr io.Writer) int {
 			return
 		}
 		var b strings.Builder
-		code = report(&b, o)
+		code = report(&b, stderr, o)
 		b.WriteString("\nJob (this oshinfo joined it through PMI)\n")
 		fmt.Fprintf(&b, "  %d PEs; this is PE 0\n", pe.NPEs())
 		if c := pe.Cluster(); c != nil {
@@ -183,8 +184,11 @@ func runInJob(o options, stdout, stderr io.Writer) int {
 	return code
 }
 
-// report writes the whole report to w and returns the exit code.
-func report(w *strings.Builder, o options) int {
+// report writes the whole report to w and returns the exit code. An
+// invalid SHMEM_* value, with which no job would start, is also written
+// to stderr: the report says where it matters (the knob table, the copy
+// engine, the transport), and the error says what to do.
+func report(w *strings.Builder, stderr io.Writer, o options) int {
 	code := 0
 	section := func(title string) {
 		if w.Len() > 0 {
@@ -213,11 +217,12 @@ func report(w *strings.Builder, o options) int {
 	}
 	fmt.Fprintf(w, "  CPU features: %s\n", features)
 	fmt.Fprintf(w, "  cache line: %d bytes\n", numa.CacheLineSize())
-	adapt := true // (a bad SHMEM_COPY_ADAPT is reported with the knobs below)
 	if c, err := env.LoadOnly(os.Getenv, env.VarCopyAdapt); err == nil {
-		adapt = c.CopyAdapt
+		fmt.Fprintf(w, "  copy engine: %s\n", mem.DefaultCopyPlan().Describe(c.CopyAdapt))
+	} else {
+		// (The error goes to stderr with the whole configuration's below.)
+		fmt.Fprintf(w, "  copy engine: unknown: %s is invalid, and no job starts until it is fixed or unset\n", env.VarCopyAdapt)
 	}
-	fmt.Fprintf(w, "  copy engine: %s\n", mem.DefaultCopyPlan().Describe(adapt))
 	if online, possible, err := numa.NumCPUs(); err == nil {
 		fmt.Fprintf(w, "  logical CPUs: %d online, %d possible\n", online, possible)
 	} else {
@@ -263,16 +268,19 @@ func report(w *strings.Builder, o options) int {
 	}
 
 	section("On-node transport")
-	cfg, cerr := goshmem.LoadConfig()
-	if cerr != nil {
-		fmt.Fprintf(w, "  configuration error: %v\n", cerr)
-		cfg = node.Config{}
+	if cfg, err := goshmem.LoadConfig(); err != nil {
+		// Not probed: what the probe says depends on the values, and
+		// with this one no job would start.
+		fmt.Fprintf(w, "  configuration error: %s\n", strings.ReplaceAll(err.Error(), "\n", "\n  "))
+		fmt.Fprintf(w, "  not probed: no job starts with an invalid SHMEM_* value (marked INVALID above); fix or unset it\n")
+		fmt.Fprintf(stderr, "oshinfo: %s\n", strings.ReplaceAll(err.Error(), "\n", "\noshinfo: "))
 		code = 1
-	}
-	t, notes := node.Probe(cfg)
-	fmt.Fprintf(w, "  on-node transport: %s (%s)\n", t.Name, t.Reason)
-	for _, note := range notes {
-		fmt.Fprintf(w, "  %s\n", note)
+	} else {
+		t, notes := node.Probe(cfg)
+		fmt.Fprintf(w, "  on-node transport: %s (%s)\n", t.Name, t.Reason)
+		for _, note := range notes {
+			fmt.Fprintf(w, "  %s\n", note)
+		}
 	}
 
 	section("Launcher")

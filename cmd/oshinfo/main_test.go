@@ -525,6 +525,49 @@ func TestRunBadEnvironment(t *testing.T) {
 	if !regexp.MustCompile(`SHMEM_SYMMETRIC_SIZE +=? *12x`).MatchString(out) {
 		t.Errorf("environment section does not show the value 12x:\n%s", out)
 	}
+	// The error goes to stderr too, and the transport is not probed
+	// with a configuration no job would start with (it printed "heap
+	// policy: not probed ... Config.HeapSize = 0", an error of a zero
+	// Config rather than of the bad knob).
+	if !strings.HasPrefix(errs, "oshinfo: ") || !strings.Contains(errs, `SHMEM_SYMMETRIC_SIZE="12x"`) {
+		t.Errorf("stderr does not give the bad knob's error: %q", errs)
+	}
+	tr := section(t, out, "On-node transport")
+	if !strings.Contains(tr, "not probed: no job starts with an invalid SHMEM_* value") {
+		t.Errorf("the transport section does not say it was not probed because of the bad value:\n%s", tr)
+	}
+	for _, bad := range []string{"HeapSize = 0", "heap policy:", "on-node transport:"} {
+		if strings.Contains(tr, bad) {
+			t.Errorf("the transport section says %q for an invalid configuration:\n%s", bad, tr)
+		}
+	}
+}
+
+// TestRunBadCopyAdapt: an invalid SHMEM_COPY_ADAPT is not described as
+// the default (adaptive) copy engine: the line says the knob is
+// invalid, the error goes to stderr, and oshinfo exits 1.
+func TestRunBadCopyAdapt(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("SHMEM_COPY_ADAPT", "maybe")
+	code, out, errs := runInfo(t)
+	if code != 1 {
+		t.Fatalf("run() with SHMEM_COPY_ADAPT=maybe = %d, want 1; stderr %q", code, errs)
+	}
+	line := regexp.MustCompile(`(?m)^  copy engine: .*$`).FindString(out)
+	if want := "copy engine: unknown: SHMEM_COPY_ADAPT is invalid"; !strings.Contains(line, want) {
+		t.Errorf("copy engine line %q, want it to say %q", line, want)
+	}
+	if strings.Contains(line, "by timing") {
+		t.Errorf("copy engine line %q describes the adaptive engine of a valid SHMEM_COPY_ADAPT", line)
+	}
+	if !strings.Contains(errs, `SHMEM_COPY_ADAPT="maybe"`) {
+		t.Errorf("stderr does not give SHMEM_COPY_ADAPT's error: %q", errs)
+	}
+	// A valid value still gives the engine it chooses.
+	t.Setenv("SHMEM_COPY_ADAPT", "0")
+	if code, out, errs := runInfo(t); code != 0 || !strings.Contains(out, "  copy engine: the built-in copy ") {
+		t.Errorf("run() with SHMEM_COPY_ADAPT=0 = %d (stderr %q), want 0 and the engine described:\n%s", code, errs, out)
+	}
 }
 
 func TestRunUnknownVariable(t *testing.T) {
