@@ -33,7 +33,7 @@ func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 // PE pe's heap) or a get (src is there) of this context: the copy
 // engine, with the kernel chosen by the PE's timings near the
 // non-temporal threshold (mem.Tuner); from SHMEM_COPY_SHARE bytes up,
-// a copy between symmetric buffers is shared with host-mates that
+// a copy between symmetric buffers may be shared with host-mates that
 // wait meanwhile (sharecopy.go).
 func (c *Ctx) CopyLarge(dst, src []byte, pe int, off uintptr, put bool) {
 	p := c.pe
@@ -41,9 +41,8 @@ func (c *Ctx) CopyLarge(dst, src []byte, pe int, off uintptr, put bool) {
 		if c.world != nil {
 			pe = c.world[pe] // a team context's PE number
 		}
-		if p.copyShared(dst, src, pe, off, put) {
-			return
-		}
+		p.copyMaybeShared(dst, src, pe, off, put)
+		return
 	}
 	p.copier.Copy(dst, src)
 }

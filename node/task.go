@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/job"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/wait"
 )
 
@@ -80,10 +81,13 @@ type tasks struct {
 	order  []int
 	near   int
 	stolen atomic.Uint64
-	// copy is the built-in copy task's body (copyChunks), and share the
-	// smallest copy CopyLarge shares (0: none).
+	// copy is the built-in copy task's body (copyChunks), share the
+	// smallest copy CopyLarge shares (0: none), and tune[i] chooses
+	// whether to share the copies of 2^(i+16) to 2^(i+17) bytes
+	// (sharecopy.go).
 	copy  task
 	share int
+	tune  [shareTuned]*mem.Chooser
 }
 
 // initTasks prepares p's task state once the job's mappings are known.

@@ -68,7 +68,7 @@ const (
 
 // CopyShareDefault is SHMEM_COPY_SHARE's default: puts and gets from
 // this size up are shared with waiting host-mates.
-const CopyShareDefault = "256k"
+const CopyShareDefault = "64k"
 
 // Knob types, the values of Knob.Type.
 const (
@@ -457,9 +457,11 @@ func defs() []def {
 		{Knob{
 			Name: VarCopyShare, Type: TypeSize, Default: CopyShareDefault,
 			Help: "The smallest put or get (bytes, a size as SHMEM_SYMMETRIC_SIZE, at least " +
-				"64k) whose copy PEs of the host that wait meanwhile help with: the copy is " +
+				"64k) whose copy PEs of the host that wait meanwhile may help with: the copy is " +
 				"cut into chunks that the caller and waiting host-mates take, when both of its " +
-				"buffers are symmetric and the host's PEs fit its CPUs. off (or 0): every " +
+				"buffers are symmetric and the host's PEs fit its CPUs. Below 4m each PE times " +
+				"shared and lone copies of each size now and then and keeps the faster; from " +
+				"4m up copies are always shared. off (or 0): every " +
 				"copy is made by its caller alone, as with SHMEM_TASK_STEAL=off.",
 		}, func(c *Config, v string) error {
 			if b, err := ParseBool(v); err == nil && !b {

@@ -36,7 +36,7 @@ func wantDefaults() Config {
 		VerbsDevice:       "auto",
 		TaskSteal:         true,
 		CopyAdapt:         true,
-		CopyShare:         256 << 10,
+		CopyShare:         64 << 10,
 	}
 }
 

@@ -93,7 +93,7 @@ func ExampleKnobs() {
 	// SHMEM_WAIT_FENCE bool on []
 	// SHMEM_TASK_STEAL bool on []
 	// SHMEM_COPY_ADAPT bool on []
-	// SHMEM_COPY_SHARE size 256k []
+	// SHMEM_COPY_SHARE size 64k []
 	// SHMEM_WAIT_SLEEP duration 10ms []
 }
 
