@@ -514,7 +514,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := neededLimits(cp.specs); !slices.Equal(got, []string{limMemcpy, limHandoff, limPingpong}) {
+	if got := neededLimits(cp.specs); !slices.Equal(got, []string{limMemcpy, limSplit, limHandoff, limPingpong}) {
 		t.Errorf("limits for put_pingpong: %q", got)
 	}
 	if got := bandwidthMax(cp.specs, false); got != 64<<20 {
@@ -1519,5 +1519,40 @@ func TestBarrierInterleaved(t *testing.T) {
 		"interleaved 8 B: put_pingpong 0.0600 us  hand-off 0.0500 us  ratio 1.20 [1.10-1.30] over 20 rounds (hand-off per way, us:  store+pause 0.05)"))
 	if n, fails := (evaluation{Results: map[string]*result{"put_pingpong": pp}, Limits: lim, NP: 2}).limitChecks(); n != 1 || len(fails) != 0 {
 		t.Errorf("put_pingpong with -handoff: checked %d, fails %v; want 1 check, passing", n, fails)
+	}
+}
+
+// TestSplitCopyLimit: put_bw and get_bw are bounded by the better of
+// the lone copy and the copy split over two CPUs, per size; the bulk
+// targets' best copy takes, round by round, the better of the two.
+func TestSplitCopyLimit(t *testing.T) {
+	lim := limits{
+		limMemcpy: &limitTable{Test: limMemcpy, Rows: []point{{"8", 500}, {"65536", 50000}, {"1048576", 48000}}},
+		limSplit:  &limitTable{Test: limSplit, Rows: []point{{"65536", 40000}, {"1048576", 90000}}},
+	}
+	bw := &spec{Name: "put_bw"}
+	for _, c := range []struct {
+		key  string
+		v    float64
+		what string
+	}{{"8", 500, limMemcpy}, {"65536", 50000, limMemcpy}, {"1048576", 90000, limSplit}} {
+		if v, what, ok := limitFor(bw, c.key, lim, 2); !ok || v != c.v || what != c.what {
+			t.Errorf("limitFor(put_bw, %s) = %v, %q, %v; want %v, %q", c.key, v, what, ok, c.v, c.what)
+		}
+	}
+	round := func(test string, rows ...point) *limitTable { return &limitTable{Test: test, Rows: rows} }
+	ev := evaluation{Limits: lim, Rounds: map[string][]*limitTable{
+		limMemcpy: {round(limMemcpy, point{"1048576", 47000}), nil, round(limMemcpy, point{"1048576", 49000})},
+		limSplit:  {round(limSplit, point{"1048576", 91000}), round(limSplit, point{"1048576", 80000}), round(limSplit, point{"1048576", 30000})},
+	}}
+	a, ok := ev.bestCopyAgg("1048576")
+	if !ok || !slices.Equal(a.Values, []float64{91000, 49000}) || !slices.Equal(a.Rounds, []int{1, 3}) {
+		t.Errorf("bestCopyAgg = %+v, %v; want rounds 1 and 3 at 91000 and 49000", a, ok)
+	}
+	// Without split rounds: the lone copy's.
+	ev.Rounds[limSplit] = nil
+	ev.Limits = limits{limMemcpy: lim[limMemcpy]}
+	if a, ok := ev.bestCopyAgg("1048576"); !ok || !slices.Equal(a.Values, []float64{47000, 49000}) {
+		t.Errorf("bestCopyAgg without split = %+v, %v", a, ok)
 	}
 }

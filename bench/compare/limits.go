@@ -108,6 +108,14 @@ func limitArgs(test string, quick bool, maxSize int) []string {
 			a = append(a, "-r", "7")
 		}
 		return a
+	case limSplit:
+		// The bulk sizes, in every round as memcpy: the best of 3
+		// blocks.
+		a := []string{test, "-best", "-min", strconv.Itoa(bulkLo), "-max", strconv.Itoa(maxSize)}
+		if quick {
+			return append(a, "-t", "5ms", "-r", "2")
+		}
+		return append(a, "-r", "3")
 	case limHandoff:
 		// A lower bound: the best of many short blocks per variant
 		// (-best; 10-20 ms each, so that a quiet moment of a loaded
@@ -163,6 +171,9 @@ func neededLimits(sel []*spec) []string {
 		switch s.Name {
 		case "put_bw", "get_bw", "broadcast":
 			need[limMemcpy] = true
+			if s.Name != "broadcast" {
+				need[limSplit] = true // shared copies (SHMEM_COPY_SHARE)
+			}
 			if s.Name == "broadcast" {
 				need[limPair] = true
 			}
@@ -171,7 +182,7 @@ func neededLimits(sel []*spec) []string {
 			if s.Name == "put_pingpong" {
 				// Its bulk sizes: against the best copy and its own
 				// reference.
-				need[limMemcpy], need[limPingpong] = true, true
+				need[limMemcpy], need[limPingpong], need[limSplit] = true, true, true
 			}
 		case "atomics":
 			need[limAtomic] = true
@@ -182,7 +193,7 @@ func neededLimits(sel []*spec) []string {
 		}
 	}
 	var out []string
-	for _, t := range []string{limMemcpy, limPair, limHandoff, limPingpong, limAtomic, limLines, limExchange} {
+	for _, t := range []string{limMemcpy, limSplit, limPair, limHandoff, limPingpong, limAtomic, limLines, limExchange} {
 		if need[t] {
 			out = append(out, t)
 		}

@@ -28,7 +28,9 @@
 // collectives' cost model), then -rounds rounds. Each round first measures the cache-line
 // hand-off limit (bench/limits handoff -best: the fastest of one line
 // and two, polled with goshmem's spin and without a pause), the best
-// copy again, and for put_pingpong its own reference (bench/limits
+// copy again, for the bulk transfers the copy split over the two CPUs
+// (bench/limits memcpy_split: a put or get that the waiting PE helps
+// with is bounded by it, not by a lone copy), and for put_pingpong its own reference (bench/limits
 // memcpy_pingpong: the same ping-pong with the machine's best copy and
 // a bare flag, which explains its miss against a lone copy), then runs
 // every job, goshmem and then the peer, an adjacent pair:

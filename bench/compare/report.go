@@ -202,7 +202,7 @@ func writeReport(w io.Writer, r *report) error {
 			p("| %s | %s |\n|---|---|\n", cols[0], cols[1])
 			for _, row := range t.Rows {
 				key := row.Key
-				if name == limMemcpy {
+				if name == limMemcpy || name == limSplit {
 					key = humanSize(key)
 				}
 				p("| %s | %s |\n", key, fmtNum(row.Value))

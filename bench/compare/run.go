@@ -274,6 +274,11 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		once--
 		perRound++
 	}
+	splitEach := slices.Contains(lims, limSplit)
+	if splitEach {
+		once--
+		perRound++
+	}
 	exchangeEach := slices.Contains(lims, limExchange)
 	if exchangeEach {
 		once--
@@ -366,7 +371,7 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		return t, nil
 	}
 	for _, name := range lims {
-		if name == limHandoff || name == limPingpong || name == limExchange {
+		if name == limHandoff || name == limPingpong || name == limExchange || name == limSplit {
 			continue // measured in every round
 		}
 		pr.step("limits %s", name)
@@ -383,6 +388,9 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	if pingpongEach {
 		rep.LimitOrder = append(rep.LimitOrder, limPingpong)
+	}
+	if splitEach {
+		rep.LimitOrder = append(rep.LimitOrder, limSplit)
 	}
 	if exchangeEach {
 		rep.LimitOrder = append(rep.LimitOrder, limExchange)
@@ -416,6 +424,13 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 		// goshmem's copies do.
 		if memcpyEach {
 			if err := roundLimit(round, limMemcpy, roundMemcpyArgs(c.Quick, maxBW)); err != nil {
+				return err
+			}
+		}
+		// The split copy, as the copy limit: goshmem's shared puts
+		// and gets are judged against the better of the two.
+		if splitEach {
+			if err := roundLimit(round, limSplit, limitArgs(limSplit, c.Quick, maxBW)); err != nil {
 				return err
 			}
 		}
@@ -515,6 +530,9 @@ func (c *config) compare(ctx context.Context, stdout io.Writer, tty bool) error 
 	}
 	if pingpongEach {
 		rep.Limits[limPingpong] = mergeBest(limPingpong, nil, rep.LimitRounds[limPingpong])
+	}
+	if splitEach {
+		rep.Limits[limSplit] = mergeBest(limSplit, nil, rep.LimitRounds[limSplit])
 	}
 	if exchangeEach {
 		rep.Limits[limExchange] = mergeLeast(limExchange, rep.LimitRounds[limExchange])

@@ -655,3 +655,42 @@ func loopback(t *testing.T, serve func(net.Conn)) string {
 	}()
 	return ln.Addr().String()
 }
+
+// TestMemcpySplit checks the split copy's table (one positive row per
+// size, the CPUs named, both threads on one CPU, bad flags) and that a
+// split copy moves every byte of odd sizes once: the two halves meet
+// at splitHalf.
+func TestMemcpySplit(t *testing.T) {
+	p := runTable(t, []string{"memcpy_split", "-min", "65536", "-max", "131072", "-i", "5", "-r", "2"},
+		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 131072))
+	for _, v := range p.values {
+		if !(v > 0) {
+			t.Errorf("memcpy_split: bandwidth %v, want > 0", v)
+		}
+	}
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTable(t, []string{"memcpy_split", "-cpus", fmt.Sprintf("%d,%d", allowed[0], allowed[0]), "-min", "65536", "-max", "65536", "-i", "3", "-r", "1"},
+		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 65536))
+	var out bytes.Buffer
+	for _, bad := range [][]string{{"memcpy_split", "-min", "3"}, {"memcpy_split", "-method", "nope"}, {"memcpy_split", "extra"}} {
+		if err := run(bad, &out); err == nil {
+			t.Errorf("run(%q) accepted it", bad)
+		}
+	}
+	b := allowed[len(allowed)-1]
+	for _, n := range []int{1, 63, 64, 65, 4097, 100003} {
+		src, dst := make([]byte, n), make([]byte, n)
+		for i := range src {
+			src[i] = byte(i*31 + 7)
+		}
+		if _, err := splitRun(dst, src, allowed[0], b, 1, func(d, s []byte, k int) { copy(d, s) }); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dst, src) {
+			t.Errorf("split copy of %d bytes differs from its source", n)
+		}
+	}
+}

@@ -10,6 +10,7 @@
 //	go run ./bench/limits memcpy     [-t 20ms] [-i 0] [-r 5] [-best] [-min 1] [-max 16777216] [-method m] [-cpus a]
 //	go run ./bench/limits memcpy_shm [same flags as memcpy]
 //	go run ./bench/limits memcpy_pair [same flags as memcpy; -cpus a,b]
+//	go run ./bench/limits memcpy_split [same flags as memcpy; -cpus a,b]
 //	go run ./bench/limits memcpy_pingpong [same flags as memcpy; -cpus a,b]
 //	go run ./bench/limits handoff    [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-cpus a,b]
 //	go run ./bench/limits atomic     [-i 1000000] [-t 1s] [-r 5] [-best] [-w 10000] [-gap 400] [-cpus a,b]
@@ -60,6 +61,14 @@
 //     the size over the slower thread's time per copy, best method, as
 //     memcpy; the two copies share the last-level cache and the memory
 //     bus, which the lone copy of memcpy does not.
+//   - memcpy_split: one copy made by two CPUs at once, a thread bound
+//     to each copying its half (cut at a cache line), both halves
+//     started together after a spinning barrier: what a put or get
+//     moves when the PE waiting for it copies part of it (goshmem's
+//     shared copies, SHMEM_COPY_SHARE). A row is the size over the
+//     slower thread's time per copy, best method, as memcpy. From some
+//     size up it beats every lone copy, so the bandwidth programs' limit
+//     is the better of memcpy and memcpy_split.
 //   - memcpy_pingpong: a put ping-pong with nothing but copies and a
 //     flag: two threads bound to the two CPUs take turns, A copying
 //     its source into B's destination and storing B's flag, B waiting
@@ -182,6 +191,9 @@ tests:
   memcpy      copy bandwidth between two Go heap buffers (MB/s per size)
   memcpy_shm  the same between two memfd segments
   memcpy_pair two copies at once of one source, on two CPUs (a 2-PE broadcast)
+  memcpy_split
+              one copy made by two CPUs, a half each, started together: the
+              best of a put or get that the waiting PE helps with (MB/s)
   memcpy_pingpong
               two CPUs take turns copying n bytes into each other's buffer,
               a flag per turn: the best put ping-pong (MB/s one way)
@@ -211,6 +223,12 @@ func run(args []string, w io.Writer) error {
 		return t.write(w)
 	case "memcpy_pair":
 		t, err := runMemcpyPair(args)
+		if err != nil {
+			return err
+		}
+		return t.write(w)
+	case "memcpy_split":
+		t, err := runMemcpySplit(args)
 		if err != nil {
 			return err
 		}

@@ -50,7 +50,10 @@
 // trips made bare by each copy method of bench/internal/copyref (the
 // method copies the size into the partner's buffer through goshmem.Ptr,
 // then a store through PtrTo hands the turn over, polled with a pause
-// per load), each block after an untimed one of its kind. A round's
+// per load), and by two split ways (split-t, split-nt: the sender
+// hands the turn over, copies the first half and says so; the receiver
+// copies the second half from the sender's source: goshmem's shared
+// copy, bare), each block after an untimed one of its kind. A round's
 // ratio is this loop's one-way bandwidth over the fastest bare way's;
 // PE 0 prints, per size, the median and range of the ratios and the
 // medians of both bandwidths in MB/s:
@@ -247,13 +250,59 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 			wait.Relax()
 		}
 	}
+	// The split ways: the sender hands the turn over first ("go"),
+	// copies the first half into the partner's buffer and stores
+	// "complete"; the receiver, once it sees "go", copies the second
+	// half from the sender's source into its own buffer, and the
+	// message has arrived when it has done so and seen "complete".
+	// It is the bare form of goshmem's shared copy
+	// (SHMEM_COPY_SHARE), which moves a ping-pong's message with both
+	// cores.
+	theirSrc := goshmem.Ptr(b.PE, src, other)
+	if theirSrc == nil {
+		b.Out.Comment("%snot measured: PE %d's heap is not mapped by PE 0", copyref.PatternPrefix, peer)
+		return
+	}
+	awaitGE := func(v int64) {
+		for atomic.LoadInt64(mine) < v {
+			wait.Relax()
+		}
+	}
 	ms := copyref.Methods()
 	var rs []copyref.Result
 	for _, size := range b.Sizes() {
 		if size < mem.LargeCopy {
 			continue
 		}
-		d, s, td := dst[:size], src[:size], theirDst[:size]
+		d, s, td, ts := dst[:size], src[:size], theirDst[:size], theirSrc[:size]
+		h := copyref.SplitPoint(size)
+		// send and receive are one way of split trip base (flag values
+		// base+1, base+2 one way, base+3, base+4 back).
+		send := func(v int64, nt bool) {
+			atomic.StoreInt64(theirs, v)
+			mem.CopyKind(td[:h], s[:h], nt)
+			atomic.StoreInt64(theirs, v+1)
+		}
+		receive := func(v int64, nt bool) {
+			awaitGE(v)
+			mem.CopyKind(d[h:], ts[h:], nt)
+			awaitGE(v + 1)
+		}
+		split := func(nt bool) func(n int) {
+			return func(n int) {
+				for range n {
+					base := *k
+					*k += 4
+					if b.Me == 0 {
+						send(base+1, nt)
+						receive(base+3, nt)
+					} else {
+						receive(base+1, nt)
+						send(base+3, nt)
+					}
+				}
+			}
+		}
 		api := func(n int) { trips(b, d, s, mine, other, k, n) }
 		refs := make([]copyref.Ref, len(ms))
 		for i, m := range ms {
@@ -272,6 +321,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 				}
 			}}
 		}
+		refs = append(refs, copyref.Ref{Name: "split-t", Run: split(false)}, copyref.Ref{Name: "split-nt", Run: split(true)})
 		// Half a copy block's round trips: each moves the size twice.
 		n := max(2, copyref.BlockCount(size)/2)
 		rs = append(rs, copyref.InterleaveRefs(size, n, copyref.Rounds, 2*float64(size)*float64(n), api, refs))
@@ -279,7 +329,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	if b.Me != 0 || len(rs) == 0 {
 		return
 	}
-	b.Out.Comment("bare ping-pong methods: %s; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
+	b.Out.Comment("bare ping-pong methods: %s, split-t, split-nt; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
 }
 

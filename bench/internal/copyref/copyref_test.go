@@ -3,9 +3,12 @@ package copyref
 import (
 	"bytes"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestMethodsCopy checks that every method copies the bytes, at sizes
@@ -168,5 +171,46 @@ func TestWinsBySize(t *testing.T) {
 	rs := []Result{{Size: 65536, Fastest: []string{"nt", "glibc", "nt"}}, {Size: 131072, Fastest: []string{"movsb"}}}
 	if got, want := WinsBySize(rs), "65536 nt 2, glibc 1; 131072 movsb 1"; got != want {
 		t.Errorf("WinsBySize = %q, want %q", got, want)
+	}
+}
+
+// TestSplitter: a split copy moves every byte once, whatever the size
+// (the halves meet at SplitPoint), with either kernel, and Stop ends
+// the partner's Serve.
+func TestSplitter(t *testing.T) {
+	var req, length, done int64
+	const maxN = 300000
+	src, dst := make([]byte, maxN), make([]byte, maxN)
+	ended := make(chan struct{})
+	go func() {
+		Serve(func(last int64) int64 {
+			for {
+				if r := atomic.LoadInt64(&req); r != last {
+					return r
+				}
+				runtime.Gosched()
+			}
+		}, &length, &done, dst, src)
+		close(ended)
+	}()
+	sp := &Splitter{Req: &req, Len: &length, Done: &done}
+	for i, n := range []int{64 << 10, 64<<10 + 1, 100003, 128 << 10, maxN} {
+		for j := range src[:n] {
+			src[j] = byte(j*7 + i)
+		}
+		clear(dst)
+		sp.Copy(dst[:n], src[:n], int64(i%2))
+		if !bytes.Equal(dst[:n], src[:n]) {
+			t.Fatalf("split copy of %d bytes (kind %d) differs from its source", n, i%2)
+		}
+		if slices.ContainsFunc(dst[n:], func(b byte) bool { return b != 0 }) {
+			t.Fatalf("split copy of %d bytes wrote past its end", n)
+		}
+	}
+	sp.Stop()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after Stop")
 	}
 }
