@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -681,16 +682,20 @@ func TestMemcpySplit(t *testing.T) {
 		}
 	}
 	b := allowed[len(allowed)-1]
-	for _, n := range []int{1, 63, 64, 65, 4097, 100003} {
+	for _, n := range []int{1, 63, 64, 65, 4097, 100003, 1 << 20} {
 		src, dst := make([]byte, n), make([]byte, n)
 		for i := range src {
 			src[i] = byte(i*31 + 7)
 		}
-		if _, err := splitRun(dst, src, allowed[0], b, 1, func(d, s []byte, k int) { copy(d, s) }); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(dst, src) {
-			t.Errorf("split copy of %d bytes differs from its source", n)
+		for _, chunks := range []bool{false, true} {
+			clear(dst)
+			var moved atomic.Int64 // over 3 copies: each byte 3 times
+			if _, err := splitRun(dst, src, allowed[0], b, 3, func(d, s []byte, k int) { moved.Add(int64(copy(d, s))) }, chunks); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(dst, src) || moved.Load() != 3*int64(n) {
+				t.Errorf("3 split copies of %d bytes (chunks %v) moved %d bytes, want %d, or differ from the source", n, chunks, moved.Load(), 3*n)
+			}
 		}
 	}
 }

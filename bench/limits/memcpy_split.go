@@ -31,33 +31,35 @@ func runMemcpySplit(args []string) (*table, error) {
 		how = fmt.Sprintf("%d iterations per run", c.iters)
 	}
 	t.notes = append(t.notes,
-		fmt.Sprintf("cpus: %d and %d, one thread each, copying one half each of one source (Go heap) into one destination, both halves started together", a, b),
+		fmt.Sprintf("cpus: %d and %d, one thread each, copying parts of one source (Go heap) into one destination, started together: halves (cut at a cache line), or chunks (a sixteenth, at least 16 KiB) that both claim from a counter", a, b),
 		fmt.Sprintf("MB = 1e6 bytes per copy over the slower thread's time per copy; %s; %s of %d runs after a warm-up run", how, c.stat(), c.reps))
 	src := make([]byte, maxSize)
 	for i := range src {
 		src[i] = byte(i)
 	}
 	dst := make([]byte, maxSize)
-	err = bestPerSize(t, minSize, maxSize, len(methods), func(n, i int) (float64, string, error) {
-		bw, err := splitBandwidth(dst[:n], src[:n], a, b, c, methods[i].Loop)
-		return bw, methods[i].Name, err
+	ways := []string{"halves", "chunks"}
+	err = bestPerSize(t, minSize, maxSize, len(ways)*len(methods), func(n, i int) (float64, string, error) {
+		m, chunks := methods[i/2], i%2 == 1
+		bw, err := splitBandwidth(dst[:n], src[:n], a, b, c, m.Loop, chunks)
+		return bw, m.Name + "/" + ways[i%2], err
 	})
 	return t, err
 }
 
 // splitBandwidth returns the median (or best) over c.reps runs of the
 // bandwidth in MB/s of split copies of src into dst on CPUs a and b.
-func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []byte, iters int)) (float64, error) {
+func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []byte, iters int), chunks bool) (float64, error) {
 	iters := c.iters
 	if iters == 0 {
 		iters = calibrate(dst, src, c.dur, loop)
 	}
-	if _, err := splitRun(dst, src, a, b, iters, loop); err != nil { // warm-up
+	if _, err := splitRun(dst, src, a, b, iters, loop, chunks); err != nil { // warm-up
 		return 0, err
 	}
 	mbs := make([]float64, c.reps)
 	for r := range mbs {
-		el, err := splitRun(dst, src, a, b, iters, loop)
+		el, err := splitRun(dst, src, a, b, iters, loop, chunks)
 		if err != nil {
 			return 0, err
 		}
@@ -70,12 +72,21 @@ func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []by
 // to a cache line (as bench/internal/copyref.SplitPoint).
 func splitHalf(n int) int { return n / 2 &^ 63 }
 
-// splitRun makes iters split copies of src into dst, the first half on
-// a thread bound to CPU a, the rest on one bound to b, each copy
-// started together, and returns the longer of the threads' times.
-func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters int)) (time.Duration, error) {
-	h := splitHalf(len(src))
-	var arrived atomic.Int64
+// splitChunk is the chunk of a chunked split copy of n bytes (as
+// bench/internal/copyref.ChunkSize and node's shared copies).
+func splitChunk(n int) int { return max(16<<10, (n/16+4095)&^4095) }
+
+// splitRun makes iters split copies of src into dst on threads bound
+// to CPUs a and b, each copy started together, and returns the longer
+// of the threads' times: halves (the first on a, the rest on b), or
+// with chunks, chunks of splitChunk bytes that both claim from one
+// counter until none is left.
+func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters int), chunks bool) (time.Duration, error) {
+	n := len(src)
+	h := splitHalf(n)
+	c := splitChunk(n)
+	per := int64((n+c-1)/c + 2) // claims per copy: every chunk, and one past the end by each thread
+	var arrived, claim atomic.Int64
 	return onTwoCPUs(a, b, func(side int) {
 		d, s := dst[:h], src[:h]
 		if side == 1 {
@@ -84,7 +95,18 @@ func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters
 		for i := range int64(iters) {
 			arrived.Add(1)
 			spinUntil(func() bool { return arrived.Load() >= 2*(i+1) })
-			loop(d, s, 1)
+			if !chunks {
+				loop(d, s, 1)
+				continue
+			}
+			for {
+				lo := int(claim.Add(1)-1-i*per) * c
+				if lo >= n {
+					break
+				}
+				hi := min(lo+c, n)
+				loop(dst[lo:hi], src[lo:hi], 1)
+			}
 		}
 	})
 }

@@ -26,7 +26,7 @@
 // balanced, on/off <= 1.03.
 //
 // Idle steal check. With no task active a wait checks the host's task
-// count every 64 spins and after each yield. One job (2 PEs as
+// count every 8 spins and after each yield. One job (2 PEs as
 // processes, then 8 goroutine PEs) times BarrierAll, an 8-byte
 // SumReduce and a WaitUntil ping-pong (P then WaitUntil, PEs 0 and 1)
 // in blocks of 5000, alternately with stealing on and off on every PE

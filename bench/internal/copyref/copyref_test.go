@@ -175,10 +175,10 @@ func TestWinsBySize(t *testing.T) {
 }
 
 // TestSplitter: a split copy moves every byte once, whatever the size
-// (the halves meet at SplitPoint), with either kernel, and Stop ends
-// the partner's Serve.
+// (the halves meet at SplitPoint, the chunks cover the bytes), in each
+// way, and Stop ends the partner's Serve.
 func TestSplitter(t *testing.T) {
-	var req, length, done int64
+	var req, length, claim, done int64
 	const maxN = 300000
 	src, dst := make([]byte, maxN), make([]byte, maxN)
 	ended := make(chan struct{})
@@ -190,21 +190,27 @@ func TestSplitter(t *testing.T) {
 				}
 				runtime.Gosched()
 			}
-		}, &length, &done, dst, src)
+		}, &length, &claim, &done, dst, src)
 		close(ended)
 	}()
-	sp := &Splitter{Req: &req, Len: &length, Done: &done}
+	sp := &Splitter{Req: &req, Len: &length, Claim: &claim, Done: &done}
+	ms := sp.Methods()
+	if names := Names(ms); names != "split-t, split-nt, chunks-t, chunks-nt" {
+		t.Errorf("split methods %q", names)
+	}
 	for i, n := range []int{64 << 10, 64<<10 + 1, 100003, 128 << 10, maxN} {
-		for j := range src[:n] {
-			src[j] = byte(j*7 + i)
-		}
-		clear(dst)
-		sp.Copy(dst[:n], src[:n], int64(i%2))
-		if !bytes.Equal(dst[:n], src[:n]) {
-			t.Fatalf("split copy of %d bytes (kind %d) differs from its source", n, i%2)
-		}
-		if slices.ContainsFunc(dst[n:], func(b byte) bool { return b != 0 }) {
-			t.Fatalf("split copy of %d bytes wrote past its end", n)
+		for _, m := range ms {
+			for j := range src[:n] {
+				src[j] = byte(j*7 + i)
+			}
+			clear(dst)
+			m.Loop(dst[:n], src[:n], 2)
+			if !bytes.Equal(dst[:n], src[:n]) {
+				t.Fatalf("%s copy of %d bytes differs from its source", m.Name, n)
+			}
+			if slices.ContainsFunc(dst[n:], func(b byte) bool { return b != 0 }) {
+				t.Fatalf("%s copy of %d bytes wrote past its end", m.Name, n)
+			}
 		}
 	}
 	sp.Stop()

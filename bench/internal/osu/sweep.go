@@ -177,8 +177,8 @@ var _ = goshmem.PutNBI[uint8]
 // calls it; PE 1 waits in WaitUntil meanwhile, where it also takes
 // chunks of PE 0's shared transfers.
 func (b *Bench) VsCopy(dst, src, helpDst, helpSrc []uint8, nbi func(size int)) {
-	req := Malloc[int64](b, 3) // PE 1's: request, length, a word to ring it with
-	done := Malloc[int64](b, 1)
+	req := Malloc[int64](b, 3)  // PE 1's: request, length, a word to ring it with
+	done := Malloc[int64](b, 2) // PE 0's: answer, chunk counter
 	clear(req)
 	clear(done)
 	b.PE.BarrierAll()
@@ -189,7 +189,7 @@ func (b *Bench) VsCopy(dst, src, helpDst, helpSrc []uint8, nbi func(size int)) {
 			copyref.Serve(func(last int64) int64 {
 				goshmem.WaitUntil(b.PE, &req[0], goshmem.CmpNE, last)
 				return atomic.LoadInt64(&req[0])
-			}, &req[1], goshmem.PtrTo(b.PE, &done[0], 0), helpDst, helpSrc)
+			}, &req[1], goshmem.PtrTo(b.PE, &done[1], 0), goshmem.PtrTo(b.PE, &done[0], 0), helpDst, helpSrc)
 		}
 		return
 	}
@@ -205,7 +205,7 @@ func (b *Bench) VsCopy(dst, src, helpDst, helpSrc []uint8, nbi func(size int)) {
 		}
 		return
 	}
-	sp := &copyref.Splitter{Req: &theirs[0], Len: &theirs[1], Done: &done[0],
+	sp := &copyref.Splitter{Req: &theirs[0], Len: &theirs[1], Claim: &done[1], Done: &done[0],
 		Ring: func() { goshmem.P(b.Ctx, &req[2], 1, 1) }}
 	defer sp.Stop()
 	ms := append(copyref.Methods(), sp.Methods()...)
