@@ -50,9 +50,10 @@
 // trips made bare by each copy method of bench/internal/copyref (the
 // method copies the size into the partner's buffer through goshmem.Ptr,
 // then a store through PtrTo hands the turn over, polled with a pause
-// per load), and by two split ways (split-t, split-nt: the sender
+// per load), and by four split ways (split-t, split-nt: the sender
 // hands the turn over, copies the first half and says so; the receiver
-// copies the second half from the sender's source: goshmem's shared
+// copies the second half from the sender's source; chunks-t,
+// chunks-nt: both claim chunks from a counter instead: goshmem's shared
 // copy, bare), each block after an untimed one of its kind. A round's
 // ratio is this loop's one-way bandwidth over the fastest bare way's;
 // PE 0 prints, per size, the median and range of the ratios and the
@@ -233,6 +234,7 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 // words (see the package comment). Both partners run the same blocks in
 // the same order; PE 0 times. k is the round-trip count so far.
 func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
+	claims := osu.Calloc[int64](b, 1) // the chunked split ways' counter of the trips this PE sends
 	b.PE.BarrierAll()
 	defer b.PE.BarrierAll()
 	other, ok := partner(b, peer)
@@ -259,7 +261,8 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	// (SHMEM_COPY_SHARE), which moves a ping-pong's message with both
 	// cores.
 	theirSrc := goshmem.Ptr(b.PE, src, other)
-	if theirSrc == nil {
+	theirClaim := goshmem.PtrTo(b.PE, &claims[0], other)
+	if theirSrc == nil || theirClaim == nil {
 		b.Out.Comment("%snot measured: PE %d's heap is not mapped by PE 0", copyref.PatternPrefix, peer)
 		return
 	}
@@ -288,17 +291,34 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 			mem.CopyKind(d[h:], ts[h:], nt)
 			awaitGE(v + 1)
 		}
-		split := func(nt bool) func(n int) {
+		// The chunked ways: both claim chunks from a counter in the
+		// sender's heap, reset by the sender before it hands over.
+		sendChunks := func(v int64, nt bool) {
+			atomic.StoreInt64(&claims[0], 0)
+			atomic.StoreInt64(theirs, v)
+			copyref.CopyChunks(td, s, &claims[0], nt)
+			atomic.StoreInt64(theirs, v+1)
+		}
+		receiveChunks := func(v int64, nt bool) {
+			awaitGE(v)
+			copyref.CopyChunks(d, ts, theirClaim, nt)
+			awaitGE(v + 1)
+		}
+		split := func(nt, chunks bool) func(n int) {
+			snd, rcv := send, receive
+			if chunks {
+				snd, rcv = sendChunks, receiveChunks
+			}
 			return func(n int) {
 				for range n {
 					base := *k
 					*k += 4
 					if b.Me == 0 {
-						send(base+1, nt)
-						receive(base+3, nt)
+						snd(base+1, nt)
+						rcv(base+3, nt)
 					} else {
-						receive(base+1, nt)
-						send(base+3, nt)
+						rcv(base+1, nt)
+						snd(base+3, nt)
 					}
 				}
 			}
@@ -321,7 +341,8 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 				}
 			}}
 		}
-		refs = append(refs, copyref.Ref{Name: "split-t", Run: split(false)}, copyref.Ref{Name: "split-nt", Run: split(true)})
+		refs = append(refs, copyref.Ref{Name: "split-t", Run: split(false, false)}, copyref.Ref{Name: "split-nt", Run: split(true, false)},
+			copyref.Ref{Name: "chunks-t", Run: split(false, true)}, copyref.Ref{Name: "chunks-nt", Run: split(true, true)})
 		// Half a copy block's round trips: each moves the size twice.
 		n := max(2, copyref.BlockCount(size)/2)
 		rs = append(rs, copyref.InterleaveRefs(size, n, copyref.Rounds, 2*float64(size)*float64(n), api, refs))
@@ -329,7 +350,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	if b.Me != 0 || len(rs) == 0 {
 		return
 	}
-	b.Out.Comment("bare ping-pong methods: %s, split-t, split-nt; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
+	b.Out.Comment("bare ping-pong methods: %s, split-t, split-nt, chunks-t, chunks-nt; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
 }
 

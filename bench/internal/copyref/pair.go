@@ -104,6 +104,15 @@ func part(dst, src []byte, way int64, side int, claim *int64) {
 		}
 		return
 	}
+	CopyChunks(dst, src, claim, nt)
+}
+
+// CopyChunks copies the chunks of ChunkSize(len(dst)) bytes of src
+// into dst that it claims from claim (an atomic add each; the chunk
+// number is the old value) until none is left: one side of a chunked
+// split copy, whose counter starts at 0.
+func CopyChunks(dst, src []byte, claim *int64, nt bool) {
+	n := min(len(dst), len(src))
 	c := ChunkSize(n)
 	for {
 		lo := int(atomic.AddInt64(claim, 1)-1) * c
