@@ -80,16 +80,26 @@ func bestPerSize(t *table, minSize, maxSize, variants int, measure func(n, i int
 // bandwidth in MB/s of two concurrent copy loops, src into d0 on CPU a
 // and into d1 on CPU b.
 func pairBandwidth(d0, d1, src []byte, a, b int, c common, loop func(dst, src []byte, iters int)) (float64, error) {
+	return twoCPUBandwidth(d0, src, c, loop, func(iters int) (time.Duration, error) {
+		return pairRun(d0, d1, src, a, b, iters, loop)
+	})
+}
+
+// twoCPUBandwidth returns the median (or best) over c.reps runs of
+// run(iters), after a warm-up run, as MB/s of len(src) bytes per
+// iteration: iters is c.iters, or what a lone loop from src to dst
+// needs to last c.dur.
+func twoCPUBandwidth(dst, src []byte, c common, loop func(dst, src []byte, iters int), run func(iters int) (time.Duration, error)) (float64, error) {
 	iters := c.iters
 	if iters == 0 {
-		iters = calibrate(d0, src, c.dur, loop)
+		iters = calibrate(dst, src, c.dur, loop)
 	}
-	if _, err := pairRun(d0, d1, src, a, b, iters, loop); err != nil { // warm-up: both destinations
+	if _, err := run(iters); err != nil { // warm-up
 		return 0, err
 	}
 	mbs := make([]float64, c.reps)
 	for r := range mbs {
-		el, err := pairRun(d0, d1, src, a, b, iters, loop)
+		el, err := run(iters)
 		if err != nil {
 			return 0, err
 		}

@@ -50,22 +50,9 @@ func runMemcpySplit(args []string) (*table, error) {
 // splitBandwidth returns the median (or best) over c.reps runs of the
 // bandwidth in MB/s of split copies of src into dst on CPUs a and b.
 func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []byte, iters int), chunks bool) (float64, error) {
-	iters := c.iters
-	if iters == 0 {
-		iters = calibrate(dst, src, c.dur, loop)
-	}
-	if _, err := splitRun(dst, src, a, b, iters, loop, chunks); err != nil { // warm-up
-		return 0, err
-	}
-	mbs := make([]float64, c.reps)
-	for r := range mbs {
-		el, err := splitRun(dst, src, a, b, iters, loop, chunks)
-		if err != nil {
-			return 0, err
-		}
-		mbs[r] = float64(len(src)) * float64(iters) / max(el.Seconds(), 1e-9) / 1e6
-	}
-	return c.summarize(mbs, false), nil
+	return twoCPUBandwidth(dst, src, c, loop, func(iters int) (time.Duration, error) {
+		return splitRun(dst, src, a, b, iters, loop, chunks)
+	})
 }
 
 // splitHalf is where a split copy of n bytes is cut: half, rounded down
