@@ -223,6 +223,7 @@ func report(w *strings.Builder, stderr io.Writer, o options) int {
 		// (The error goes to stderr with the whole configuration's below.)
 		fmt.Fprintf(w, "  copy engine: unknown: %s is invalid, and no job starts until it is fixed or unset\n", env.VarCopyAdapt)
 	}
+	fmt.Fprintf(w, "  shared copies: %s\n", shareLine(env.LoadOnly(os.Getenv, env.VarCopyShare, env.VarTaskSteal)))
 	if online, possible, err := numa.NumCPUs(); err == nil {
 		fmt.Fprintf(w, "  logical CPUs: %d online, %d possible\n", online, possible)
 	} else {
@@ -357,4 +358,28 @@ func cpuList(cpus []int) string {
 		return "none"
 	}
 	return numa.FormatCPUList(cpus)
+}
+
+// shareLine describes the shared copies (SHMEM_COPY_SHARE) of
+// configuration c, or that they are unknown when err says a knob of
+// theirs is invalid.
+func shareLine(c env.Config, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("unknown: %s or %s is invalid, and no job starts until it is fixed or unset", env.VarCopyShare, env.VarTaskSteal)
+	case c.CopyShare == 0:
+		return "off (" + env.VarCopyShare + "=off): every put and get is copied by its caller alone"
+	case !c.TaskSteal:
+		return "off (" + env.VarTaskSteal + "=off): every put and get is copied by its caller alone"
+	}
+	n := c.CopyShare
+	size := fmt.Sprintf("%d bytes", n)
+	switch {
+	case n%(1<<20) == 0:
+		size = fmt.Sprintf("%d MiB", n>>20)
+	case n%(1<<10) == 0:
+		size = fmt.Sprintf("%d KiB", n>>10)
+	}
+	return "puts and gets from " + size + " between symmetric buffers are copied together with a PE of the host that waits meanwhile, " +
+		"when the host's PEs fit its CPUs; below 4 MiB each PE times shared and lone copies per size and keeps the faster (" + env.VarCopyShare + ")"
 }

@@ -622,3 +622,32 @@ func TestRunUnderHydra(t *testing.T) {
 		t.Errorf("%d ranks wrote the report, want rank 0 alone", n)
 	}
 }
+
+// TestRunSharedCopies: the shared copies line follows SHMEM_COPY_SHARE
+// and SHMEM_TASK_STEAL: the size from which copies are shared, off
+// with either knob off, unknown (and exit 1) with an invalid value.
+func TestRunSharedCopies(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+		code int
+	}{
+		{nil, "shared copies: puts and gets from 64 KiB between symmetric buffers", 0},
+		{map[string]string{"SHMEM_COPY_SHARE": "1m"}, "shared copies: puts and gets from 1 MiB ", 0},
+		{map[string]string{"SHMEM_COPY_SHARE": "off"}, "shared copies: off (SHMEM_COPY_SHARE=off)", 0},
+		{map[string]string{"SHMEM_TASK_STEAL": "0"}, "shared copies: off (SHMEM_TASK_STEAL=off)", 0},
+		{map[string]string{"SHMEM_COPY_SHARE": "12"}, "shared copies: unknown: SHMEM_COPY_SHARE or SHMEM_TASK_STEAL is invalid", 1},
+	} {
+		t.Run(fmt.Sprint(tc.env), func(t *testing.T) {
+			cleanEnv(t)
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, out, errs := runInfo(t)
+			line := regexp.MustCompile(`(?m)^  shared copies: .*$`).FindString(out)
+			if code != tc.code || !strings.Contains(line, tc.want) {
+				t.Errorf("code %d, line %q; want %d and %q (stderr %q)", code, line, tc.code, tc.want, errs)
+			}
+		})
+	}
+}
