@@ -171,10 +171,11 @@ func (t *Tuner) Done(c Choice, d time.Duration) {
 }
 
 // kindPlan is plan p restricted to temporal (nt false) or streaming
-// stores at every size.
+// stores at every size; streaming stores only where p has the AVX2
+// loop (elsewhere nt is ignored: the non-temporal loop needs AVX2).
 func kindPlan(p CopyPlan, nt bool) CopyPlan {
 	p.NTThreshold = 0 // temporal: REP MOVSB or the AVX2 loop, as the plan says
-	if nt {
+	if nt && p.AVX2 {
 		p.NTThreshold = 1
 	}
 	return p
@@ -183,7 +184,8 @@ func kindPlan(p CopyPlan, nt bool) CopyPlan {
 // CopyKind copies min(len(dst), len(src)) bytes as Copy does, but with
 // streaming stores (nt) or temporal ones whatever the size, as a Pick
 // said: the parts of one large copy all use the kernel chosen for the
-// whole. Streaming stores are fenced before it returns.
+// whole. Streaming stores are fenced before it returns; on a CPU
+// without AVX2 nt is ignored.
 func CopyKind(dst, src []byte, nt bool) int {
 	return kindPlan(DefaultCopyPlan(), nt).Copy(dst, src)
 }

@@ -194,3 +194,33 @@ func TestCopyPlanDescribe(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyKind: CopyKind copies like copy with either kernel, at random
+// sizes and offsets from below LargeCopy up; and a plan without AVX2
+// never takes the non-temporal loop, whatever nt says (it would fault
+// on such a CPU).
+func TestCopyKind(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	buf := make([]byte, 3<<20)
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	for range 200 {
+		n := rng.IntN(2 << 20)
+		so, do := rng.IntN(1<<19), rng.IntN(1<<19)
+		src := buf[so : so+n]
+		dst := make([]byte, n+do)[do:]
+		nt := rng.IntN(2) == 0
+		if got := CopyKind(dst, src, nt); got != n || !bytes.Equal(dst, src) {
+			t.Fatalf("CopyKind(%d bytes, src+%d, dst+%d, nt %v) = %d or differs from copy", n, so, do, nt, got)
+		}
+	}
+	for _, p := range []CopyPlan{{}, {RepMovsb: true, NTThreshold: 1 << 20}} {
+		if k := kindPlan(p, true); k.kernel(8<<20) == kNT {
+			t.Errorf("kindPlan(%+v, nt) copies with the non-temporal loop without AVX2", p)
+		}
+	}
+	if k := kindPlan(CopyPlan{AVX2: true}, true); k.kernel(LargeCopy) != kNT {
+		t.Errorf("kindPlan(AVX2, nt) does not stream")
+	}
+}
