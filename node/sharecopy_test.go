@@ -7,6 +7,7 @@ package node_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -26,8 +27,10 @@ func shareByte(i, k int) byte { return byte(k*7 + i*13 + k>>9) }
 
 // scenarioShareCopy: 2 PEs. In each iteration both draw the same plan
 // (seeded alike): who calls, put or get, from a symmetric or a private
-// buffer, the size (256 KiB to 2 MiB, so from SHMEM_COPY_SHARE's
-// default up) and unaligned offsets. The source's owner fills it, the
+// buffer, the size (64 KiB to 5 MiB, spread evenly over the powers of
+// two: from SHMEM_COPY_SHARE's default up, through every size class
+// that chooses by timing, to copies that are always shared) and
+// unaligned offsets. The source's owner fills it, the
 // destination's owner fills its whole buffer with a guard byte, and
 // after a barrier the caller copies while the other PE waits for a
 // flag the caller then sets: the waiting PE may take chunks of the
@@ -36,7 +39,7 @@ func shareByte(i, k int) byte { return byte(k*7 + i*13 + k>>9) }
 // s have passed, and prints how many chunks this PE ran of the other's
 // copies.
 func scenarioShareCopy(pe *goshmem.PE) {
-	const maxN, slack = 2 << 20, 8 << 10
+	const maxN, slack = 5 << 20, 8 << 10 // (the test's heap: 32 MiB)
 	me := pe.MyPE()
 	if pe.NPEs() != 2 {
 		fail(pe, "sharecopy needs 2 PEs, has %d", pe.NPEs())
@@ -55,7 +58,7 @@ func scenarioShareCopy(pe *goshmem.PE) {
 		caller := rng.IntN(2)
 		put := rng.IntN(2) == 0
 		fromPrivate := rng.IntN(4) == 0
-		n := 256<<10 + rng.IntN(maxN-256<<10)
+		n := min(int(float64(64<<10)*math.Exp2(rng.Float64()*6.4)), maxN) // 64 KiB * 2^[0, 6.4)
 		so, do := rng.IntN(slack), rng.IntN(slack)
 		// The source lives on the caller for a put, on the other PE
 		// for a get; the destination the other way round.
@@ -145,7 +148,7 @@ func TestMultiProcessShareCopy(t *testing.T) {
 		{"2x1-nosteal", 1, []string{"SHMEM_TASK_STEAL=off", "GOSHMEM_TEST_SHARECOPY=none"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runJob(t, "sharecopy", 2, tc.ppp, false, tc.env...)
+			r := runJob(t, "sharecopy", 2, tc.ppp, false, append([]string{"SHMEM_SYMMETRIC_SIZE=32m"}, tc.env...)...)
 			if r.err != nil || r.code != 0 {
 				t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
 			}
