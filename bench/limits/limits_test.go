@@ -660,7 +660,7 @@ func loopback(t *testing.T, serve func(net.Conn)) string {
 // TestMemcpySplit checks the split copy's table (one positive row per
 // size, the CPUs named, both threads on one CPU, bad flags) and that a
 // split copy moves every byte of odd sizes once: the two halves meet
-// at splitHalf.
+// at copyref.SplitPoint.
 func TestMemcpySplit(t *testing.T) {
 	p := runTable(t, []string{"memcpy_split", "-min", "65536", "-max", "131072", "-i", "5", "-r", "2"},
 		[]string{"Size", "Bandwidth (MB/s)"}, sizes(65536, 131072))

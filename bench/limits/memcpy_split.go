@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 )
 
 // runMemcpySplit measures one copy made by two CPUs at once: one thread
@@ -55,23 +57,15 @@ func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []by
 	})
 }
 
-// splitHalf is where a split copy of n bytes is cut: half, rounded down
-// to a cache line (as bench/internal/copyref.SplitPoint).
-func splitHalf(n int) int { return n / 2 &^ 63 }
-
-// splitChunk is the chunk of a chunked split copy of n bytes (as
-// bench/internal/copyref.ChunkSize and node's shared copies).
-func splitChunk(n int) int { return max(16<<10, (n/16+4095)&^4095) }
-
 // splitRun makes iters split copies of src into dst on threads bound
 // to CPUs a and b, each copy started together, and returns the longer
 // of the threads' times: halves (the first on a, the rest on b), or
-// with chunks, chunks of splitChunk bytes that both claim from one
+// with chunks, chunks of copyref.ChunkSize bytes that both claim from one
 // counter until none is left.
 func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters int), chunks bool) (time.Duration, error) {
 	n := len(src)
-	h := splitHalf(n)
-	c := splitChunk(n)
+	h := copyref.SplitPoint(n)
+	c := copyref.ChunkSize(n)
 	per := int64((n+c-1)/c + 2) // claims per copy: every chunk, and one past the end by each thread
 	var arrived, claim atomic.Int64
 	return onTwoCPUs(a, b, func(side int) {

@@ -278,50 +278,21 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 			continue
 		}
 		d, s, td, ts := dst[:size], src[:size], theirDst[:size], theirSrc[:size]
-		h := copyref.SplitPoint(size)
-		// send and receive are one way of split trip base (flag values
-		// base+1, base+2 one way, base+3, base+4 back).
-		send := func(v int64, nt bool) {
-			atomic.StoreInt64(theirs, v)
-			mem.CopyKind(td[:h], s[:h], nt)
-			atomic.StoreInt64(theirs, v+1)
-		}
-		receive := func(v int64, nt bool) {
-			awaitGE(v)
-			mem.CopyKind(d[h:], ts[h:], nt)
-			awaitGE(v + 1)
-		}
-		// The chunked ways: both claim chunks from a counter in the
-		// sender's heap, reset by the sender before it hands over.
-		sendChunks := func(v int64, nt bool) {
+		// One way of split trip base (flag values base+1, base+2 one
+		// way, base+3, base+4 back): the sender copies side 0, the
+		// receiver side 1; with chunks both claim from a counter in
+		// the sender's heap, which the sender resets before it hands
+		// over.
+		send := func(v int64, chunks, nt bool) {
 			atomic.StoreInt64(&claims[0], 0)
 			atomic.StoreInt64(theirs, v)
-			copyref.CopyChunks(td, s, &claims[0], nt)
+			copyref.Part(td, s, chunks, nt, 0, &claims[0])
 			atomic.StoreInt64(theirs, v+1)
 		}
-		receiveChunks := func(v int64, nt bool) {
+		receive := func(v int64, chunks, nt bool) {
 			awaitGE(v)
-			copyref.CopyChunks(d, ts, theirClaim, nt)
+			copyref.Part(d, ts, chunks, nt, 1, theirClaim)
 			awaitGE(v + 1)
-		}
-		split := func(nt, chunks bool) func(n int) {
-			snd, rcv := send, receive
-			if chunks {
-				snd, rcv = sendChunks, receiveChunks
-			}
-			return func(n int) {
-				for range n {
-					base := *k
-					*k += 4
-					if b.Me == 0 {
-						snd(base+1, nt)
-						rcv(base+3, nt)
-					} else {
-						rcv(base+1, nt)
-						snd(base+3, nt)
-					}
-				}
-			}
 		}
 		api := func(n int) { trips(b, d, s, mine, other, k, n) }
 		refs := make([]copyref.Ref, len(ms))
@@ -340,6 +311,21 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 					}
 				}
 			}}
+		}
+		split := func(nt, chunks bool) func(n int) {
+			return func(n int) {
+				for range n {
+					base := *k
+					*k += 4
+					if b.Me == 0 {
+						send(base+1, chunks, nt)
+						receive(base+3, chunks, nt)
+					} else {
+						receive(base+1, chunks, nt)
+						send(base+3, chunks, nt)
+					}
+				}
+			}
 		}
 		refs = append(refs, copyref.Ref{Name: "split-t", Run: split(false, false)}, copyref.Ref{Name: "split-nt", Run: split(true, false)},
 			copyref.Ref{Name: "chunks-t", Run: split(false, true)}, copyref.Ref{Name: "chunks-nt", Run: split(true, true)})

@@ -89,30 +89,27 @@ func (s *Splitter) Copy(dst, src []byte, way int64) {
 	}
 }
 
-// part copies side's part of a split copy of dst from src: side 0 the
-// first half, 1 the rest; with chunks, the chunks it claims from
-// claim.
+// part is Part for a request's way.
 func part(dst, src []byte, way int64, side int, claim *int64) {
-	n := len(dst)
-	nt := way&wayNT != 0
-	if way&wayChunks == 0 {
+	Part(dst, src, way&wayChunks != 0, way&wayNT != 0, side, claim)
+}
+
+// Part copies side's part of a split copy of dst from src, with
+// streaming stores if nt: side 0 the first half (to SplitPoint), side
+// 1 the rest; with chunks, the chunks of ChunkSize(len(dst)) bytes it
+// claims from claim (an atomic add each, the chunk number the old
+// value; the counter starts at 0 for each copy) until none is left.
+func Part(dst, src []byte, chunks, nt bool, side int, claim *int64) {
+	n := min(len(dst), len(src))
+	if !chunks {
 		h := SplitPoint(n)
 		if side == 0 {
 			mem.CopyKind(dst[:h], src[:h], nt)
 		} else {
-			mem.CopyKind(dst[h:], src[h:], nt)
+			mem.CopyKind(dst[h:n], src[h:n], nt)
 		}
 		return
 	}
-	CopyChunks(dst, src, claim, nt)
-}
-
-// CopyChunks copies the chunks of ChunkSize(len(dst)) bytes of src
-// into dst that it claims from claim (an atomic add each; the chunk
-// number is the old value) until none is left: one side of a chunked
-// split copy, whose counter starts at 0.
-func CopyChunks(dst, src []byte, claim *int64, nt bool) {
-	n := min(len(dst), len(src))
 	c := ChunkSize(n)
 	for {
 		lo := int(atomic.AddInt64(claim, 1)-1) * c
