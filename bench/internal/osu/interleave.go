@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -68,9 +69,21 @@ func Fastest(ways []Way, times [][]float64) VsFastest {
 }
 
 // Ratio formats the median of the ratios with their range and count:
-// "ratio 1.01 [0.96-1.09] over 20 rounds".
+// "ratio 1.01 [0.96-1.09] over 20 rounds". Each figure keeps at least
+// two significant digits (0.0042, not 0.00): with more PEs than cores a
+// round whose bare way was descheduled gives a tiny ratio.
 func (v VsFastest) Ratio() string {
-	return fmt.Sprintf("ratio %.2f [%.2f-%.2f] over %d rounds", Median(v.Ratios), slices.Min(v.Ratios), slices.Max(v.Ratios), len(v.Ratios))
+	return fmt.Sprintf("ratio %s [%s-%s] over %d rounds", fmtRatio(Median(v.Ratios)), fmtRatio(slices.Min(v.Ratios)), fmtRatio(slices.Max(v.Ratios)), len(v.Ratios))
+}
+
+// fmtRatio formats x in fixed point with two decimals, or with more
+// below 0.1 so that two significant digits remain (up to 12 decimals).
+func fmtRatio(x float64) string {
+	prec := 2
+	for y := x; y > 0 && y < 0.1 && prec < 12; y *= 10 {
+		prec++
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
 }
 
 // EachWay formats the bare ways' medians: "  store+pause 0.0625  xchg+pause 0.0614".

@@ -482,6 +482,17 @@ func TestFastest(t *testing.T) {
 	if got, want := v.Ratio(), "ratio 2.00 [1.50-2.00] over 3 rounds"; got != want {
 		t.Errorf("Ratio() = %q, want %q", got, want)
 	}
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{{1.005, "1.00"}, {6917.3, "6917.30"}, {0.5, "0.50"}, {0.1, "0.10"}, {0.042, "0.042"}, {0.0042, "0.0042"}, {0.00042, "0.00042"}} {
+		if got := fmtRatio(c.x); got != c.want {
+			t.Errorf("fmtRatio(%v) = %q, want %q", c.x, got, c.want)
+		}
+	}
+	if got, want := (VsFastest{Ratios: []float64{0.003, 2, 4}}).Ratio(), "ratio 2.00 [0.0030-4.00] over 3 rounds"; got != want {
+		t.Errorf("Ratio() = %q, want %q", got, want)
+	}
 	if got, want := v.EachWay(), "  a 2.0000  b 4.0000"; got != want {
 		t.Errorf("EachWay() = %q, want %q", got, want)
 	}
