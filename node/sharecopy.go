@@ -18,9 +18,9 @@ import (
 //
 // The caller publishes the copy's arguments on its task entry
 // (job.Task: the two PEs and heap offsets, the length, the chunk size
-// and the kernel), and runs TaskExecute's protocol: it claims batches
-// of chunks, thieves one chunk at a time, and it returns once every
-// chunk is copied. A thief's chunk is ordered before the caller's
+// and the kernel), and runs TaskExecute's protocol with batches on both
+// ends (job.Task): it claims shares of what is left from the front,
+// thieves from the back, and it returns once every chunk is copied. A thief's chunk is ordered before the caller's
 // return by the thief's atomic add to the caller's TaskDone, so a flag
 // that the caller stores afterwards (Fence and P, a barrier)
 // publishes the whole copy, as after a copy of its own.
@@ -119,17 +119,14 @@ func (p *PE) copyShared(dst, src []byte, pe int, off uintptr, put bool) bool {
 	if !in || mem.Overlaps(dst[:n], src[:n]) || !p.task.busy.CompareAndSwap(0, busyCopy) {
 		return false
 	}
+	// The arguments go out with plain stores (release order on amd64;
+	// executeShared publishes them with Claim): an XCHG each waited in
+	// turn for the entry line, which the last copy's thief holds after
+	// its claim.
 	e := &p.slot.Task
-	if put {
-		e.SrcPE.Store(uint32(p.me))
-		e.SrcOff.Store(uint64(loff))
-		e.DstPE.Store(uint32(pe))
-		e.DstOff.Store(uint64(off))
-	} else {
-		e.SrcPE.Store(uint32(pe))
-		e.SrcOff.Store(uint64(off))
-		e.DstPE.Store(uint32(p.me))
-		e.DstOff.Store(uint64(loff))
+	spe, soff, dpe, doff := uint32(p.me), uint64(loff), uint32(pe), uint64(off)
+	if !put {
+		spe, soff, dpe, doff = uint32(pe), uint64(off), uint32(p.me), uint64(loff)
 	}
 	chunk := min(max(copyChunkMin, (n/copyChunkDiv+4095)&^4095), 1<<30)
 	c := p.copier.Pick(n)
@@ -137,14 +134,18 @@ func (p *PE) copyShared(dst, src []byte, pe int, off uintptr, put bool) bool {
 	if c.NT {
 		kind = 1
 	}
-	e.Len.Store(uint64(n))
-	e.Chunk.Store(uint32(chunk))
-	e.Kind.Store(kind)
+	mem.StoreRelease(&e.SrcPE, spe)
+	mem.StoreRelease64(&e.SrcOff, soff)
+	mem.StoreRelease(&e.DstPE, dpe)
+	mem.StoreRelease64(&e.DstOff, doff)
+	mem.StoreRelease64(&e.Len, uint64(n))
+	mem.StoreRelease(&e.Chunk, uint32(chunk))
+	mem.StoreRelease(&e.Kind, kind)
 	var start time.Time
 	if c.Timed() {
 		start = time.Now()
 	}
-	p.executeShared(&p.task.copy, int(job.TaskCopy), (n+chunk-1)/chunk) // clears busy
+	p.executeShared(&p.task.copy, int(job.TaskCopy), (n+chunk-1)/chunk, true) // clears busy
 	if c.Timed() {
 		p.copier.Done(c, time.Since(start))
 	}

@@ -193,34 +193,45 @@ func (p *PE) TaskExecute(handle, n int) {
 		p.task.busy.Store(0)
 		return
 	}
-	p.executeShared(t, handle, n)
+	p.executeShared(t, handle, n, false)
 }
 
 // executeShared is TaskExecute of a task that host-mates may steal
-// from.
-func (p *PE) executeShared(t *task, handle, n int) {
+// from; thieves claim batches if batch (job.Task), else one chunk at a
+// time.
+func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 	e := &p.slot.Task
-	// Guided self-scheduling for the owner: it claims a batch of a
-	// share of what is left, so that it claims rarely while thieves
-	// take one chunk at a time, and its last batches are single
-	// chunks. Work first: its first batch is claimed before the task
-	// is published.
-	share := 2 * (len(p.task.victims) + 1)
+	// Guided self-scheduling: the owner claims a share of what is left
+	// from the front, so that it claims rarely, and its last batches
+	// are single chunks; thieves claim from the back (job.Task). With
+	// batches on both ends everyone's share is 1/(host PEs) of what is
+	// left (a 2-PE copy: the owner's first half, then a quarter by the
+	// thief...); with single-chunk thieves the owner takes
+	// 1/(2 x host PEs). Work first: its first batch is claimed before
+	// the task is published.
+	share := len(p.task.victims) + 1
+	if !batch {
+		share *= 2
+	}
 	lo, hi := 0, max(n/share, 1)
 	if hi == n {
 		t.fn(p.me, 0, n) // nothing left for thieves
 		p.task.busy.Store(0)
 		return
 	}
-	e.Handle.Store(uint32(handle))
-	e.Fn.Store(t.hash)
-	p.slot.TaskDone.Store(0)
-	e.Claim.Store(job.TaskClaim(n, hi))
+	// Plain stores in order (release order on amd64), then the board's
+	// add, which drains them: an XCHG each waited in turn for its line,
+	// which the last execution's thieves hold (the entry line after
+	// their claims, TaskDone after their adds).
+	mem.StoreRelease(&e.Handle, uint32(handle))
+	mem.StoreRelease(&e.Fn, t.hash)
+	mem.StoreRelease64(&p.slot.TaskDone.Uint64, 0)
+	mem.StoreRelease64(&e.Claim, job.TaskClaim(hi, n, batch))
 	open := true
 	p.task.board.Add(1)
 	defer func() {
 		if open { // the body panicked: let no thief start another chunk
-			e.Claim.Store(job.TaskClaim(n, n))
+			e.Claim.Store(job.TaskClaim(n, n, false))
 			p.task.board.Add(^uint32(0))
 		}
 	}()
@@ -237,13 +248,13 @@ func (p *PE) executeShared(t *task, handle, n int) {
 		if abort.Load() != 0 {
 			p.checkAbort("Task.Execute") // e.g. a thief's chunk panicked: stop here
 		}
-		_, next := job.TaskUnpack(e.Claim.Load())
-		batch := max((n-min(next, n))/share, 1)
-		_, lo = job.TaskUnpack(e.Claim.Add(uint64(batch)) - uint64(batch))
-		if lo >= n {
+		front, back, _ := job.TaskUnpack(e.Claim.Load())
+		k := max((back-front)/share, 1)
+		front, back, _ = job.TaskUnpack(e.Claim.Add(uint64(k)))
+		lo, hi = front-k, min(front, back)
+		if lo >= hi {
 			break
 		}
-		hi = min(lo+batch, n)
 	}
 	open = false
 	p.task.board.Add(^uint32(0))
@@ -290,16 +301,23 @@ func (p *PE) stealOne() bool {
 		o := vs[lo+(int(p.task.rand%uint32(size))+i-lo)%size]
 		s := p.job.ctl.Slot(o)
 		e := &s.Task
-		if n, next := job.TaskUnpack(e.Claim.Load()); next >= n || s.State.Load() == job.StateDead {
+		front, back, batch := job.TaskUnpack(e.Claim.Load())
+		if front >= back || s.State.Load() == job.StateDead {
 			continue // nothing left to claim, or a dead owner
 		}
-		n, next := job.TaskUnpack(e.Claim.Add(1) - 1)
-		if next >= n {
+		k := 1
+		if batch {
+			k = max((back-front)/(len(vs)+1), 1)
+		}
+		front, back, _ = job.TaskUnpack(e.Claim.Add(uint64(k) * job.TaskClaimBack))
+		lo, hi := max(back, front), back+k
+		if lo >= hi {
 			continue // the last chunks went to others meanwhile
 		}
-		// Chunk next is this PE's to run, and the execution cannot end
-		// before it is done: Handle and Fn, written before the
-		// execution was published, are read from it.
+		// Chunks [lo, hi) (the last unclaimed ones) are this PE's to
+		// run, and the execution cannot end before they are done:
+		// Handle and Fn, written before the execution was published,
+		// are read from it.
 		h, fn := int(e.Handle.Load()), e.Fn.Load()
 		var t *task
 		switch {
@@ -310,10 +328,10 @@ func (p *PE) stealOne() bool {
 		default:
 			t = &reg[h]
 		}
-		p.runStolen(t, o, h, next)
-		s.TaskDone.Add(1)
+		p.runStolen(t, o, h, lo, hi)
+		s.TaskDone.Add(uint64(hi - lo))
 		wait.Ring(p.peers[o].door)
-		p.task.stolen.Add(1)
+		p.task.stolen.Add(uint64(hi - lo))
 		return true
 	}
 	return false
@@ -350,9 +368,10 @@ func nearFirst(victims []int, node int, nodeOf func(int) int) ([]int, int) {
 	return order, near
 }
 
-// runStolen runs chunk c of owner o's task h on this PE. A panic in it
-// becomes a *TaskPanicError that names them all.
-func (p *PE) runStolen(t *task, o, h, c int) {
+// runStolen runs chunks [c, end) of owner o's task h on this PE. A
+// panic in them becomes a *TaskPanicError that names them all (Chunk:
+// c, the first).
+func (p *PE) runStolen(t *task, o, h, c, end int) {
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(*JobError); ok {
@@ -361,7 +380,7 @@ func (p *PE) runStolen(t *task, o, h, c int) {
 			panic(&TaskPanicError{Thief: p.me, Owner: o, Task: h, Name: t.name, Chunk: c, Value: r, Stack: debug.Stack()})
 		}
 	}()
-	t.fn(o, c, c+1)
+	t.fn(o, c, end)
 }
 
 // TaskPanicError is the panic value of a PE that panicked in a chunk of

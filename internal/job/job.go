@@ -305,17 +305,45 @@ type Slot struct {
 // Task is a PE's entry on its host's task board: the task it executes
 // (at most one at a time), whose chunks it and its host-mates claim.
 //
-// Claim packs an execution's number of chunks and the next chunk to
-// claim (TaskClaim, TaskUnpack). The owner writes Handle and Fn, resets
-// TaskDone, and then publishes Claim with the count and next past the
-// owner's first batch. Claiming takes chunks off next with an atomic
-// add (the owner a batch, a thief one); the old value says which
-// chunks the claimer got and the count of their execution: those below
-// the count are its to run. An execution cannot end (and Handle change) while a chunk that
-// someone claimed is unfinished, so a thief reads Handle and Fn after
-// its add. Adds past the count are harmless: the owner's batches and
-// late thieves move next by less than 2^TaskChunkBits - count, and the
-// next execution stores a fresh Claim.
+// Claim packs the two ends of an execution's unclaimed chunks
+// [front, back) (TaskClaim, TaskUnpack): the owner claims from the
+// front, a batch at a time, and thieves from the back, one chunk each.
+// The owner writes Handle and Fn, resets TaskDone, and then publishes
+// Claim with front past the owner's first batch and back at the count.
+// Claiming is an atomic add: the owner adds its batch to front
+// (TaskClaimFront; its chunks are [new front - batch, min(new front,
+// back))), a thief subtracts from back (TaskClaimBack; one chunk, its
+// chunk the new back if that is at least front; k chunks where the
+// word's batch flag says so, its chunks [max(new back, front), new
+// back + k)). Each add changes one end only and sees the other, so no
+// chunk is claimed twice. An execution
+// cannot end (and Handle change) while a chunk that someone claimed is
+// unfinished, so a thief reads Handle and Fn after its add.
+//
+// Two ends keep the chunks of a copy repeated with the same sizes
+// (put_bw, a ping-pong) on the same core each time: the owner's part
+// from the start, a thief's from the end, meeting near the same chunk,
+// so the destination lines each core writes stay in its cache (claiming
+// both from the front put every other chunk on the other core from one
+// copy to the next: 0.75-0.8 of a split in halves at 64-256 KiB).
+//
+// The batch flag (the built-in copy task sets it) lets thieves claim a
+// share of what is left, as the owner does, instead of one chunk: in a
+// 2-PE shared copy each side then claims two or three times, where one
+// chunk per claim made about 15 contended adds on the entry line per
+// 256 KiB copy. A user task keeps one chunk per claim, so that a
+// thief's own wait is late by one chunk at most. (A thief decides from
+// the word it loaded before its add; should a task without the flag
+// have replaced it meanwhile, the thief runs the few chunks it got.)
+//
+// Adds past the other end are harmless: front moves past back by less
+// than one batch (the owner stops at its first empty claim); back below
+// front by less than the count (late adds come from thieves that each
+// saw chunks left and took at most their share of them); back is
+// signed, and the two ends sit in separate 32-bit halves (front and
+// the flag in the low one, front below 2^22), so neither add carries
+// into the other.
+// The next execution stores a fresh Claim.
 //
 // The built-in copy task (Handle TaskCopy) is a large put or get that
 // waiting host-mates help with: its arguments follow, written before
@@ -342,24 +370,30 @@ const (
 	TaskCopyFn = 0x636f7079 // "copy"
 )
 
-// Claim word layout: next in the low TaskChunkBits, the number of
-// chunks in the TaskChunkBits-1 above.
-const (
-	TaskChunkBits = 22
-	// TaskMaxChunks is the most chunks one execution can have: an owner
-	// claiming a batch may move next past the count, never past
-	// 2^TaskChunkBits.
-	TaskMaxChunks = 1<<(TaskChunkBits-1) - 1
-)
+// TaskMaxChunks is the most chunks one execution can have.
+const TaskMaxChunks = 1<<21 - 1
 
-// TaskClaim builds a Claim word.
-func TaskClaim(n, next int) uint64 {
-	return uint64(n)<<TaskChunkBits | uint64(next)
+// TaskClaimBack is the add that takes one chunk off back (k chunks:
+// k times it); an owner adds its batch size to front.
+const TaskClaimBack = ^uint64(1<<32 - 1) // -(1 << 32)
+
+// taskBatch is the flag bit of a Claim word whose thieves claim
+// batches (TaskUnpack); it sits above front, which stays below 2^22.
+const taskBatch = 1 << 31
+
+// TaskClaim builds a Claim word of unclaimed chunks [front, back),
+// whose thieves claim batches if batch.
+func TaskClaim(front, back int, batch bool) uint64 {
+	c := uint64(uint32(int32(back)))<<32 | uint64(uint32(front))
+	if batch {
+		c |= taskBatch
+	}
+	return c
 }
 
-// TaskUnpack splits a Claim word.
-func TaskUnpack(c uint64) (n, next int) {
-	return int(c >> TaskChunkBits & TaskMaxChunks), int(c & (1<<TaskChunkBits - 1))
+// TaskUnpack splits a Claim word into front, back and the batch flag.
+func TaskUnpack(c uint64) (front, back int, batch bool) {
+	return int(uint32(c) &^ taskBatch), int(int32(uint32(c >> 32))), c&taskBatch != 0
 }
 
 // Doorbell is the futex word a sleeping PE waits on.

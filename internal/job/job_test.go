@@ -3,6 +3,7 @@ package job_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -505,22 +506,80 @@ func FuzzSpecFromEnv(f *testing.F) {
 	})
 }
 
-// TestTaskClaim: a claim word packs and unpacks count and next; an add
-// moves next only, also past the count, as far as an owner's batches
-// and late thieves take it.
+// TestTaskClaim: a claim word packs and unpacks both ends and the
+// batch flag; the owner's adds move front only, also past back, and
+// thieves' adds move back only, also below front and below 0; random
+// interleavings of owner batches and thief claims (single chunks, or
+// batches where the flag says so) hand out every chunk exactly once.
 func TestTaskClaim(t *testing.T) {
-	for _, tc := range []struct{ n, next int }{
-		{0, 0}, {10, 3}, {1, 0}, {job.TaskMaxChunks, job.TaskMaxChunks},
+	for _, tc := range []struct {
+		front, back int
+		batch       bool
+	}{
+		{0, 0, false}, {3, 10, true}, {0, 1, false}, {job.TaskMaxChunks, job.TaskMaxChunks, true}, {5, -3, true},
 	} {
-		c := job.TaskClaim(tc.n, tc.next)
-		if n, next := job.TaskUnpack(c); n != tc.n || next != tc.next {
-			t.Errorf("TaskUnpack(TaskClaim(%d, %d)) = %d, %d", tc.n, tc.next, n, next)
+		c := job.TaskClaim(tc.front, tc.back, tc.batch)
+		if f, b, bt := job.TaskUnpack(c); f != tc.front || b != tc.back || bt != tc.batch {
+			t.Errorf("TaskUnpack(TaskClaim(%d, %d, %v)) = %d, %d, %v", tc.front, tc.back, tc.batch, f, b, bt)
 		}
-		// The furthest next can go: the count, plus a batch of at most
-		// half of it, plus a late add per thief (1000 here).
-		far := c + uint64(tc.n+tc.n/2+1000-tc.next)
-		if n, next := job.TaskUnpack(far); n != tc.n || next != tc.n+tc.n/2+1000 {
-			t.Errorf("claim of %d moved to next %d unpacks as %d, %d", tc.n, tc.n+tc.n/2+1000, n, next)
+		// The furthest front can go: past back by a batch (at most
+		// the count); back below front by less than the count.
+		far := c + uint64(job.TaskMaxChunks)
+		if f, b, bt := job.TaskUnpack(far); f != tc.front+job.TaskMaxChunks || b != tc.back || bt != tc.batch {
+			t.Errorf("front of (%d, %d) moved by %d unpacks as %d, %d, %v", tc.front, tc.back, job.TaskMaxChunks, f, b, bt)
+		}
+		low := c + uint64(tc.back-tc.front+job.TaskMaxChunks)*job.TaskClaimBack
+		if f, b, bt := job.TaskUnpack(low); f != tc.front || b != tc.front-job.TaskMaxChunks || bt != tc.batch {
+			t.Errorf("back of (%d, %d) moved to %d unpacks as %d, %d, %v", tc.front, tc.back, tc.front-job.TaskMaxChunks, f, b, bt)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 4000 {
+		n := 1 + rng.IntN(100)
+		batch := trial%2 == 1
+		share := 2
+		if !batch {
+			share = 4
+		}
+		first := max(n/share, 1)
+		c := job.TaskClaim(min(first, n), n, batch)
+		got := make([]int, n)
+		for i := range min(first, n) {
+			got[i]++
+		}
+		owner := true // the owner still claims
+		for owner || rng.IntN(4) != 0 {
+			f, b, bt := job.TaskUnpack(c)
+			if owner && (rng.IntN(2) == 0 || f >= b) {
+				k := max((b-f)/share, 1)
+				c += uint64(k)
+				f2, b2, _ := job.TaskUnpack(c)
+				lo, hi := f2-k, min(f2, b2)
+				if lo >= hi {
+					owner = false
+				}
+				for i := lo; i < hi; i++ {
+					got[i]++
+				}
+				continue
+			}
+			if f >= b && rng.IntN(3) != 0 {
+				continue // a thief that loads first and sees none left
+			}
+			k := 1
+			if bt {
+				k = max((b-f)/2, 1)
+			}
+			c += uint64(k) * job.TaskClaimBack
+			f2, b2, _ := job.TaskUnpack(c)
+			for i := max(b2, f2); i < b2+k; i++ {
+				got[i]++
+			}
+		}
+		for i, k := range got {
+			if k != 1 {
+				t.Fatalf("trial %d, %d chunks, batch %v: chunk %d claimed %d times (%v)", trial, n, batch, i, k, got)
+			}
 		}
 	}
 }

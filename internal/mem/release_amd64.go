@@ -19,3 +19,8 @@ import (
 func StoreRelease(w *atomic.Uint32, v uint32) {
 	*(*uint32)(unsafe.Pointer(w)) = v
 }
+
+// StoreRelease64 is StoreRelease of a 64-bit word.
+func StoreRelease64(w *atomic.Uint64, v uint64) {
+	*(*uint64)(unsafe.Pointer(w)) = v
+}
