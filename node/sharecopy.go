@@ -70,6 +70,7 @@ func (p *PE) initShare() {
 	}
 	if p.job.cfg.CopyShare > 0 && p.task.board != nil && p.job.fit && len(p.task.victims) == mates-1 {
 		p.task.share = int(max(p.job.cfg.CopyShare, mem.LargeCopy))
+		p.shareCopier = mem.NewSharedTuner(mem.DefaultCopyPlan(), !p.job.cfg.CopyNoAdapt)
 		for i := range p.task.tune {
 			p.task.tune[i] = mem.NewChooser(1) // kind 1: shared
 		}
@@ -129,7 +130,7 @@ func (p *PE) copyShared(dst, src []byte, pe int, off uintptr, put bool) bool {
 		spe, soff, dpe, doff = uint32(pe), uint64(off), uint32(p.me), uint64(loff)
 	}
 	chunk := min(max(copyChunkMin, (n/copyChunkDiv+4095)&^4095), 1<<30)
-	c := p.copier.Pick(n)
+	c := p.shareCopier.Pick(n)
 	kind := uint32(0)
 	if c.NT {
 		kind = 1
@@ -147,7 +148,7 @@ func (p *PE) copyShared(dst, src []byte, pe int, off uintptr, put bool) bool {
 	}
 	p.executeShared(&p.task.copy, int(job.TaskCopy), (n+chunk-1)/chunk, true) // clears busy
 	if c.Timed() {
-		p.copier.Done(c, time.Since(start))
+		p.shareCopier.Done(c, time.Since(start))
 	}
 	return true
 }

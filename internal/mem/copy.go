@@ -196,7 +196,8 @@ func (p CopyPlan) Describe(adapt bool) string {
 	}
 	s += fmt.Sprintf(" up to %s, non-temporal AVX2 stores above", sizeWords(int(p.NTThreshold)))
 	if lo, hi := NewTuner(p, adapt).Band(); hi > 0 {
-		s += fmt.Sprintf("; puts and gets above %s up to %s choose between the two by timing (SHMEM_COPY_ADAPT)", sizeWords(lo), sizeWords(hi))
+		_, shi := NewSharedTuner(p, adapt).Band()
+		s += fmt.Sprintf("; puts and gets above %s up to %s (shared ones up to %s) choose between the two by timing (SHMEM_COPY_ADAPT)", sizeWords(lo), sizeWords(hi), sizeWords(shi))
 	}
 	return s
 }

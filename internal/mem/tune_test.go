@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestTunerCopies checks that a Tuner copies like the built-in copy at
@@ -19,6 +20,9 @@ func TestTunerCopies(t *testing.T) {
 	tu := NewTuner(p, true)
 	if lo, hi := tu.Band(); lo != 128<<10 || hi != 256<<10 {
 		t.Fatalf("Band() = %d, %d; want %d, %d", lo, hi, 128<<10, 256<<10)
+	}
+	if lo, hi := NewSharedTuner(p, true).Band(); lo != 128<<10 || hi != 512<<10 {
+		t.Fatalf("shared Band() = %d, %d; want %d, %d", lo, hi, 128<<10, 512<<10)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	src := make([]byte, 600<<10)
@@ -59,8 +63,51 @@ func TestTunerCopies(t *testing.T) {
 			t.Fatalf("overlapping Copy (shift %d) differs from copy", shift)
 		}
 	}
-	if s0, s1 := tu.band.seen[0].Load(), tu.band.seen[1].Load(); s0 == 0 || s1 == 0 {
-		t.Errorf("after %d copies in the band, timed copies per kernel: temporal %d, streaming %d; want both", tu.band.copies.Load(), s0, s1)
+	if s0, s1 := tu.bands[0].seen[0].Load(), tu.bands[0].seen[1].Load(); s0 == 0 || s1 == 0 {
+		t.Errorf("after %d copies in the band, timed copies per kernel: temporal %d, streaming %d; want both", tu.bands[0].copies.Load(), s0, s1)
+	}
+}
+
+// TestSharedTunerClasses checks a shared Tuner's two classes: the
+// lower one starts with its bursts and chooses by its own copies; the
+// upper one (above the threshold) picks streaming stores untimed until
+// its tuneSharedFirst-th copy, whatever the lower one's copies did, and
+// then bursts with temporal ones.
+func TestSharedTunerClasses(t *testing.T) {
+	p := CopyPlan{AVX2: true, NTThreshold: 256 << 10}
+	tu := NewSharedTuner(p, true)
+	lower, upper := 200<<10, 400<<10
+	for i := range 100 {
+		c := tu.Pick(lower)
+		if c.b != 0 {
+			t.Fatalf("Pick(%d) in class %d, want 0", lower, c.b)
+		}
+		// Temporal copies modelled 4x dearer: the lower class must
+		// choose streaming stores after its opening bursts.
+		d := time.Duration(lower)
+		if !c.NT {
+			d *= 4
+		}
+		tu.Done(c, d)
+		if i >= 20 && i < 80 && !c.NT {
+			t.Fatalf("copy %d of the lower class: temporal between the opening bursts and the next; want streaming", i)
+		}
+	}
+	if tu.bands[0].chosen.Load() != 1 {
+		t.Errorf("lower class chose %d after temporal copies 4x dearer; want 1 (streaming)", tu.bands[0].chosen.Load())
+	}
+	for i := range tuneSharedFirst {
+		c := tu.Pick(upper)
+		if c.b != 1 || !c.NT {
+			t.Fatalf("copy %d of the upper class: class %d, NT %v; want class 1, streaming", i, c.b, c.NT)
+		}
+		tu.Done(c, time.Duration(upper))
+	}
+	if c := tu.Pick(upper); c.NT {
+		t.Errorf("copy %d of the upper class: streaming; want the first copy of a temporal burst", tuneSharedFirst)
+	}
+	if s0 := tu.bands[1].seen[0].Load(); s0 != 0 {
+		t.Errorf("upper class timed %d temporal copies before its first burst; want 0", s0)
 	}
 }
 
@@ -80,6 +127,9 @@ func TestTunerOff(t *testing.T) {
 		tu := NewTuner(tc.p, tc.adapt)
 		if lo, hi := tu.Band(); lo != 0 || hi != 0 {
 			t.Errorf("%s: Band() = %d, %d; want 0, 0", tc.name, lo, hi)
+		}
+		if lo, hi := NewSharedTuner(tc.p, tc.adapt).Band(); lo != 0 || hi != 0 {
+			t.Errorf("%s: shared Band() = %d, %d; want 0, 0", tc.name, lo, hi)
 		}
 		for _, n := range []int{100, LargeCopy, 1 << 20, 16 << 20} {
 			if got, want := tu.Kernel(n), tc.p.Method(n); got != want {
@@ -185,9 +235,9 @@ func TestCopyPlanDescribe(t *testing.T) {
 		{CopyPlan{AVX2: true, RepMovsb: true, NTThreshold: 8 << 20}, false,
 			"the built-in copy below 64 KiB, REP MOVSB up to 8 MiB, non-temporal AVX2 stores above"},
 		{CopyPlan{AVX2: true, RepMovsb: true, NTThreshold: 8 << 20}, true,
-			"the built-in copy below 64 KiB, REP MOVSB up to 8 MiB, non-temporal AVX2 stores above; puts and gets above 4 MiB up to 8 MiB choose between the two by timing (SHMEM_COPY_ADAPT)"},
+			"the built-in copy below 64 KiB, REP MOVSB up to 8 MiB, non-temporal AVX2 stores above; puts and gets above 4 MiB up to 8 MiB (shared ones up to 16 MiB) choose between the two by timing (SHMEM_COPY_ADAPT)"},
 		{CopyPlan{AVX2: true, NTThreshold: 3 << 19}, true,
-			"the built-in copy below 64 KiB, a temporal AVX2 loop up to 1536 KiB, non-temporal AVX2 stores above; puts and gets above 768 KiB up to 1536 KiB choose between the two by timing (SHMEM_COPY_ADAPT)"},
+			"the built-in copy below 64 KiB, a temporal AVX2 loop up to 1536 KiB, non-temporal AVX2 stores above; puts and gets above 768 KiB up to 1536 KiB (shared ones up to 3 MiB) choose between the two by timing (SHMEM_COPY_ADAPT)"},
 	} {
 		if got := tc.p.Describe(tc.adapt); got != tc.want {
 			t.Errorf("%+v.Describe(%v) =\n%q\nwant\n%q", tc.p, tc.adapt, got, tc.want)
