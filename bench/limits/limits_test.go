@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/goshmem/goshmem/bench/internal/copyref"
 	"io"
 	"math"
 	"net"
@@ -687,14 +688,14 @@ func TestMemcpySplit(t *testing.T) {
 		for i := range src {
 			src[i] = byte(i*31 + 7)
 		}
-		for _, chunks := range []bool{false, true} {
+		for _, w := range []copyref.Way{copyref.Halves, copyref.Chunks, copyref.Guided} {
 			clear(dst)
 			var moved atomic.Int64 // over 3 copies: each byte 3 times
-			if _, err := splitRun(dst, src, allowed[0], b, 3, func(d, s []byte, k int) { moved.Add(int64(copy(d, s))) }, chunks); err != nil {
+			if _, err := splitRun(dst, src, allowed[0], b, 3, func(d, s []byte, k int) { moved.Add(int64(copy(d, s))) }, w); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(dst, src) || moved.Load() != 3*int64(n) {
-				t.Errorf("3 split copies of %d bytes (chunks %v) moved %d bytes, want %d, or differ from the source", n, chunks, moved.Load(), 3*n)
+				t.Errorf("3 split copies of %d bytes (way %d) moved %d bytes, want %d, or differ from the source", n, w, moved.Load(), 3*n)
 			}
 		}
 	}

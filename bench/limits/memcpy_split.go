@@ -9,9 +9,10 @@ import (
 )
 
 // runMemcpySplit measures one copy made by two CPUs at once: one thread
-// bound to each copies its half of the bytes (the first half, cut at a
-// cache line, and the rest), both starting each copy together after a
-// spinning barrier. It is the best a put or get can do when the PE that
+// bound to each copies its part of the bytes (halves, cut at a cache
+// line; chunks both claim from a counter; or guided shares, claimed
+// from both ends as goshmem's shared copies do: copyref's Ways), both
+// starting each copy together after a spinning barrier. It is the best a put or get can do when the PE that
 // waits for it copies part of it (goshmem's shared copies,
 // SHMEM_COPY_SHARE), with one synchronization per copy as they have:
 // from some size up it beats every lone copy, and a limit that left it
@@ -33,27 +34,27 @@ func runMemcpySplit(args []string) (*table, error) {
 		how = fmt.Sprintf("%d iterations per run", c.iters)
 	}
 	t.notes = append(t.notes,
-		fmt.Sprintf("cpus: %d and %d, one thread each, copying parts of one source (Go heap) into one destination, started together: halves (cut at a cache line), or chunks (a sixteenth, at least 16 KiB) that both claim from a counter", a, b),
+		fmt.Sprintf("cpus: %d and %d, one thread each, copying parts of one source (Go heap) into one destination, started together: halves (cut at a cache line), chunks (a sixteenth, at least 16 KiB) that both claim from a counter, or guided shares of the chunks (the first half, then half of what is left) claimed from both ends", a, b),
 		fmt.Sprintf("MB = 1e6 bytes per copy over the slower thread's time per copy; %s; %s of %d runs after a warm-up run", how, c.stat(), c.reps))
 	src := make([]byte, maxSize)
 	for i := range src {
 		src[i] = byte(i)
 	}
 	dst := make([]byte, maxSize)
-	ways := []string{"halves", "chunks"}
+	ways := []string{"halves", "chunks", "guided"}
 	err = bestPerSize(t, minSize, maxSize, len(ways)*len(methods), func(n, i int) (float64, string, error) {
-		m, chunks := methods[i/2], i%2 == 1
-		bw, err := splitBandwidth(dst[:n], src[:n], a, b, c, m.Loop, chunks)
-		return bw, m.Name + "/" + ways[i%2], err
+		m, w := methods[i/len(ways)], copyref.Way(i%len(ways))
+		bw, err := splitBandwidth(dst[:n], src[:n], a, b, c, m.Loop, w)
+		return bw, m.Name + "/" + ways[w], err
 	})
 	return t, err
 }
 
 // splitBandwidth returns the median (or best) over c.reps runs of the
 // bandwidth in MB/s of split copies of src into dst on CPUs a and b.
-func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []byte, iters int), chunks bool) (float64, error) {
+func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []byte, iters int), w copyref.Way) (float64, error) {
 	return twoCPUBandwidth(dst, src, c, loop, func(iters int) (time.Duration, error) {
-		return splitRun(dst, src, a, b, iters, loop, chunks)
+		return splitRun(dst, src, a, b, iters, loop, w)
 	})
 }
 
@@ -61,23 +62,37 @@ func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []by
 // to CPUs a and b, each copy started together, and returns the longer
 // of the threads' times: halves (the first on a, the rest on b), or
 // with chunks, chunks of copyref.ChunkSize bytes that both claim from one
-// counter until none is left.
-func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters int), chunks bool) (time.Duration, error) {
+// counter until none is left, or guided shares (copyref.Part, the
+// thread on a as side 0: its first half of the chunks, then shares from
+// the front; the other from the back), every copy by loop (the
+// method).
+func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters int), w copyref.Way) (time.Duration, error) {
 	n := len(src)
 	h := copyref.SplitPoint(n)
 	c := copyref.ChunkSize(n)
 	per := int64((n+c-1)/c + 2) // claims per copy: every chunk, and one past the end by each thread
 	var arrived, claim atomic.Int64
+	// Guided copies alternate two claim words by parity: side 0 resets
+	// the word of copy i before it arrives at copy i's start, when the
+	// other side has finished copy i-2, the last to use that word.
+	var guided [2]int64
 	return onTwoCPUs(a, b, func(side int) {
 		d, s := dst[:h], src[:h]
 		if side == 1 {
 			d, s = dst[h:], src[h:]
 		}
 		for i := range int64(iters) {
+			if w == copyref.Guided && side == 0 {
+				copyref.Reset(&guided[i%2], w, n)
+			}
 			arrived.Add(1)
 			spinUntil(func() bool { return arrived.Load() >= 2*(i+1) })
-			if !chunks {
+			switch w {
+			case copyref.Halves:
 				loop(d, s, 1)
+				continue
+			case copyref.Guided:
+				copyref.PartWith(dst, src, w, side, &guided[i%2], func(d, s []byte) { loop(d, s, 1) })
 				continue
 			}
 			for {

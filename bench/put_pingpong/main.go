@@ -50,11 +50,13 @@
 // trips made bare by each copy method of bench/internal/copyref (the
 // method copies the size into the partner's buffer through goshmem.Ptr,
 // then a store through PtrTo hands the turn over, polled with a pause
-// per load), and by four split ways (split-t, split-nt: the sender
+// per load), and by six split ways (split-t, split-nt: the sender
 // hands the turn over, copies the first half and says so; the receiver
 // copies the second half from the sender's source; chunks-t,
-// chunks-nt: both claim chunks from a counter instead: goshmem's shared
-// copy, bare), each block after an untimed one of its kind. A round's
+// chunks-nt: both claim chunks from a counter instead; guided-t,
+// guided-nt: the sender claims shares from the front, the receiver
+// from the back: goshmem's shared copy, bare), each block after an
+// untimed one of its kind. A round's
 // ratio is this loop's one-way bandwidth over the fastest bare way's;
 // PE 0 prints, per size, the median and range of the ratios and the
 // medians of both bandwidths in MB/s:
@@ -280,18 +282,18 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 		d, s, td, ts := dst[:size], src[:size], theirDst[:size], theirSrc[:size]
 		// One way of split trip base (flag values base+1, base+2 one
 		// way, base+3, base+4 back): the sender copies side 0, the
-		// receiver side 1; with chunks both claim from a counter in
-		// the sender's heap, which the sender resets before it hands
-		// over.
-		send := func(v int64, chunks, nt bool) {
-			atomic.StoreInt64(&claims[0], 0)
+		// receiver side 1; with chunks or guided shares both claim
+		// from a word in the sender's heap, which the sender resets
+		// before it hands over.
+		send := func(v int64, w copyref.Way, nt bool) {
+			copyref.Reset(&claims[0], w, size)
 			atomic.StoreInt64(theirs, v)
-			copyref.Part(td, s, chunks, nt, 0, &claims[0])
+			copyref.Part(td, s, w, nt, 0, &claims[0])
 			atomic.StoreInt64(theirs, v+1)
 		}
-		receive := func(v int64, chunks, nt bool) {
+		receive := func(v int64, w copyref.Way, nt bool) {
 			awaitGE(v)
-			copyref.Part(d, ts, chunks, nt, 1, theirClaim)
+			copyref.Part(d, ts, w, nt, 1, theirClaim)
 			awaitGE(v + 1)
 		}
 		api := func(n int) { trips(b, d, s, mine, other, k, n) }
@@ -312,23 +314,24 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 				}
 			}}
 		}
-		split := func(nt, chunks bool) func(n int) {
+		split := func(nt bool, w copyref.Way) func(n int) {
 			return func(n int) {
 				for range n {
 					base := *k
 					*k += 4
 					if b.Me == 0 {
-						send(base+1, chunks, nt)
-						receive(base+3, chunks, nt)
+						send(base+1, w, nt)
+						receive(base+3, w, nt)
 					} else {
-						receive(base+1, chunks, nt)
-						send(base+3, chunks, nt)
+						receive(base+1, w, nt)
+						send(base+3, w, nt)
 					}
 				}
 			}
 		}
-		refs = append(refs, copyref.Ref{Name: "split-t", Run: split(false, false)}, copyref.Ref{Name: "split-nt", Run: split(true, false)},
-			copyref.Ref{Name: "chunks-t", Run: split(false, true)}, copyref.Ref{Name: "chunks-nt", Run: split(true, true)})
+		refs = append(refs, copyref.Ref{Name: "split-t", Run: split(false, copyref.Halves)}, copyref.Ref{Name: "split-nt", Run: split(true, copyref.Halves)},
+			copyref.Ref{Name: "chunks-t", Run: split(false, copyref.Chunks)}, copyref.Ref{Name: "chunks-nt", Run: split(true, copyref.Chunks)},
+			copyref.Ref{Name: "guided-t", Run: split(false, copyref.Guided)}, copyref.Ref{Name: "guided-nt", Run: split(true, copyref.Guided)})
 		// Half a copy block's round trips: each moves the size twice.
 		n := max(2, copyref.BlockCount(size)/2)
 		rs = append(rs, copyref.InterleaveRefs(size, n, copyref.Rounds, 2*float64(size)*float64(n), api, refs))
@@ -336,7 +339,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	if b.Me != 0 || len(rs) == 0 {
 		return
 	}
-	b.Out.Comment("bare ping-pong methods: %s, split-t, split-nt, chunks-t, chunks-nt; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
+	b.Out.Comment("bare ping-pong methods: %s, split-t, split-nt, chunks-t, chunks-nt, guided-t, guided-nt; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
 }
 

@@ -195,7 +195,7 @@ func TestSplitter(t *testing.T) {
 	}()
 	sp := &Splitter{Req: &req, Len: &length, Claim: &claim, Done: &done}
 	ms := sp.Methods()
-	if names := Names(ms); names != "split-t, split-nt, chunks-t, chunks-nt" {
+	if names := Names(ms); names != "split-t, split-nt, chunks-t, chunks-nt, guided-t, guided-nt" {
 		t.Errorf("split methods %q", names)
 	}
 	for i, n := range []int{64 << 10, 64<<10 + 1, 100003, 128 << 10, maxN} {
