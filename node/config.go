@@ -81,6 +81,9 @@ type Config struct {
 	// mapFault, set only by tests, makes mapping a peer's heap fail, to
 	// exercise the automatic CMA fallback.
 	mapFault func(pe int) error
+	// cmaFault, set only by tests, replaces the result of the start-up
+	// probe of process_vm_readv (PE.probeCMA), to exercise its failure.
+	cmaFault error
 	// beforeStart, set only by tests, runs on each PE of this process
 	// right before the start-up barrier (a PE that dies there).
 	beforeStart func(p *PE)

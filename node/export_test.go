@@ -9,6 +9,13 @@ func WithMapFault(cfg Config, fail func(pe int) error) Config {
 	return cfg
 }
 
+// WithCMAFault returns cfg with the start-up probe of process_vm_readv
+// made to fail with err (tests of the probe's failure).
+func WithCMAFault(cfg Config, err error) Config {
+	cfg.cmaFault = err
+	return cfg
+}
+
 // WithBeforeStart returns cfg with f run on each PE of the process
 // right before the start-up barrier (tests of a PE that dies there).
 func WithBeforeStart(cfg Config, f func(p *PE)) Config {

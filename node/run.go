@@ -11,6 +11,7 @@ import (
 
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/pmi"
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/shm"
 )
 
@@ -154,14 +155,57 @@ func localJob(cfg Config, n int, kinds []shm.Kind) (*Job, error) {
 }
 
 // start is each PE's start-up: wait for every PE of the job to have
-// mapped the heaps and filled its slot, then learn the peers.
-func (p *PE) start() {
+// mapped the heaps and filled its slot, then learn the peers, and check
+// that those reached with process_vm_readv/writev can be (probeCMA).
+func (p *PE) start() error {
 	if f := p.job.cfg.beforeStart; f != nil {
 		f(p)
 	}
 	p.syncStart()
 	p.cpuGroups() // every PE's CPU set is published now
 	p.job.afterStart()
+	return p.probeCMA()
+}
+
+// probeCMA reads one byte of the heap of a host-mate that this PE
+// reaches with process_vm_readv/writev (SHMEM_TRANSPORT=cma, or heaps
+// that could not be mapped), in another process if there is one: the
+// kernel allows it only with ptrace access (the same user and
+// kernel.yama.ptrace_scope 0, or a parent, or CAP_SYS_PTRACE), which
+// is the same for every process of the job on a host, so one read
+// answers for all. Without it every put and get to such a PE would
+// panic at its first use; this returns an error that says what to do,
+// at start-up. Every host-mate has published its pid and heap by now.
+func (p *PE) probeCMA() error {
+	target, own := -1, os.Getpid()
+	for q := range p.peers {
+		if q == p.me || p.peers[q].base != nil || p.job.x != nil && p.job.x.remote(q) {
+			continue
+		}
+		target = q
+		if int(p.job.ctl.Slot(q).Pid.Load()) != own {
+			break // another process: the read that needs the permission
+		}
+	}
+	if target < 0 {
+		return nil
+	}
+	s := p.job.ctl.Slot(target)
+	pid, base := int(s.Pid.Load()), uintptr(s.HeapAddr.Load())
+	var b [1]byte
+	err := sys.ProcessVMRead(pid, b[:], base)
+	if p.job.cfg.cmaFault != nil {
+		err = p.job.cfg.cmaFault
+	}
+	if err == nil {
+		return nil
+	}
+	hint := ""
+	if errors.Is(err, sys.ErrPerm) {
+		hint = ": it needs ptrace access to the peer (the same user and kernel.yama.ptrace_scope 0, see /proc/sys/kernel/yama/ptrace_scope, or CAP_SYS_PTRACE)"
+	}
+	return fmt.Errorf("goshmem: PE %d reaches PE %d (pid %d) with process_vm_readv/writev (%s), which fails: %w%s; or let the PEs map each other's heaps: SHMEM_TRANSPORT=auto or xpmem",
+		p.me, target, pid, p.job.transport.Name, err, hint)
 }
 
 // Finalize ends the PE's participation (shmem_finalize): it destroys
@@ -361,7 +405,9 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 		}
 		p.slot.State.Store(job.StateDead)
 	}()
-	p.start()
+	if err := p.start(); err != nil {
+		panic(err) // the job fails like a PE's panic; RunLocal and Main return it (PanicError wraps it)
+	}
 	fn(p)
 	p.Finalize()
 	done = true
@@ -418,7 +464,12 @@ func Init(cfg Config) (*PE, error) {
 		return nil, fmt.Errorf("goshmem.Init: this process hosts %d PEs (oshrun --pes-per-proc); use goshmem.Main, which runs one goroutine per PE", j.localPEs)
 	}
 	p := newPE(j, j.firstPE)
-	p.start()
+	if err := p.start(); err != nil {
+		// The other PEs stop at their next wait, as after a panic.
+		j.fail(job.AbortPanic, p.me, os.Getpid(), 0)
+		p.slot.State.Store(job.StateDead)
+		return nil, err
+	}
 	return p, nil
 }
 
