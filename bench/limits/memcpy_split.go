@@ -12,11 +12,11 @@ import (
 // bound to each copies its part of the bytes (halves, cut at a cache
 // line; chunks both claim from a counter; or guided shares, claimed
 // from both ends as goshmem's shared copies do: copyref's Ways), both
-// starting each copy together after a spinning barrier. It is the best a put or get can do when the PE that
-// waits for it copies part of it (goshmem's shared copies,
-// SHMEM_COPY_SHARE), with one synchronization per copy as they have:
-// from some size up it beats every lone copy, and a limit that left it
-// out would be beaten. A row is the size over the slower thread's time
+// starting each copy together after a spinning barrier. It is the best
+// a put or get can do when the PE that waits for it copies part of it
+// (goshmem's shared copies, SHMEM_COPY_SHARE), with one synchronization
+// per copy as they have: from some size up it beats every lone copy,
+// and a limit that left it out would be beaten. A row is the size over the slower thread's time
 // per copy, the best method of copyMethods.
 func runMemcpySplit(args []string) (*table, error) {
 	c, minSize, maxSize, methods, err := parseCopyFlags("memcpy_split", args, 65536)
