@@ -468,6 +468,7 @@ func Init(cfg Config) (*PE, error) {
 		// The other PEs stop at their next wait, as after a panic.
 		j.fail(job.AbortPanic, p.me, os.Getpid(), 0)
 		p.slot.State.Store(job.StateDead)
+		j.close()
 		return nil, err
 	}
 	return p, nil

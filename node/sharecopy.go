@@ -20,8 +20,9 @@ import (
 // (job.Task: the two PEs and heap offsets, the length, the chunk size
 // and the kernel), and runs TaskExecute's protocol with batches on both
 // ends (job.Task): it claims shares of what is left from the front,
-// thieves from the back, and it returns once every chunk is copied. A thief's chunk is ordered before the caller's
-// return by the thief's atomic add to the caller's TaskDone, so a flag
+// thieves from the back, and it returns once every chunk is copied. A
+// thief's chunk is ordered before the caller's return by the thief's
+// atomic add to the caller's TaskDone, so a flag
 // that the caller stores afterwards (Fence and P, a barrier)
 // publishes the whole copy, as after a copy of its own.
 //

@@ -60,49 +60,27 @@ func splitBandwidth(dst, src []byte, a, b int, c common, loop func(dst, src []by
 
 // splitRun makes iters split copies of src into dst on threads bound
 // to CPUs a and b, each copy started together, and returns the longer
-// of the threads' times: halves (the first on a, the rest on b), or
-// with chunks, chunks of copyref.ChunkSize bytes that both claim from one
-// counter until none is left, or guided shares (copyref.Part, the
-// thread on a as side 0: its first half of the chunks, then shares from
-// the front; the other from the back), every copy by loop (the
-// method).
+// of the threads' times. The thread on a is side 0 of copyref.PartWith
+// for way w: halves (the first on a, the rest on b), chunks of
+// copyref.ChunkSize bytes that both claim from one counter, or guided
+// shares (its first half of the chunks, then shares from the front; the
+// other from the back), every copy by loop (the method).
 func splitRun(dst, src []byte, a, b, iters int, loop func(dst, src []byte, iters int), w copyref.Way) (time.Duration, error) {
 	n := len(src)
-	h := copyref.SplitPoint(n)
-	c := copyref.ChunkSize(n)
-	per := int64((n+c-1)/c + 2) // claims per copy: every chunk, and one past the end by each thread
-	var arrived, claim atomic.Int64
-	// Guided copies alternate two claim words by parity: side 0 resets
-	// the word of copy i before it arrives at copy i's start, when the
-	// other side has finished copy i-2, the last to use that word.
-	var guided [2]int64
+	var arrived atomic.Int64
+	// Copies alternate two claim words by parity: side 0 resets the
+	// word of copy i before it arrives at copy i's start, when the other
+	// side has finished copy i-2, the last to use that word.
+	var claims [2]int64
+	cp := func(d, s []byte) { loop(d, s, 1) }
 	return onTwoCPUs(a, b, func(side int) {
-		d, s := dst[:h], src[:h]
-		if side == 1 {
-			d, s = dst[h:], src[h:]
-		}
 		for i := range int64(iters) {
-			if w == copyref.Guided && side == 0 {
-				copyref.Reset(&guided[i%2], w, n)
+			if side == 0 {
+				copyref.Reset(&claims[i%2], w, n)
 			}
 			arrived.Add(1)
 			spinUntil(func() bool { return arrived.Load() >= 2*(i+1) })
-			switch w {
-			case copyref.Halves:
-				loop(d, s, 1)
-				continue
-			case copyref.Guided:
-				copyref.PartWith(dst, src, w, side, &guided[i%2], func(d, s []byte) { loop(d, s, 1) })
-				continue
-			}
-			for {
-				lo := int(claim.Add(1)-1-i*per) * c
-				if lo >= n {
-					break
-				}
-				hi := min(lo+c, n)
-				loop(dst[lo:hi], src[lo:hi], 1)
-			}
+			copyref.PartWith(dst, src, w, side, &claims[i%2], cp)
 		}
 	})
 }
