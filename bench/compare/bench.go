@@ -113,7 +113,10 @@ var specs = []*spec{
 	// which run slow (docs/performance.md, "A start-up transient"), so
 	// that row compared goshmem's start-up with the peer's steady state
 	// (full-16 to full-18: reduce and fcollect 0.54-0.75 of the peer at
-	// 8 B, 0.43-0.47 at 16 B).
+	// 8 B, 0.43-0.47 at 16 B). 50000 broadcasts of 8 B (2.5 ms) still
+	// ended inside it (full-23: 8 B 0.070-0.098 us, 16 B 0.047-0.051),
+	// so the programs also settle 20 ms before their first size
+	// (bench/internal/osu, SettleTime).
 	{Name: "broadcast", Title: "Broadcast", What: "Broadcast of size bytes from PE 0 on TeamWorld (shmem_broadcast64 over all PEs), back to back",
 		Kind: latency, Plot: latencyPlot, Sized: true,
 		Full: []string{"-m", "8:1048576", "-i", "20000", "-w", "50000"}, Quick: []string{"-m", "8:65536", "-i", "1000", "-w", "100"},

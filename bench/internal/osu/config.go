@@ -71,6 +71,12 @@
 //	              (the machine's state changes within seconds, so a
 //	              barrier timed by another run is no reference)
 //
+// Before the first size of a sweep, its loop runs untimed in blocks of
+// its warm-up count until PE 0 has spent 20 ms in them (SettleTime; not
+// with -w 0): a Go process's runtime monitor wakes every 20-80 us in
+// its first milliseconds, and a first size of short calls timed inside
+// that ran up to 1.8 times slower than the same size timed second.
+//
 // Sizes above 64 KiB run N/10 iterations (and warm-ups), sizes above
 // 1 MiB N/100, but at least 1 (a zero -w stays zero); see Scale.
 // (OSU switches from 10000/1000 to 100/10 above 8 KiB; this split keeps

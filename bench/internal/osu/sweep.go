@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/goshmem/goshmem"
 	"github.com/goshmem/goshmem/bench/internal/copyref"
@@ -33,8 +34,12 @@ func (b *Bench) Sweep(timed bool, measure func(size, iters, warmup int) float64)
 }
 
 // SweepSizes is Sweep over the given sizes (a subset of b.Sizes(), for
-// programs that cannot run every size; see Multiples).
+// programs that cannot run every size; see Multiples). Before the
+// first size, its loop settles (settle).
 func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, warmup int) float64) {
+	if len(sizes) > 0 {
+		b.settle(sizes[0], timed, measure, SettleTime)
+	}
 	for _, size := range sizes {
 		iters, warm := b.ItersFor(size), b.WarmupFor(size)
 		var v float64
@@ -60,6 +65,53 @@ func (b *Bench) SweepSizes(sizes []int, timed bool, measure func(size, iters, wa
 		vs = append(vs, fmt.Sprintf("%s %.2f [%.2f-%.2f]", Key(size), Median(r), slices.Min(r), slices.Max(r)))
 	}
 	b.Out.Comment("%s%s", VsBarrierPrefix, strings.Join(vs, "; "))
+}
+
+// SettleTime is how long the first size's loop runs untimed before a
+// sweep (settle).
+const SettleTime = 20 * time.Millisecond
+
+// settle runs the loop of size untimed, in blocks of its warm-up count
+// (measure with no warm-up, its figure dropped), until PE 0 has spent d
+// in it; PE 0 decides after each block and broadcasts the decision, so
+// every PE runs the same blocks (the collectives' loops need it). It
+// returns at once with a warm-up of 0 (-w 0: nothing untimed).
+//
+// A Go process's runtime monitor (sysmon) wakes every 20 us (about 80
+// with the kernel's timer slack) until it has had 50 rounds with
+// nothing to retake, so for the first 4-5 ms of a PE's process it takes
+// the PE's CPU in the middle of hand-offs (docs/performance.md, "A
+// start-up transient"); a sweep's first size then ran 1.3-1.8 times
+// slower than when it came second (2-PE broadcast of 8 and of 16 B,
+// each first and second, 3 runs each, -w 50000), and the compare
+// report held it against the peer, whose C processes have no such
+// monitor. Warm-ups counted in calls end inside it when calls are
+// short (50000 broadcasts of 8 B take 2.5 ms); 20 ms of them leave it
+// behind.
+func (b *Bench) settle(size int, timed bool, measure func(size, iters, warmup int) float64, d time.Duration) {
+	n := b.WarmupFor(size)
+	if n == 0 {
+		return
+	}
+	more := Malloc[int64](b, 1)
+	defer goshmem.Free(b.PE, more)
+	team := goshmem.TeamWorld(b.PE)
+	t0 := Now()
+	for {
+		if timed {
+			measure(size, n, 0)
+		}
+		if b.Me == 0 {
+			more[0] = 0
+			if time.Since(t0) < d {
+				more[0] = 1
+			}
+		}
+		goshmem.Broadcast(team, more, more, 0)
+		if more[0] == 0 {
+			return
+		}
+	}
 }
 
 // VsBarrierPrefix starts -vs-barrier's closing comment: per size, the
