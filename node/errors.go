@@ -86,7 +86,7 @@ func abortError(routine string, me int, j *Job) *JobError {
 		return nil
 	}
 	cause := job.Describe(kind, pe, pid, code)
-	if m := j.panicked.Load(); m != nil && kind == job.AbortPanic && pid == os.Getpid() {
+	if m := j.panicked.Load(); m != nil && (kind == job.AbortPanic || kind == job.AbortStart) && pid == os.Getpid() {
 		cause += ": " + *m
 	}
 	return &JobError{Routine: routine, PE: me, Cause: cause, Kind: kind, Failed: pe, Code: code}

@@ -200,6 +200,12 @@ func (p *PE) probeCMA() error {
 	if err == nil {
 		return nil
 	}
+	if je := abortError("Init", p.me, p.job); je != nil {
+		// The job failed meanwhile (the peer's own start failed, and its
+		// process may be gone): that failure, not this read's, is the
+		// cause.
+		return je
+	}
 	hint := ""
 	if errors.Is(err, sys.ErrPerm) {
 		hint = ": it needs ptrace access to the peer (the same user and kernel.yama.ptrace_scope 0, see /proc/sys/kernel/yama/ptrace_scope, or CAP_SYS_PTRACE)"
@@ -406,7 +412,13 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 		p.slot.State.Store(job.StateDead)
 	}()
 	if err := p.start(); err != nil {
-		panic(err) // the job fails like a PE's panic; RunLocal and Main return it (PanicError wraps it)
+		// The job fails as after a PE's panic, recorded as a failed
+		// start; RunLocal and Main return the error (PanicError wraps
+		// it), and the PEs of this process name it in their JobErrors.
+		msg := err.Error()
+		j.panicked.CompareAndSwap(nil, &msg)
+		j.fail(job.AbortStart, p.me, os.Getpid(), 0)
+		panic(err)
 	}
 	fn(p)
 	p.Finalize()
@@ -466,7 +478,7 @@ func Init(cfg Config) (*PE, error) {
 	p := newPE(j, j.firstPE)
 	if err := p.start(); err != nil {
 		// The other PEs stop at their next wait, as after a panic.
-		j.fail(job.AbortPanic, p.me, os.Getpid(), 0)
+		j.fail(job.AbortStart, p.me, os.Getpid(), 0)
 		p.slot.State.Store(job.StateDead)
 		j.close()
 		return nil, err

@@ -107,15 +107,16 @@ const (
 // Abort kinds in Abort.Kind.
 const (
 	AbortNone        = 0
-	AbortExit        = 1 // a PE exited with a non-zero code (Code) or without finalizing
-	AbortSignal      = 2 // a PE died by signal Code
-	AbortGlobalExit  = 3 // a PE called GlobalExit(Code)
-	AbortTimeout     = 4 // the launcher's --timeout expired
-	AbortInterrupted = 5 // the launcher got SIGINT/SIGTERM (signal Code)
-	AbortPanic       = 6 // an in-process PE panicked
-	AbortLost        = 7 // a PE's process vanished (found by a peer)
-	AbortHost        = 8 // another host was lost: PE is its leader, Code its index
-	AbortTorn        = 9 // a failure whose record was claimed and never published (Settled)
+	AbortExit        = 1  // a PE exited with a non-zero code (Code) or without finalizing
+	AbortSignal      = 2  // a PE died by signal Code
+	AbortGlobalExit  = 3  // a PE called GlobalExit(Code)
+	AbortTimeout     = 4  // the launcher's --timeout expired
+	AbortInterrupted = 5  // the launcher got SIGINT/SIGTERM (signal Code)
+	AbortPanic       = 6  // an in-process PE panicked
+	AbortLost        = 7  // a PE's process vanished (found by a peer)
+	AbortHost        = 8  // another host was lost: PE is its leader, Code its index
+	AbortTorn        = 9  // a failure whose record was claimed and never published (Settled)
+	AbortStart       = 10 // a PE's start-up failed (its Init returned the error, or Main's PE panicked with it)
 )
 
 // Header is the start of the control block.
@@ -231,6 +232,8 @@ func Describe(kind uint32, pe, pid, code int) string {
 		return fmt.Sprintf("the launcher was stopped by %s", signalName(code))
 	case AbortPanic:
 		return who + " panicked"
+	case AbortStart:
+		return who + " failed to start (its Init returned the error, which its process reports)"
 	case AbortLost:
 		return who + " died (its process is gone)"
 	case AbortTorn:

@@ -345,6 +345,7 @@ func TestDescribe(t *testing.T) {
 		{job.AbortInterrupted, -1, 0, 15, "the launcher was stopped by SIGTERM"},
 		{job.AbortPanic, 4, 0, 0, "PE 4 panicked"},
 		{job.AbortPanic, 4, 55, 0, "PE 4 (pid 55) panicked"},
+		{job.AbortStart, 1, 56, 0, "PE 1 (pid 56) failed to start (its Init returned the error, which its process reports)"},
 		{job.AbortLost, 5, 66, 0, "PE 5 (pid 66) died (its process is gone)"},
 		{job.AbortNone, 0, 0, 0, "PE 0 failed (kind 0, code 0)"},
 		{99, 1, 2, 3, "PE 1 (pid 2) failed (kind 99, code 3)"},

@@ -794,7 +794,7 @@ func (l *launcher) stop(f *failure) {
 	// itself, after printing the panic's stack, with its own exit code:
 	// SIGTERM would cut that short and replace the code, so its process
 	// gets only the SIGKILL after termGrace.
-	if kind, pe, _, _, ok := l.ctl.Header.Abort.Get(); ok && (kind == job.AbortPanic || kind == job.AbortGlobalExit) && pe >= 0 && pe < l.cfg.NPEs {
+	if kind, pe, _, _, ok := l.ctl.Header.Abort.Get(); ok && (kind == job.AbortPanic || kind == job.AbortStart || kind == job.AbortGlobalExit) && pe >= 0 && pe < l.cfg.NPEs {
 		l.spared = l.procs[pe/l.ppp]
 		l.spareAll = kind == job.AbortGlobalExit
 	}
@@ -994,9 +994,10 @@ func (l *launcher) render(f *failure) (string, int) {
 			g.pe = f.pe
 			return l.render(g)
 		}
-	case job.AbortPanic:
+	case job.AbortPanic, job.AbortStart:
 		// The panicking PE's process exits with the code its program
-		// chose (goshmem.Main: 2); if the launcher had to kill it, the
+		// chose (goshmem.Main: 2; after a failed Init, what the program
+		// does with the error); if the launcher had to kill it, the
 		// code goshmem.Main gives a panic.
 		code := exitPanic
 		if g := l.ownExit(f.pe, false); g != nil {
