@@ -317,7 +317,9 @@ func naiveStrided[T any](dst, src []T, ds, ss, n int) []T {
 	return out
 }
 
-var strides = []struct{ ds, ss int }{{1, 1}, {1, 3}, {2, 1}, {3, 5}, {7, 2}, {16, 16}}
+// (A stride of 0 repeats one element: the spec's strides are any
+// ptrdiff_t, and goshmem's are any that a slice can reach, >= 0.)
+var strides = []struct{ ds, ss int }{{1, 1}, {1, 3}, {2, 1}, {3, 5}, {7, 2}, {16, 16}, {1, 0}, {0, 1}, {0, 0}, {3, 0}}
 
 // stridedSuite checks IPut and IGet of type T for several strides and
 // element counts against naiveStrided, the untouched elements included.

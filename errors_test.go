@@ -147,10 +147,12 @@ func argCases() []errCase {
 			want: strs("goshmem.Get: dest has 5 elements but source has 2")},
 		{name: "PutBytes lengths", npes: 1, fn: func(f *fixture) { goshmem.PutBytes(f.c, byteView(f.x[:1]), make([]byte, 9), 0) },
 			want: strs("dest has 8 elements but source has 9")},
-		{name: "IPut stride 0", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x, make([]int64, 4), 0, 1, 4, 1) },
-			want: strs("goshmem.IPut: ", "strides must be >= 1", "dst stride 0")},
+		{name: "IPut dst stride -1", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x, make([]int64, 4), -1, 1, 4, 1) },
+			want: strs("goshmem.IPut: ", "strides must be >= 0", "dst stride -1")},
 		{name: "IGet src stride -2", npes: 2, fn: func(f *fixture) { goshmem.IGet(f.c, make([]int64, 4), f.x, 1, -2, 4, 1) },
-			want: strs("goshmem.IGet: ", "strides must be >= 1", "src stride -2")},
+			want: strs("goshmem.IGet: ", "strides must be >= 0", "src stride -2")},
+		{name: "IPut stride 0, empty source", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x, []int64{}, 1, 0, 4, 1) },
+			want: strs("goshmem.IPut: source has 0 elements, 1 needed for 4 elements at stride 0")},
 		{name: "IPut n -1", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x, make([]int64, 4), 1, 1, -1, 1) },
 			want: strs("goshmem.IPut: ", "n >= 0", "n -1")},
 		{name: "IPut dest short", npes: 2, fn: func(f *fixture) { goshmem.IPut(f.c, f.x[:5], make([]int64, 4), 2, 1, 4, 1) },
@@ -492,6 +494,22 @@ func TestDebugChecks(t *testing.T) {
 				goshmem.Test(p, &x[0], goshmem.CmpEQ, 0)
 			}
 		}, []string{"goshmem.Test: ", "not inside one live allocation"}},
+		// A wait whose condition already holds still checks (the
+		// inline fast path leaves it to the checked path).
+		{"WaitUntil on freed word, already true", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 1)
+			goshmem.Free(p, x)
+			if p.MyPE() == 0 {
+				goshmem.WaitUntil(p, &x[0], goshmem.CmpEQ, 0)
+			}
+		}, []string{"goshmem.WaitUntil: ", "not inside one live allocation"}},
+		{"SignalWaitUntil on freed word, already true", func(p *goshmem.PE) {
+			x := mustMalloc[uint64](p, 1)
+			goshmem.Free(p, x)
+			if p.MyPE() == 0 {
+				goshmem.SignalWaitUntil(p, &x[0], goshmem.CmpEQ, 0)
+			}
+		}, []string{"goshmem.SignalWaitUntil: ", "not inside one live allocation"}},
 		{"SignalFetch on freed word", func(p *goshmem.PE) {
 			x := mustMalloc[uint64](p, 1)
 			goshmem.Free(p, x)
@@ -516,6 +534,14 @@ func TestDebugChecks(t *testing.T) {
 		goshmem.Put(p.Ctx(), x, make([]int64, 8), 1-p.MyPE())
 		goshmem.Get(p.Ctx(), make([]int64, 8), x, 1-p.MyPE())
 		goshmem.AtomicFetchAdd(p.Ctx(), &x[7], 1, 1-p.MyPE())
+		p.BarrierAll()
+		goshmem.WaitUntil(p, &x[7], goshmem.CmpEQ, 1)
+		u := mustMalloc[uint64](p, 1)
+		u[0] = 3
+		if got := goshmem.SignalWaitUntil(p, &u[0], goshmem.CmpGE, 2); got != 3 {
+			t.Errorf("SignalWaitUntil in debug mode returned %d, want 3", got)
+		}
+		goshmem.Free(p, u)
 		goshmem.Free(p, x)
 	})
 }

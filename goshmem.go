@@ -83,11 +83,20 @@ type (
 	GlobalExitError = node.GlobalExitError
 	// Transport tells how a process reaches its peers' heaps.
 	Transport = node.Transport
-	// Integer is the set of element types of the integer AMOs and waits.
+	// Integer is the set of element types of the integer AMOs (4 and 8
+	// bytes wide).
 	Integer = node.Integer
 	// Standard adds float32 and float64 for fetch, set and swap.
 	Standard = node.Standard
 )
+
+// SyncInteger is the set of element types of the point-to-point
+// synchronization routines (WaitUntil, Test and their vector forms):
+// Integer and the 16-bit integers (OpenSHMEM's short and unsigned
+// short).
+type SyncInteger interface {
+	Integer | ~int16 | ~uint16
+}
 
 // Comparisons (SHMEM_CMP_*).
 const (

@@ -106,14 +106,18 @@ func PutNBI[T any](c *Ctx, dst, src []T, pe int) { put(c, "PutNBI", dst, src, pe
 // GetNBI is the non-blocking Get (shmem_get_nbi).
 func GetNBI[T any](c *Ctx, dst, src []T, pe int) { get(c, "GetNBI", dst, src, pe) }
 
-// IPut copies n elements of src, taken every sst elements, to dst on PE
-// pe, stored every dst elements (shmem_iput).
+// IPut copies n elements of src, taken every srcStride elements, to dst
+// on PE pe, stored every dstStride elements (shmem_iput). A stride of 0
+// repeats one element: srcStride 0 writes src[0] n times, dstStride 0
+// writes n elements into dst[0], the last one staying. Strides are
+// never negative (a slice has no elements before its first).
 func IPut[T any](c *Ctx, dst, src []T, dstStride, srcStride, n, pe int) {
 	strided(c, "IPut", dst, src, dstStride, srcStride, n, pe, true)
 }
 
 // IGet copies n elements of src on PE pe, taken every srcStride
 // elements, into dst, stored every dstStride elements (shmem_iget).
+// Strides are as IPut's: 0 repeats one element, never negative.
 func IGet[T any](c *Ctx, dst, src []T, dstStride, srcStride, n, pe int) {
 	strided(c, "IGet", dst, src, dstStride, srcStride, n, pe, false)
 }
@@ -123,8 +127,8 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 		c.RMASlow(routine, put, 0, nil, pe, 0, 0) // checks the context and the PE
 		return
 	}
-	if ds < 1 || ss < 1 || n < 0 {
-		panicf("%s: strides must be >= 1 and n >= 0 (got dst stride %d, src stride %d, n %d)", routine, ds, ss, n)
+	if ds < 0 || ss < 0 || n < 0 {
+		panicf("%s: strides must be >= 0 and n >= 0 (got dst stride %d, src stride %d, n %d); a slice has no elements before its first, so a negative stride has nothing to reach", routine, ds, ss, n)
 	}
 	checkStrided(routine, "dest", len(dst), n, ds)
 	checkStrided(routine, "source", len(src), n, ss)
@@ -170,7 +174,7 @@ func strided[T any](c *Ctx, routine string, dst, src []T, ds, ss, n, pe int, put
 }
 
 // checkStrided panics unless a slice of have elements holds n elements
-// at stride: (n-1)*stride+1 of them (n >= 1, stride >= 1).
+// at stride: (n-1)*stride+1 of them (n >= 1, stride >= 0).
 func checkStrided(routine, arg string, have, n, stride int) {
 	if stride == 1 && have >= n && have >= 1 {
 		return // (no division: collectives call this on their way to publishing)
@@ -182,7 +186,7 @@ func checkStrided(routine, arg string, have, n, stride int) {
 //
 //go:noinline
 func checkStridedAny(routine, arg string, have, n, stride int) {
-	if have < 1 || n-1 > (have-1)/stride {
+	if have < 1 || stride > 0 && n-1 > (have-1)/stride {
 		panicf("%s: %s has %d elements, %s needed for %d elements at stride %d", routine, arg, have, neededStrided(n, stride), n, stride)
 	}
 }
@@ -190,7 +194,7 @@ func checkStridedAny(routine, arg string, have, n, stride int) {
 // neededStrided is (n-1)*stride+1 for a message, saturated where it
 // does not fit an int.
 func neededStrided(n, stride int) string {
-	if n-1 > (math.MaxInt-1)/stride {
+	if stride > 0 && n-1 > (math.MaxInt-1)/stride {
 		return "more than fit in an int"
 	}
 	return strconv.Itoa((n-1)*stride + 1)

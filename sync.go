@@ -7,7 +7,7 @@ import (
 	"github.com/goshmem/goshmem/node"
 )
 
-func compare[T Integer](a T, c Cmp, b T) bool {
+func compare[T SyncInteger](a T, c Cmp, b T) bool {
 	switch c {
 	case CmpEQ:
 		return a == b
@@ -24,8 +24,11 @@ func compare[T Integer](a T, c Cmp, b T) bool {
 }
 
 // load reads *p atomically.
-func load[T Integer](p *T) T {
-	if mem.SizeOf[T]() == 4 {
+func load[T SyncInteger](p *T) T {
+	switch mem.SizeOf[T]() {
+	case 2:
+		return T(mem.Load16(mem.U16(p)))
+	case 4:
 		return T(atomic.LoadUint32(mem.U32(p)))
 	}
 	return T(atomic.LoadUint64(mem.U64(p)))
@@ -33,21 +36,21 @@ func load[T Integer](p *T) T {
 
 // WaitUntil blocks until *ivar, a symmetric variable of the calling PE,
 // compares to v by cmp (shmem_wait_until).
-func WaitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
-	if !p.InHeap(mem.PtrAddr(ivar), mem.SizeOf[T]()) || mem.PtrAddr(ivar)&(mem.SizeOf[T]()-1) != 0 ||
+func WaitUntil[T SyncInteger](p *PE, ivar *T, cmp Cmp, v T) {
+	if !p.InWaitHeap(mem.PtrAddr(ivar), mem.SizeOf[T]()) || mem.PtrAddr(ivar)&(mem.SizeOf[T]()-1) != 0 ||
 		uint(cmp) > uint(CmpLE) || !compare(load(ivar), cmp, v) {
 		waitUntil(p, ivar, cmp, v)
 	}
 }
 
 // waitUntil is WaitUntil's outlined slow path.
-func waitUntil[T Integer](p *PE, ivar *T, cmp Cmp, v T) {
+func waitUntil[T SyncInteger](p *PE, ivar *T, cmp Cmp, v T) {
 	p.CheckLocal("WaitUntil", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), mem.SizeOf[T](), cmp)
 	p.WaitSlow("WaitUntil", func() bool { return compare(load(ivar), cmp, v) })
 }
 
 // Test reports whether *ivar compares to v by cmp (shmem_test).
-func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
+func Test[T SyncInteger](p *PE, ivar *T, cmp Cmp, v T) bool {
 	p.CheckLocal("Test", "ivar", mem.PtrAddr(ivar), mem.SizeOf[T](), mem.SizeOf[T](), cmp)
 	return compare(load(ivar), cmp, v)
 }
@@ -55,7 +58,7 @@ func Test[T Integer](p *PE, ivar *T, cmp Cmp, v T) bool {
 // vector forms: status[i] != 0 excludes ivars[i]; status may be nil.
 // values is nil for the scalar forms (every element compares to v).
 
-func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
+func checkVec[T SyncInteger](p *PE, routine string, ivars []T, status []int32, cmp Cmp, values []T) {
 	if len(ivars) > 0 {
 		p.CheckLocal(routine, "ivars", mem.Addr(ivars), uintptr(len(ivars))*mem.SizeOf[T](), mem.SizeOf[T](), cmp)
 	} else if uint(cmp) > uint(CmpLE) {
@@ -69,7 +72,7 @@ func checkVec[T Integer](p *PE, routine string, ivars []T, status []int32, cmp C
 	}
 }
 
-func ready[T Integer](ivars []T, i int, cmp Cmp, v T, values []T) bool {
+func ready[T SyncInteger](ivars []T, i int, cmp Cmp, v T, values []T) bool {
 	if values != nil {
 		v = values[i]
 	}
@@ -78,7 +81,7 @@ func ready[T Integer](ivars []T, i int, cmp Cmp, v T, values []T) bool {
 
 func included(status []int32, i int) bool { return status == nil || status[i] == 0 }
 
-func testAll[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) bool {
+func testAll[T SyncInteger](ivars []T, status []int32, cmp Cmp, v T, values []T) bool {
 	for i := range ivars {
 		if included(status, i) && !ready(ivars, i, cmp, v, values) {
 			return false
@@ -89,14 +92,14 @@ func testAll[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T) boo
 
 // testAny returns the index of an included element that is ready, or
 // -1, looking from start (in [0, len(ivars)]) round to start-1.
-func testAny[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, start int) int {
+func testAny[T SyncInteger](ivars []T, status []int32, cmp Cmp, v T, values []T, start int) int {
 	if i := firstReady(ivars, status, cmp, v, values, start, len(ivars)); i >= 0 {
 		return i
 	}
 	return firstReady(ivars, status, cmp, v, values, 0, start)
 }
 
-func firstReady[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, lo, hi int) int {
+func firstReady[T SyncInteger](ivars []T, status []int32, cmp Cmp, v T, values []T, lo, hi int) int {
 	for i := lo; i < hi; i++ {
 		if included(status, i) && ready(ivars, i, cmp, v, values) {
 			return i
@@ -105,7 +108,7 @@ func firstReady[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, 
 	return -1
 }
 
-func testSome[T Integer](ivars []T, status []int32, cmp Cmp, v T, values []T, idx []int) []int {
+func testSome[T SyncInteger](ivars []T, status []int32, cmp Cmp, v T, values []T, idx []int) []int {
 	for i := range ivars {
 		if included(status, i) && ready(ivars, i, cmp, v, values) {
 			idx = append(idx, i)
@@ -125,17 +128,17 @@ func anyIncluded(n int, status []int32) bool {
 
 // WaitUntilAll blocks until every included ivars[i] compares to v
 // (shmem_wait_until_all).
-func WaitUntilAll[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) {
+func WaitUntilAll[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, v T) {
 	waitAll(p, "WaitUntilAll", ivars, status, cmp, v, nil)
 }
 
 // WaitUntilAllVector is WaitUntilAll with one value per element.
-func WaitUntilAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) {
+func WaitUntilAllVector[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, values []T) {
 	var z T
 	waitAll(p, "WaitUntilAllVector", ivars, status, cmp, z, orEmpty(values))
 }
 
-func waitAll[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) {
+func waitAll[T SyncInteger](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) {
 	checkVec(p, routine, ivars, status, cmp, values)
 	if !testAll(ivars, status, cmp, v, values) {
 		p.WaitSlow(routine, func() bool { return testAll(ivars, status, cmp, v, values) })
@@ -147,17 +150,17 @@ func waitAll[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 // When several do, which one is returned rotates from call to call (see
 // node.PE.AnyStart), so that a series of calls returns every satisfying
 // index and none starves.
-func WaitUntilAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
+func WaitUntilAny[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
 	return waitAny(p, "WaitUntilAny", ivars, status, cmp, v, nil)
 }
 
 // WaitUntilAnyVector is WaitUntilAny with one value per element.
-func WaitUntilAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
+func WaitUntilAnyVector[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
 	var z T
 	return waitAny(p, "WaitUntilAnyVector", ivars, status, cmp, z, orEmpty(values))
 }
 
-func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) int {
+func waitAny[T SyncInteger](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T) int {
 	checkVec(p, routine, ivars, status, cmp, values)
 	if !anyIncluded(len(ivars), status) {
 		return -1
@@ -175,17 +178,17 @@ func waitAny[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cm
 // included element during the call (shmem_wait_until_some): at least one
 // index is appended, though the elements may have changed since. It
 // returns idx unchanged when every element is excluded.
-func WaitUntilSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
+func WaitUntilSome[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
 	return waitSome(p, "WaitUntilSome", ivars, status, cmp, v, nil, idx)
 }
 
 // WaitUntilSomeVector is WaitUntilSome with one value per element.
-func WaitUntilSomeVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T, idx []int) []int {
+func WaitUntilSomeVector[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, values []T, idx []int) []int {
 	var z T
 	return waitSome(p, "WaitUntilSomeVector", ivars, status, cmp, z, orEmpty(values), idx)
 }
 
-func waitSome[T Integer](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T, idx []int) []int {
+func waitSome[T SyncInteger](p *PE, routine string, ivars []T, status []int32, cmp Cmp, v T, values []T, idx []int) []int {
 	checkVec(p, routine, ivars, status, cmp, values)
 	if !anyIncluded(len(ivars), status) {
 		return idx
@@ -203,13 +206,13 @@ func waitSome[T Integer](p *PE, routine string, ivars []T, status []int32, cmp C
 }
 
 // TestAll reports whether every included ivars[i] compares to v.
-func TestAll[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) bool {
+func TestAll[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, v T) bool {
 	checkVec(p, "TestAll", ivars, status, cmp, nil)
 	return testAll(ivars, status, cmp, v, nil)
 }
 
 // TestAllVector is TestAll with one value per element.
-func TestAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) bool {
+func TestAllVector[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, values []T) bool {
 	var z T
 	checkVec(p, "TestAllVector", ivars, status, cmp, orEmpty(values))
 	return testAll(ivars, status, cmp, z, orEmpty(values))
@@ -218,13 +221,13 @@ func TestAllVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values 
 // TestAny returns the index of an included ivars[i] that compares to v,
 // or -1 (shmem_test_any). When several do, which one is returned rotates
 // from call to call, as for WaitUntilAny.
-func TestAny[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
+func TestAny[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, v T) int {
 	checkVec(p, "TestAny", ivars, status, cmp, nil)
 	return testAny(ivars, status, cmp, v, nil, p.AnyStart(len(ivars)))
 }
 
 // TestAnyVector is TestAny with one value per element.
-func TestAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
+func TestAnyVector[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, values []T) int {
 	var z T
 	checkVec(p, "TestAnyVector", ivars, status, cmp, orEmpty(values))
 	return testAny(ivars, status, cmp, z, orEmpty(values), p.AnyStart(len(ivars)))
@@ -233,13 +236,13 @@ func TestAnyVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values 
 // TestSome appends to idx the indices of the included ivars[i] that
 // compare to v (shmem_test_some). It and WaitUntilSome return every
 // satisfying index of the test they make, so none can starve.
-func TestSome[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
+func TestSome[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, v T, idx []int) []int {
 	checkVec(p, "TestSome", ivars, status, cmp, nil)
 	return testSome(ivars, status, cmp, v, nil, idx)
 }
 
 // TestSomeVector is TestSome with one value per element.
-func TestSomeVector[T Integer](p *PE, ivars []T, status []int32, cmp Cmp, values []T, idx []int) []int {
+func TestSomeVector[T SyncInteger](p *PE, ivars []T, status []int32, cmp Cmp, values []T, idx []int) []int {
 	var z T
 	checkVec(p, "TestSomeVector", ivars, status, cmp, orEmpty(values))
 	return testSome(ivars, status, cmp, z, orEmpty(values), idx)
@@ -318,7 +321,7 @@ func SignalFetch(p *PE, sig *uint64) uint64 {
 // and the value returned is the one tested, even if the word has changed
 // since.
 func SignalWaitUntil(p *PE, sig *uint64, cmp Cmp, v uint64) uint64 {
-	if p.InHeap(mem.PtrAddr(sig), 8) && mem.PtrAddr(sig)&7 == 0 && uint(cmp) <= uint(CmpLE) {
+	if p.InWaitHeap(mem.PtrAddr(sig), 8) && mem.PtrAddr(sig)&7 == 0 && uint(cmp) <= uint(CmpLE) {
 		if x := atomic.LoadUint64(sig); compare(x, cmp, v) {
 			return x
 		}

@@ -43,8 +43,9 @@ var unsignedWaitCases = []waitCase{
 }
 
 // waitSuite: for every case PE 0 checks Test before and after, and waits
-// in WaitUntil while PE 1 stores the final value after a delay.
-func waitSuite[T goshmem.Integer](t *testing.T, p *goshmem.PE, typ string, cases []waitCase) {
+// in WaitUntil while PE 1 stores the final value after a delay, with P
+// or with set (every other case; nil: P only).
+func waitSuite[T goshmem.SyncInteger](t *testing.T, p *goshmem.PE, typ string, cases []waitCase, set func(c *goshmem.Ctx, dst *T, v T, pe int)) {
 	c := p.Ctx()
 	ivars := mustCalloc[T](p, len(cases))
 	if p.MyPE() == 0 {
@@ -60,7 +61,7 @@ func waitSuite[T goshmem.Integer](t *testing.T, p *goshmem.PE, typ string, cases
 	case 0:
 		for i, tc := range cases {
 			goshmem.WaitUntil(p, &ivars[i], tc.cmp, T(tc.v))
-			if got := goshmem.AtomicFetch(c, &ivars[i], 0); got != T(tc.final) {
+			if got := goshmem.G(c, &ivars[i], 0); got != T(tc.final) {
 				t.Errorf("%s WaitUntil(%v %d) returned with the ivar at %d, want the peer's %d", typ, tc.cmp, T(tc.v), got, T(tc.final))
 			}
 			if !goshmem.Test(p, &ivars[i], tc.cmp, T(tc.v)) {
@@ -70,10 +71,10 @@ func waitSuite[T goshmem.Integer](t *testing.T, p *goshmem.PE, typ string, cases
 	case 1:
 		for i, tc := range cases {
 			time.Sleep(2 * time.Millisecond)
-			if i%2 == 0 {
+			if i%2 == 0 || set == nil {
 				goshmem.P(c, &ivars[i], T(tc.final), 0)
 			} else {
-				goshmem.AtomicSet(c, &ivars[i], T(tc.final), 0)
+				set(c, &ivars[i], T(tc.final), 0)
 			}
 		}
 	}
@@ -83,14 +84,80 @@ func waitSuite[T goshmem.Integer](t *testing.T, p *goshmem.PE, typ string, cases
 
 func TestWaitUntilCmp(t *testing.T) {
 	run(t, 2, testHeap, func(p *goshmem.PE) {
-		waitSuite[int32](t, p, "int32", signedWaitCases)
-		waitSuite[int64](t, p, "int64", signedWaitCases)
-		waitSuite[int](t, p, "int", signedWaitCases)
-		waitSuite[uint32](t, p, "uint32", unsignedWaitCases)
-		waitSuite[uint64](t, p, "uint64", unsignedWaitCases)
-		waitSuite[uint](t, p, "uint", unsignedWaitCases)
-		waitSuite[uintptr](t, p, "uintptr", unsignedWaitCases)
+		waitSuite(t, p, "int32", signedWaitCases, goshmem.AtomicSet[int32])
+		waitSuite(t, p, "int64", signedWaitCases, goshmem.AtomicSet[int64])
+		waitSuite(t, p, "int", signedWaitCases, goshmem.AtomicSet[int])
+		waitSuite(t, p, "uint32", unsignedWaitCases, goshmem.AtomicSet[uint32])
+		waitSuite(t, p, "uint64", unsignedWaitCases, goshmem.AtomicSet[uint64])
+		waitSuite(t, p, "uint", unsignedWaitCases, goshmem.AtomicSet[uint])
+		waitSuite(t, p, "uintptr", unsignedWaitCases, goshmem.AtomicSet[uintptr])
+		// OpenSHMEM's short and unsigned short (no AMOs: P only).
+		waitSuite[int16](t, p, "int16", signedWaitCases, nil)
+		waitSuite[uint16](t, p, "uint16", unsignedWaitCases, nil)
 	})
+}
+
+// TestWait16: the 16-bit waits and tests read each element alone, in
+// either half of its 4-byte word, while the neighbour in the other half
+// changes: vectors of int16 and uint16 whose even elements PE 1 sets
+// one by one (P), its odd ones churning meanwhile; in every mode (CMA
+// too, where P is a process_vm_writev of 2 bytes).
+func TestWait16(t *testing.T) {
+	forModes(t, testHeap, []int{2}, func(t *testing.T, cfg node.Config, n int) {
+		runCfg(t, cfg, n, func(p *goshmem.PE) {
+			wait16[int16](t, p, -5, 7)
+			wait16[uint16](t, p, 0xfffe, 3)
+		})
+	})
+}
+
+func wait16[T int16 | uint16](t *testing.T, p *goshmem.PE, mark, other T) {
+	const n = 8
+	c := p.Ctx()
+	x := mustCalloc[T](p, n)
+	done := mustCalloc[int64](p, 1)
+	p.BarrierAll()
+	if p.MyPE() == 1 {
+		for i := 0; i < n; i += 2 {
+			for k := range 200 { // the neighbours change; the even ones stay 0
+				goshmem.P(c, &x[i+1], other+T(k), 0)
+			}
+			goshmem.P(c, &x[i], mark, 0)
+			goshmem.WaitUntil(p, &done[0], goshmem.CmpGE, int64(i/2+1))
+		}
+	}
+	if p.MyPE() == 0 {
+		even := make([]int32, n) // status: the odd elements excluded
+		for i := 1; i < n; i += 2 {
+			even[i] = 1
+		}
+		for i := 0; i < n; i += 2 {
+			if got := goshmem.WaitUntilAny(p, x, even, goshmem.CmpEQ, mark); got != i {
+				t.Errorf("%T: WaitUntilAny on the even elements = %d, want %d", mark, got, i)
+			}
+			if !goshmem.Test(p, &x[i], goshmem.CmpEQ, mark) || goshmem.Test(p, &x[i], goshmem.CmpNE, mark) {
+				t.Errorf("%T: Test of element %d after it was set disagrees", mark, i)
+			}
+			if i+2 < n && goshmem.Test(p, &x[i+2], goshmem.CmpEQ, mark) {
+				t.Errorf("%T: element %d compares equal before it was set", mark, i+2)
+			}
+			even[i] = 1
+			goshmem.P(c, &done[0], int64(i/2+1), 1)
+		}
+		idx := goshmem.TestSome(p, x, nil, goshmem.CmpEQ, mark, nil)
+		if !slices.Equal(idx, []int{0, 2, 4, 6}) {
+			t.Errorf("%T: TestSome = %v, want [0 2 4 6]", mark, idx)
+		}
+		if !goshmem.TestAll(p, x, []int32{0, 1, 0, 1, 0, 1, 0, 1}, goshmem.CmpEQ, mark) {
+			t.Errorf("%T: TestAll of the even elements = false", mark)
+		}
+		if goshmem.TestAny(p, x, []int32{1, 0, 1, 0, 1, 0, 1, 0}, goshmem.CmpEQ, mark) != -1 {
+			t.Errorf("%T: TestAny of the odd elements found one equal to %d", mark, mark)
+		}
+	}
+	p.BarrierAll()
+	goshmem.Free(p, done)
+	goshmem.Free(p, x)
 }
 
 // TestTestExact checks Test for every comparison on both sides of the

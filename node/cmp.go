@@ -25,6 +25,14 @@ func (p *PE) InHeap(addr, n uintptr) bool {
 	return in
 }
 
+// InWaitHeap is InHeap for the inline fast path of a wait or test: false
+// under SHMEM_DEBUG, whose check (one live allocation, CheckLocal) the
+// outlined path makes, also for a variable that already compares true.
+func (p *PE) InWaitHeap(addr, n uintptr) bool {
+	_, in := p.waitHeap.Offset(addr, n)
+	return in
+}
+
 // CheckLocal checks that [addr, addr+n), the routine's argument arg
 // ("ivar", "ivars", "sig"), lies in the calling PE's heap, as the
 // variables of waits and signals must, aligned to elem bytes (the size

@@ -50,15 +50,20 @@ type peer struct {
 // ThreadMultiple); the default context's ordering guarantees, like
 // OpenSHMEM's, are per calling thread of control.
 type PE struct {
-	job    *Job
-	me     int
-	npes   int
-	heap   mem.Region // this PE's own heap, as mapped here
-	peers  []peer
-	slot   *job.Slot
-	door   wait.Bell // this PE's own doorbell, on which its waits sleep
-	policy *wait.Policy
-	thread ThreadLevel
+	job  *Job
+	me   int
+	npes int
+	heap mem.Region // this PE's own heap, as mapped here
+	// waitHeap is heap, or the empty region under SHMEM_DEBUG: the
+	// inline fast paths of waits (InWaitHeap) then leave every
+	// variable to the outlined checks, which look for one live
+	// allocation.
+	waitHeap mem.Region
+	peers    []peer
+	slot     *job.Slot
+	door     wait.Bell // this PE's own doorbell, on which its waits sleep
+	policy   *wait.Policy
+	thread   ThreadLevel
 
 	alloc *symalloc.Allocator
 	// isolated holds the heap offsets of the live blocks of
@@ -132,6 +137,9 @@ type PE struct {
 func newPE(j *Job, me int) *PE {
 	p := &PE{job: j, me: me, npes: j.npes, policy: &j.policy, thread: ThreadMultiple}
 	p.heap = mem.Region{Base: j.bases[me], Size: j.heapSize}
+	if !j.cfg.Debug {
+		p.waitHeap = p.heap
+	}
 	p.copier = mem.NewTuner(mem.DefaultCopyPlan(), !j.cfg.CopyNoAdapt)
 	p.slot = j.ctl.Slot(me)
 	p.door = j.bell(me)

@@ -30,7 +30,7 @@ func init() {
 // from and to in a round (the same on every PE).
 func stridedArgs(round, from, to, maxN int) (ds, ss, n int) {
 	r := rand.New(rand.NewPCG(uint64(round), uint64(from*1000+to)))
-	return 1 + r.IntN(3), 1 + r.IntN(3), 1 + r.IntN(maxN)
+	return r.IntN(4), r.IntN(4), 1 + r.IntN(maxN) // strides 0 (one element repeated) to 3
 }
 
 func checkStrided[T any](pe *goshmem.PE, round, maxN int) {

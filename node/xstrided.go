@@ -96,7 +96,7 @@ func (p *PE) xiget(routine string, pe int, off, dist, size uintptr, buf []byte) 
 // off, off+dist, ... (dist >= size).
 func (x *xsink) stridedTarget(pe uint32, off, dist, size, n uint64) (mem.Base, bool) {
 	heap := uint64(x.j.heapSize) + job.PoolBytes
-	if n == 0 || size == 0 || dist < size || dist > heap || n > heap {
+	if n == 0 || size == 0 || dist != 0 && dist < size || dist > heap || n > heap {
 		return nil, false
 	}
 	hi, ext := bits.Mul64(n-1, dist)

@@ -11,7 +11,10 @@
 // collectives; callers reach it only from LargeCopy bytes up.
 package mem
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Addr returns the address of the first element of s (0 for a nil or
 // empty slice with no backing array).
@@ -106,6 +109,20 @@ func At[T any](base Base, off uintptr) *T {
 
 // U32 views a 4-byte value as a *uint32 for the CPU atomics.
 func U32[T any](p *T) *uint32 { return (*uint32)(unsafe.Pointer(p)) }
+
+// U16 views a 2-byte value as a *uint16 (for Load16).
+func U16[T any](p *T) *uint16 { return (*uint16)(unsafe.Pointer(p)) }
+
+// Load16 reads the aligned 2-byte value at p atomically. Go has no
+// 16-bit atomics: it loads the aligned 4-byte word that holds the value
+// (an aligned 2-byte value never straddles one; heaps start and end on
+// pages, so that word is in the same heap) and picks the value's half,
+// whatever the byte order.
+func Load16(p *uint16) uint16 {
+	half := uintptr(unsafe.Pointer(p)) & 2
+	w := atomic.LoadUint32((*uint32)(unsafe.Add(unsafe.Pointer(p), -int(half))))
+	return *(*uint16)(unsafe.Add(unsafe.Pointer(&w), half))
+}
 
 // U64 views an 8-byte value as a *uint64 for the CPU atomics.
 func U64[T any](p *T) *uint64 { return (*uint64)(unsafe.Pointer(p)) }

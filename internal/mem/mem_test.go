@@ -430,3 +430,18 @@ func TestPrefetch(t *testing.T) {
 		t.Errorf("the prefetched bytes changed: %v", b)
 	}
 }
+
+// TestLoad16 reads every element of a uint16 array, in either half of
+// its 4-byte word, and none of its neighbour.
+func TestLoad16(t *testing.T) {
+	x := make([]uint32, 4) // 4-byte aligned backing
+	h := unsafe.Slice((*uint16)(unsafe.Pointer(&x[0])), 8)
+	for i := range h {
+		h[i] = uint16(0xa000 + i*0x111)
+	}
+	for i := range h {
+		if got := mem.Load16(&h[i]); got != h[i] {
+			t.Errorf("Load16(&h[%d]) = %#x, want %#x", i, got, h[i])
+		}
+	}
+}
