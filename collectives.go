@@ -177,6 +177,10 @@ func reduceAny[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b
 		// top level ends with the result everywhere in it; then back down
 		// from each group's leader.
 		h := t.hierarchy(routine)
+		if h == nil {
+			reduceAny(t, routine, dst, src, fold) // flat from now on
+			return
+		}
 		top := 0
 		reduce(h.levels[0], routine, dst, src, fold)
 		for i := 1; i < len(h.levels) && h.levels[i] != nil; i++ {
@@ -525,19 +529,22 @@ func collectOr[T any](t *Team, routine string, dst, src []T, counts []uint64) {
 		orGather(t, routine, dst[:total])
 		return
 	}
+	flat := func() {
+		for m := 0; m < t.NPEs() && len(src) > 0; m++ {
+			write(t, routine, dst[off:off+len(src)], src, m)
+		}
+		t.sync(routine)
+	}
 	if !t.numaSpan {
 		gatherHier(t, routine, dst[:total], src, func(j int) (lo, hi int) {
 			for _, c := range counts[:j] {
 				lo += int(c)
 			}
 			return lo, lo + int(counts[j])
-		}, "")
+		}, "", flat)
 		return
 	}
-	for m := 0; m < t.NPEs() && len(src) > 0; m++ {
-		write(t, routine, dst[off:off+len(src)], src, m)
-	}
-	t.sync(routine)
+	flat()
 }
 
 // broadcastOr is Broadcast as an orGather: the root's dst holds the
@@ -558,6 +565,10 @@ func broadcastOr[T any](t *Team, routine string, dst, src []T, root int) {
 // got the data one level up.
 func broadcastHier[T any](t *Team, dst, src []T, root int) {
 	h := t.hierarchy("Broadcast")
+	if h == nil {
+		Broadcast(t, dst, src, root) // flat from now on
+		return
+	}
 	carrier := root // team index of the member holding the data at level i
 	var carriers [maxLevels]int
 	for i, lt := range h.levels {
@@ -609,7 +620,8 @@ func FCollect[T any](t *Team, dst, src []T) {
 		return
 	case n > 0 && t.multi && !t.numaSpan:
 		// Level by level; a forced algorithm runs among the leaders.
-		gatherHier(t, routine, dst, src, func(j int) (int, int) { return j * n, (j + 1) * n }, t.alg.fcollect)
+		gatherHier(t, routine, dst, src, func(j int) (int, int) { return j * n, (j + 1) * n }, t.alg.fcollect,
+			func() { FCollect(t, dst, src) }) // (flat from now on)
 		return
 	case n > 0 && pow2 && (t.alg.fcollect == "recursive-doubling" || auto && !t.shared && uintptr(n)*mem.SizeOf[T]() <= flatMax):
 		fcollectRecursiveDoubling(t, dst, src)
@@ -644,8 +656,12 @@ func FCollect[T any](t *Team, dst, src []T) {
 // leader 2^k away; the ring when that number is not a power of two),
 // else the direct puts above; each step ends with a sync of the
 // leaders.
-func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo, hi int), alg string) {
+func gatherHier[T any](t *Team, routine string, dst, src []T, at func(j int) (lo, hi int), alg string, flat func()) {
 	h := t.hierarchy(routine)
+	if h == nil {
+		flat()
+		return
+	}
 	host, leaders := h.levels[0], h.levels[1]
 	host.sync(routine)
 	lo, hi := at(t.me)
@@ -919,6 +935,10 @@ func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStrid
 // Strided blocks take IPut's path (packed across hosts: xIPut).
 func alltoallHier[T any](t *Team, routine string, dst, src []T, dstStride, srcStride, n int) {
 	h := t.hierarchy(routine)
+	if h == nil {
+		alltoalls(t, routine, dst, src, dstStride, srcStride, n) // flat from now on
+		return
+	}
 	host, leaders := h.levels[0], h.levels[1]
 	host.sync(routine)
 	mates := h.teamIndex(t, 0)
@@ -1040,6 +1060,10 @@ func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 // scan fetches every source before it through its leader's queue.
 func scanHier[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
 	h := t.hierarchy(routine)
+	if h == nil {
+		scan(t, routine, dst, src, inclusive) // flat from now on
+		return
+	}
 	n := len(src)
 	same := mem.Overlaps(dst, src)
 	t.sync(routine)

@@ -54,6 +54,7 @@ type Team struct {
 	numaSpan   bool
 	numaGroups int        // (domain, NUMA node) groups the members form
 	hier       *hierarchy // made at the first hierarchical collective
+	flatWhy    string     // why the levels could not be made (hierarchy), "" if they could
 	ring       uint32     // FCollect ring steps taken so far (same on every member)
 	xbox       uint32     // dropbox exchanges so far (same on every member)
 	bbox       uint32     // dropbox broadcasts so far (same on every member)
@@ -607,6 +608,16 @@ func (t *Team) hierarchical(bytes uintptr) bool {
 // hierarchy returns the team's levels, making them (a collective over
 // the team) at the first call. Every member calls it at the same
 // collective, so every member makes the same levels.
+//
+// The levels take team slots from the pool the program's splits use.
+// When a PE has none left, every member gets the same error from the
+// level's creation (create agrees on it), and every member gives the
+// levels up alike: hierarchy destroys those it made, turns the team's
+// level-by-level paths off for good (multi and numaSpan: the flat
+// algorithms, over RMA, serve any team), and returns nil; the caller
+// then runs its collective flat. A collective on a valid team never
+// fails for want of slots (OpenSHMEM's collectives have no error to
+// return); it is slower.
 func (t *Team) hierarchy(routine string) *hierarchy {
 	if t.hier != nil {
 		return t.hier
@@ -651,7 +662,12 @@ func (t *Team) hierarchy(routine string) *hierarchy {
 		}
 		lt, err := t.create(routine, m, nil, splitArgs{}, nil, false)
 		if err != nil {
-			panicf("%s: building the team's level %d: %v", routine, len(h.levels), err)
+			for _, l := range h.levels {
+				l.Destroy() // (nil where this PE is in none)
+			}
+			t.multi, t.numaSpan = false, false
+			t.flatWhy = fmt.Sprintf("%s: the team's levels were not made (%v); its collectives run flat", routine, err)
+			return nil
 		}
 		if lt != nil {
 			// A level's collectives run flat: over shared memory inside
@@ -930,6 +946,10 @@ func (t *Team) sync(routine string) {
 // that making, and inside every split of the team, run flat).
 func (t *Team) hierSync(routine string) {
 	h := t.hierarchy(routine)
+	if h == nil {
+		t.sync(routine) // flat from now on
+		return
+	}
 	h.levels[0].sync(routine)
 	if l := h.levels[1]; l != nil {
 		l.sync(routine)
@@ -954,6 +974,9 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 	}
 	t.check("TeamSplitStrided")
 	m, err := t.members.SplitStrided(start, stride, size)
+	if err == nil {
+		err = checkTeamConfig(cfg)
+	}
 	if err != nil {
 		// Still a collective: the other PEs learn of the bad arguments
 		// and fail too, instead of waiting for this PE forever.
@@ -962,6 +985,15 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 		m = teamshared.Members{}
 	}
 	return t.create("TeamSplitStrided", m, cfg, splitArgs{start, stride, size}, err, true)
+}
+
+// checkTeamConfig returns the error of a split's configuration, nil
+// for a valid one (or none).
+func checkTeamConfig(cfg *TeamConfig) error {
+	if cfg != nil && cfg.NumContexts < 0 {
+		return fmt.Errorf("%w: TeamConfig.NumContexts is %d; it counts contexts, so it must be >= 0", teamshared.ErrInvalidSplit, cfg.NumContexts)
+	}
+	return nil
 }
 
 // Split2D splits the team into the rows (x teams, of xrange
@@ -977,6 +1009,12 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	}
 	t.check("TeamSplit2D")
 	xm, ym, err := t.members.Split2D(t.me, xrange)
+	if err == nil {
+		err = checkTeamConfig(xcfg)
+	}
+	if err == nil {
+		err = checkTeamConfig(ycfg)
+	}
 	if err != nil {
 		err = fmt.Errorf("goshmem.TeamSplit2D: %w", err)
 	}

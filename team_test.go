@@ -1610,3 +1610,75 @@ func TestFinalizeDestroysTeams(t *testing.T) {
 		private.Destroy()
 	})
 }
+
+// TestCollectivesWithoutSlotsForLevels: a team whose members do not all
+// map each other (SHMEM_TRANSPORT=cma: every PE is a domain of its own)
+// runs its collectives level by level, on level teams made at the
+// first such collective from the pool of team slots the program's
+// splits use. With the pool used up by the program's teams, every
+// collective on every valid team, the world's too, must still complete
+// with the right result (flat, the spec gives collectives no error to
+// return); and a split with a negative NumContexts fails on every PE.
+func TestCollectivesWithoutSlotsForLevels(t *testing.T) {
+	cfg := node.Config{HeapSize: 4 << 20, Transport: "cma"}
+	for _, n := range []int{2, 3} {
+		err := runErrCfg(t, cfg, n, func(p *goshmem.PE) {
+			me := p.MyPE()
+			w := goshmem.TeamWorld(p)
+			var teams []*goshmem.Team
+			for {
+				tm, err := w.SplitStrided(0, 1, n, nil)
+				if err != nil {
+					break // the pool is empty (on every PE alike)
+				}
+				teams = append(teams, tm)
+			}
+			if len(teams) < 10 {
+				t.Errorf("n=%d: only %d teams made", n, len(teams))
+			}
+			src := mustMalloc[int64](p, 4)
+			dst := mustMalloc[int64](p, 4*n)
+			for i := range src {
+				src[i] = int64(100*me + i)
+			}
+			wantSum := func(i int) int64 { return int64(100*n*(n-1)/2 + n*i) }
+			for k, tm := range []*goshmem.Team{teams[0], teams[len(teams)-1], w} {
+				goshmem.SumReduce(tm, dst[:4], src)
+				for i := 0; i < 4; i++ {
+					if dst[i] != wantSum(i) {
+						t.Errorf("n=%d team %d PE %d: SumReduce[%d] = %d, want %d", n, k, me, i, dst[i], wantSum(i))
+					}
+				}
+				goshmem.FCollect(tm, dst, src)
+				for j := 0; j < n*4; j++ {
+					if dst[j] != int64(100*(j/4)+j%4) {
+						t.Errorf("n=%d team %d PE %d: FCollect[%d] = %d", n, k, me, j, dst[j])
+						break
+					}
+				}
+				goshmem.Collect(tm, dst, src[:1+me%2])
+				goshmem.Broadcast(tm, dst[:4], src, n-1)
+				if dst[0] != int64(100*(n-1)) {
+					t.Errorf("n=%d team %d PE %d: Broadcast[0] = %d", n, k, me, dst[0])
+				}
+				goshmem.Alltoall(tm, dst, mustAllto(src, n), 1)
+				goshmem.SumInscan(tm, dst[:4], src)
+				tm.Sync()
+			}
+			_, err := w.SplitStrided(0, 1, 1, &goshmem.TeamConfig{NumContexts: -1 - me})
+			if err == nil || !errors.Is(err, teamshared.ErrInvalidSplit) {
+				t.Errorf("n=%d PE %d: split with NumContexts %d: %v, want an invalid split", n, me, -1-me, err)
+			}
+			for _, tm := range teams {
+				tm.Destroy()
+			}
+		})
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+	}
+}
+
+// mustAllto returns the first n elements of src (Alltoall's source of
+// one element per PE; src holds at least n).
+func mustAllto(src []int64, n int) []int64 { return src[:n] }
