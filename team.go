@@ -54,7 +54,6 @@ type Team struct {
 	numaSpan   bool
 	numaGroups int        // (domain, NUMA node) groups the members form
 	hier       *hierarchy // made at the first hierarchical collective
-	flatWhy    string     // why the levels could not be made (hierarchy), "" if they could
 	ring       uint32     // FCollect ring steps taken so far (same on every member)
 	xbox       uint32     // dropbox exchanges so far (same on every member)
 	bbox       uint32     // dropbox broadcasts so far (same on every member)
@@ -666,7 +665,6 @@ func (t *Team) hierarchy(routine string) *hierarchy {
 				l.Destroy() // (nil where this PE is in none)
 			}
 			t.multi, t.numaSpan = false, false
-			t.flatWhy = fmt.Sprintf("%s: the team's levels were not made (%v); its collectives run flat", routine, err)
 			return nil
 		}
 		if lt != nil {

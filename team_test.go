@@ -1656,13 +1656,32 @@ func TestCollectivesWithoutSlotsForLevels(t *testing.T) {
 						break
 					}
 				}
-				goshmem.Collect(tm, dst, src[:1+me%2])
+				goshmem.Collect(tm, dst, src[:1+me%2]) // PE m gives 1 + m%2 elements
+				var want []int64
+				for m := 0; m < n; m++ {
+					for i := 0; i < 1+m%2; i++ {
+						want = append(want, int64(100*m+i))
+					}
+				}
+				if !slices.Equal(dst[:len(want)], want) {
+					t.Errorf("n=%d team %d PE %d: Collect = %v, want %v", n, k, me, dst[:len(want)], want)
+				}
 				goshmem.Broadcast(tm, dst[:4], src, n-1)
 				if dst[0] != int64(100*(n-1)) {
 					t.Errorf("n=%d team %d PE %d: Broadcast[0] = %d", n, k, me, dst[0])
 				}
-				goshmem.Alltoall(tm, dst, mustAllto(src, n), 1)
+				goshmem.Alltoall(tm, dst, src[:n], 1) // PE j's element me comes here, at j
+				for j := 0; j < n; j++ {
+					if dst[j] != int64(100*j+me) {
+						t.Errorf("n=%d team %d PE %d: Alltoall[%d] = %d, want %d", n, k, me, j, dst[j], 100*j+me)
+					}
+				}
 				goshmem.SumInscan(tm, dst[:4], src)
+				for i := 0; i < 4; i++ {
+					if w := int64(100*me*(me+1)/2 + (me+1)*i); dst[i] != w {
+						t.Errorf("n=%d team %d PE %d: SumInscan[%d] = %d, want %d", n, k, me, i, dst[i], w)
+					}
+				}
 				tm.Sync()
 			}
 			_, err := w.SplitStrided(0, 1, 1, &goshmem.TeamConfig{NumContexts: -1 - me})
@@ -1678,7 +1697,3 @@ func TestCollectivesWithoutSlotsForLevels(t *testing.T) {
 		}
 	}
 }
-
-// mustAllto returns the first n elements of src (Alltoall's source of
-// one element per PE; src holds at least n).
-func mustAllto(src []int64, n int) []int64 { return src[:n] }

@@ -16,8 +16,8 @@ import (
 // a put or get can do when the PE that waits for it copies part of it
 // (goshmem's shared copies, SHMEM_COPY_SHARE), with one synchronization
 // per copy as they have: from some size up it beats every lone copy,
-// and a limit that left it out would be beaten. A row is the size over the slower thread's time
-// per copy, the best method of copyMethods.
+// and a limit that left it out would be beaten. A row is the size over
+// the slower thread's time per copy, the best method of copyMethods.
 func runMemcpySplit(args []string) (*table, error) {
 	c, minSize, maxSize, methods, err := parseCopyFlags("memcpy_split", args, 65536)
 	if err != nil {
