@@ -319,8 +319,8 @@ func PtrTo[T any](pe *PE, x *T, target int) *T {
 // AddrAccessible reports whether x, a slice of the calling PE, is a
 // symmetric object that PE target can be reached at
 // (shmem_addr_accessible): x lies in the symmetric heap and target is a
-// PE of the job. Whether target's copy can also be accessed directly
-// is what Ptr tells.
+// PE of the job. An empty x holds no object and reports false. Whether
+// target's copy can also be accessed directly is what Ptr tells.
 func AddrAccessible[T any](pe *PE, x []T, target int) bool {
 	return len(x) > 0 && pe.PEAccessible(target) &&
 		pe.InHeap(mem.Addr(x), uintptr(len(x))*mem.SizeOf[T]())

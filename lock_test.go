@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/goshmem/goshmem"
@@ -93,6 +94,77 @@ func TestTestLock(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestTestLockByHolder: a PE that holds a lock and tests it (from its
+// own goroutine or a second one, as a THREAD_MULTIPLE program may) gets
+// true, and the test changes nothing: the PEs queued behind it in
+// SetLock still get the lock in turn when it clears it. (TestLock once
+// reset the holder's queue node first, dropping the link of the PE
+// queued behind it: ClearLock then waited forever for that link.)
+func TestTestLockByHolder(t *testing.T) {
+	for _, m := range modes {
+		for _, other := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/goroutine=%v", m.name, other), func(t *testing.T) {
+				runCfg(t, m.cfg, 3, func(p *goshmem.PE) {
+					c := p.Ctx()
+					lock := mustCalloc[int64](p, 1)
+					order := mustCalloc[int64](p, 4) // on PE 0: [0] next slot, [1:] who got the lock
+					p.BarrierAll()
+					if p.MyPE() == 0 {
+						p.SetLock(&lock[0])
+					}
+					p.BarrierAll()
+					if p.MyPE() != 0 {
+						// PE 1 queues first, then PE 2 behind it.
+						if p.MyPE() == 2 {
+							awaitQueued(t, p, lock, 1)
+						}
+						p.SetLock(&lock[0])
+						slot := goshmem.AtomicFetchInc(c, &order[0], 0)
+						goshmem.P(c, &order[1+slot], int64(p.MyPE()), 0)
+						p.ClearLock(&lock[0])
+					} else {
+						awaitQueued(t, p, lock, 2)
+						test := func() bool { return p.TestLock(&lock[0]) }
+						var held bool
+						if other {
+							done := make(chan bool)
+							go func() { done <- test() }()
+							held = <-done
+						} else {
+							held = test()
+						}
+						if !held {
+							t.Errorf("TestLock by the lock's holder = false (acquired), want true")
+						}
+						goshmem.P(c, &order[1], 0, 0)
+						order[0] = 1
+						p.ClearLock(&lock[0])
+					}
+					p.BarrierAll()
+					if p.MyPE() == 0 && (order[0] != 3 || order[1] != 0 || order[2] != 1 || order[3] != 2) {
+						t.Errorf("lock taken by %v (%d takers), want PEs 0, 1, 2 in queue order", order[1:], order[0])
+					}
+				})
+			})
+		}
+	}
+}
+
+// awaitQueued waits until the PE that queued last in SetLock on the MCS
+// lock has linked itself in: PE q's copy of the word (node/lock.go:
+// high half next<<1|waiting on each PE) names a successor. PE 0's
+// successor is PE 1, PE 1's is PE 2, so PE q waits for PE q-1's link.
+func awaitQueued(t *testing.T, p *goshmem.PE, lock []int64, q int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for goshmem.AtomicFetch(p.Ctx(), &lock[0], q-1)>>33 == 0 {
+		if time.Now().After(deadline) {
+			t.Errorf("PE %d never queued on the lock", q)
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 

@@ -43,12 +43,22 @@ func (p *PE) SetLock(lock *int64) {
 }
 
 // TestLock acquires the lock if it is free and reports whether it was
-// held by someone else (true: not acquired), as shmem_test_lock's
-// non-zero return.
+// held (true: not acquired), as shmem_test_lock's non-zero return. A
+// test of a held lock changes nothing, whoever holds it: the caller
+// itself too (another goroutine of the PE, say), whose ClearLock then
+// still hands the lock to the PE queued behind it.
 func (p *PE) TestLock(lock *int64) bool {
 	const routine = "TestLock"
 	tail, node := p.lockHalves(routine, lock)
 	c := &p.ctx
+	// A held lock has a non-zero tail (its holder, or the last PE queued
+	// behind it), and a test that fails changes nothing: above all not
+	// the caller's queue node, which, if the caller is the holder, links
+	// the PE queued behind it. Only a PE that is neither holding nor
+	// queued gets past this load, and its node then carries nothing.
+	if AMO(c, routine, OpFetch, tail, 0, 0, 0) != 0 {
+		return true
+	}
 	AMO(c, routine, OpSet, node, 0, 0, p.me)
 	return AMO(c, routine, OpCSwap, tail, uint32(p.me+1), 0, 0) != 0
 }
