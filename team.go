@@ -996,11 +996,15 @@ func checkTeamConfig(cfg *TeamConfig) error {
 
 // Split2D splits the team into the rows (x teams, of xrange
 // consecutive PEs) and columns (y teams) of a 2-D layout of its PEs
-// (shmem_team_split_2d). Every PE gets its own row and column. A
-// failure is the same on every PE of the parent, which then gets nil
-// teams and an error, also when xrange is invalid or differs on some PE
-// (an error wrapping teamshared.ErrInvalidSplit); on the invalid team
-// it returns nil teams and an error wrapping ErrInvalidTeam.
+// (shmem_team_split_2d). Every PE gets its own row and column. The
+// creation of each of the two is collective over the parent and fails
+// or succeeds on every PE of the parent alike; a team that cannot be
+// created is nil, the other one stands, and err says why (a row that
+// was created and a column that could not be, when a PE has one team
+// slot left, say). An xrange that is invalid or differs on some PE
+// makes both nil on every PE (an error wrapping
+// teamshared.ErrInvalidSplit); on the invalid team Split2D returns nil
+// teams and an error wrapping ErrInvalidTeam.
 func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err error) {
 	if t == nil {
 		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: parent %w", ErrInvalidTeam)
@@ -1016,22 +1020,20 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	if err != nil {
 		err = fmt.Errorf("goshmem.TeamSplit2D: %w", err)
 	}
-	// Every parent PE takes part in the creation of x; it fails or
-	// succeeds on every parent PE alike (bad arguments on any PE
-	// included), and only if it succeeds do they all go on to y. If y
-	// fails, every PE that got an x team destroys it together with the
-	// other members of that team.
+	// Every parent PE takes part in the creation of x and then of y;
+	// each fails or succeeds on every parent PE alike (bad arguments on
+	// any PE included), and a team that cannot be created is nil while
+	// the other stands (shmem_team_split_2d).
 	args := splitArgs{min(xrange, t.members.Size())}
-	x, err = t.create("TeamSplit2D", xm, xcfg, args, err, true)
-	if err != nil {
-		return nil, nil, err
+	x, xerr := t.create("TeamSplit2D", xm, xcfg, args, err, true)
+	y, yerr := t.create("TeamSplit2D", ym, ycfg, args, err, true)
+	switch {
+	case xerr == nil:
+		return x, y, yerr
+	case yerr == nil || err != nil:
+		return x, y, xerr // bad arguments: one error, not the same twice
 	}
-	y, err = t.create("TeamSplit2D", ym, ycfg, args, nil, true)
-	if err != nil {
-		x.Destroy()
-		return nil, nil, err
-	}
-	return x, y, nil
+	return x, y, fmt.Errorf("%w (x team); %w (y team)", xerr, yerr)
 }
 
 // splitArgs are the arguments of a split that every parent PE must pass

@@ -1072,6 +1072,31 @@ func TestTeamExhaustionOnePE(t *testing.T) {
 				t.Errorf("n=%d PE %d: Split2D with PE 0 out of slots = %v, %v, %v; want nil, nil, an error on every PE",
 					n, me, x != nil, y != nil, err)
 			}
+			// With one slot free on PE 0, the x teams can be created and
+			// the y teams cannot: only the team that cannot be created is
+			// invalid (shmem_team_split_2d), and the call still fails.
+			if me == 0 {
+				mine[len(mine)-1].Destroy()
+				mine = mine[:len(mine)-1]
+			}
+			x, y, err = w.Split2D(2, nil, nil)
+			if x == nil || y != nil || err == nil || !strings.Contains(err.Error(), "PE 0 belongs to") {
+				t.Errorf("n=%d PE %d: Split2D with one slot left on PE 0 = x %v, y %v, %v; want an x team, no y team and an error on every PE",
+					n, me, x != nil, y != nil, err)
+			}
+			if x != nil {
+				row := mustCalloc[int64](p, 2)
+				row[0] = int64(me)
+				goshmem.SumReduce(x, row[1:], row[:1])
+				want := me / 2 * 2 // the row's first PE, and its second if any
+				if want+1 < n {
+					want += want + 1
+				}
+				if row[1] != int64(want) {
+					t.Errorf("n=%d PE %d: sum over its x team = %d", n, me, row[1])
+				}
+				x.Destroy()
+			}
 			for _, tm := range mine {
 				tm.Destroy()
 			}
