@@ -254,16 +254,23 @@ func RunLocal(n int, fn func(pe *PE)) error {
 	if err != nil {
 		return err
 	}
-	return node.RunLocal(cfg, n, fn)
+	return RunLocalConfig(cfg, n, fn)
 }
 
 // RunLocalConfig is RunLocal with an explicit configuration. A field
 // with a value its SHMEM_* variable would not accept (an unknown
 // algorithm or transport name, a heap size that is not positive, ...)
 // is an error naming the field and the valid values (see
-// node.Config.Validate); no PE starts.
+// node.Config.Validate); no PE starts. As under Run, cfg.Version and
+// cfg.Info (SHMEM_VERSION, SHMEM_INFO) print the banner once per job.
 func RunLocalConfig(cfg node.Config, n int, fn func(pe *PE)) error {
-	return node.RunLocal(cfg, n, fn)
+	if !cfg.Version && !cfg.Info {
+		return node.RunLocal(cfg, n, fn)
+	}
+	return node.RunLocal(cfg, n, func(pe *PE) {
+		banner(cfg, pe)
+		fn(pe)
+	})
 }
 
 // Init starts this process's PE (shmem_init) for programs written in

@@ -2,10 +2,13 @@ package goshmem_test
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
 )
 
 // TestInfo: the version is OpenSHMEM 1.5 and agrees with SpecVersion;
@@ -31,6 +34,71 @@ func TestInfo(t *testing.T) {
 			t.Errorf("PE %d: InfoGetName() = %q inside a job, %q outside", p.MyPE(), got, name)
 		}
 	})
+}
+
+// TestBannerInProcess: SHMEM_VERSION and SHMEM_INFO print at the start
+// of an in-process job as they do under oshrun (once, from PE 0), and a
+// job without them prints nothing.
+func TestBannerInProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      map[string]string
+		cfg      *node.Config // RunLocalConfig with it, else RunLocal
+		want     []string
+		wantNone bool
+	}{
+		{name: "env version", env: map[string]string{"SHMEM_VERSION": "1"}, want: []string{"goshmem " + goshmem.Version, "OpenSHMEM 1.5"}},
+		{name: "env info", env: map[string]string{"SHMEM_INFO": "1"}, want: []string{"goshmem " + goshmem.Version, "SHMEM_SYMMETRIC_SIZE   ", "on-node transport:"}},
+		{name: "config", cfg: &node.Config{HeapSize: testHeap, Info: true, Version: true}, want: []string{"goshmem " + goshmem.Version, "SHMEM_SYMMETRIC_SIZE   "}},
+		{name: "quiet", cfg: &node.Config{HeapSize: testHeap}, wantNone: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			out := captureStderr(t, func() {
+				var err error
+				fn := func(p *goshmem.PE) { p.BarrierAll() }
+				if tc.cfg != nil {
+					err = goshmem.RunLocalConfig(*tc.cfg, 2, fn)
+				} else {
+					err = goshmem.RunLocal(2, fn)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			})
+			if tc.wantNone && out != "" {
+				t.Errorf("printed %q, want nothing", out)
+			}
+			for _, w := range tc.want {
+				if strings.Count(out, w) != 1 {
+					t.Errorf("output has %q %d times, want once:\n%s", w, strings.Count(out, w), out)
+				}
+			}
+		})
+	}
+}
+
+// captureStderr returns what f writes to os.Stderr.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = w
+	got := make(chan string)
+	go func() {
+		b, _ := io.ReadAll(r)
+		got <- string(b)
+	}()
+	defer func() { os.Stderr = old }()
+	f()
+	os.Stderr = old
+	w.Close()
+	return <-got
 }
 
 // TestPControl: every level, with or without arguments, is accepted
