@@ -78,10 +78,14 @@ func ParseSize(s string) (int64, error) {
 		n.Quo(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil))
 	}
 	if !n.IsInt64() {
-		return bad("size too large", "use at most 8388607t (2^63-1 bytes)")
+		return bad(problemTooLarge, "use at most 8388607t (2^63-1 bytes)")
 	}
 	return n.Int64(), nil
 }
+
+// problemTooLarge is the Problem of a size above what it may be: the
+// parser's limit or a knob's.
+const problemTooLarge = "size too large"
 
 // quoteSuffix quotes a suffix for an error message, shortened when long.
 func quoteSuffix(s string) string {
