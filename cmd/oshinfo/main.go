@@ -118,6 +118,11 @@ func parseFlags(args []string, stderr io.Writer) (o options, ok bool, code int) 
 	if fs.NArg() > 0 {
 		return bad("unexpected argument %q; oshinfo takes only flags (see -h)", fs.Arg(0))
 	}
+	nset := false
+	fs.Visit(func(f *flag.Flag) { nset = nset || f.Name == "n" })
+	if nset && o.n < 1 {
+		return bad("-n %d: give at least 1 PE (or leave -n out for no placement)", o.n)
+	}
 	if !numa.ValidMap(o.mapBy) {
 		return bad("--map-by %q: use %s", o.mapBy, numa.MapNames)
 	}

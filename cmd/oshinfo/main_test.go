@@ -189,8 +189,6 @@ func TestRunPlacementHere(t *testing.T) {
 		{[]string{"-n=1", "-bind-to=core"}, []string{"== Placement of 1 PEs (--map-by core --bind-to core)\n", "PE 0: ", " bound to core "}, 1},
 		{[]string{"--n", "2", "--map-by", "socket", "--bind-to", "socket"}, []string{"(--map-by socket --bind-to socket)", " bound to socket "}, 2},
 		{[]string{"-n", strconv.Itoa(len(usable) + 1)}, []string{fmt.Sprintf("%d PEs share %d CPUs", len(usable)+1, len(usable)), "--bind-to none)"}, len(usable) + 1},
-		{[]string{"-n", "0"}, nil, 0},
-		{[]string{"-n", "-2"}, nil, 0},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -434,6 +432,8 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"-n", "2", "extra"}, []string{`unexpected argument "extra"`}},
 		{[]string{"-bogus"}, []string{"flag provided but not defined: -bogus", "usage: oshinfo"}},
 		{[]string{"-n", "three"}, []string{"invalid value", "usage: oshinfo"}},
+		{[]string{"-n", "0"}, []string{"oshinfo: -n 0: give at least 1 PE"}},
+		{[]string{"-n", "-3"}, []string{"oshinfo: -n -3: give at least 1 PE"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

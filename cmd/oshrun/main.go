@@ -22,10 +22,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"time"
 
@@ -176,8 +174,8 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Con
 	})
 	fs.Func("x", "VAR[=value] for the PEs' environment", func(s string) error {
 		name, _, hasValue := strings.Cut(s, "=")
-		if name == "" || strings.ContainsAny(name, " \t\n") {
-			return fmt.Errorf("bad variable %q; use -x VAR=value or -x VAR", s)
+		if !isVarName(name) {
+			return fmt.Errorf("bad variable %q: a name is letters, digits and _, not starting with a digit; use -x VAR=value or -x VAR before the program", s)
 		}
 		if hasValue {
 			cfg.Env = append(cfg.Env, s)
@@ -206,16 +204,34 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Con
 	return cfg, nil
 }
 
+// isVarName reports whether s is an environment variable name as
+// shells take them: letters, digits and _, not starting with a digit.
+func isVarName(s string) bool {
+	for i, r := range s {
+		if r != '_' && !('a' <= r && r <= 'z') && !('A' <= r && r <= 'Z') && (i == 0 || !('0' <= r && r <= '9')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isSeconds reports whether s is a plain decimal number (of seconds):
+// digits with at most one decimal point, a sign allowed.
+func isSeconds(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	digits := strings.Trim(s, "0123456789")
+	return s != "" && s != "." && (digits == "" || (digits == "." && strings.Count(s, ".") == 1))
+}
+
 // parseTimeout parses a --timeout value: a Go duration (90s, 5m, 1h30m)
-// or a number of seconds.
+// or a number of seconds (90, 1.5).
 func parseTimeout(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
+	if err != nil && isSeconds(s) {
+		d, err = time.ParseDuration(s + "s")
+	}
 	if err != nil {
-		secs, ierr := strconv.ParseInt(s, 10, 64)
-		if ierr != nil || secs > int64(math.MaxInt64/time.Second) {
-			return 0, fmt.Errorf("%q is not a duration; use e.g. 30s, 5m or 1h", s)
-		}
-		d = time.Duration(secs) * time.Second
+		return 0, fmt.Errorf("%q is not a duration; use e.g. 30s, 5m, 1h or a number of seconds", s)
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("%q is negative; use e.g. 30s, or 0 for no limit", s)

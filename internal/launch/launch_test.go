@@ -794,6 +794,14 @@ func TestBuildPackage(t *testing.T) {
 		t.Errorf("build directory left in $TMPDIR: %v", left[0].Name())
 	}
 
+	code, err = Run(context.Background(), Config{NPEs: 1, Program: "./testdata/library", Stderr: &out})
+	if err == nil || code != ExitFailure || !strings.Contains(err.Error(), "not a main package") {
+		t.Errorf("library package: Run = %d, %v; want an error saying it is not a main package", code, err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("library package: build directory left in $TMPDIR: %v", left[0].Name())
+	}
+
 	code, err = Run(context.Background(), Config{NPEs: 1, Program: "./testdata/broken", Stderr: &out})
 	if err == nil || code != ExitFailure || !strings.Contains(err.Error(), "undefined") {
 		t.Errorf("broken package: Run = %d, %v", code, err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,7 +91,25 @@ func buildPackage(ctx context.Context, dir string) (path string, cleanup func(),
 		}
 		return "", noop, fmt.Errorf("building %s with go build -o %s: %v\n%s", dir, out, err, strings.TrimRight(msg, "\n"))
 	}
+	if isArchive(out) {
+		// go build -o of a package that is not main writes its archive.
+		cleanup()
+		return "", noop, fmt.Errorf("program %s is not a main package (go build made a library archive, not a command); give an executable or a Go main package directory", dir)
+	}
 	return out, cleanup, nil
+}
+
+// isArchive reports whether the file at path is an ar archive, what go
+// build -o writes for a package that is not main.
+func isArchive(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, 8)
+	n, _ := io.ReadFull(f, magic)
+	return string(magic[:n]) == "!<arch>\n"
 }
 
 // goBuild runs go build -o out in dir and returns its output. The go
