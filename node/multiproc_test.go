@@ -571,6 +571,19 @@ func TestUnderHydraHeapMismatch(t *testing.T) {
 	if !strings.Contains(out, "PE 1 has heap 16777216") || !strings.Contains(out, "PE 0, its host's leader, has 8388608") {
 		t.Errorf("the error does not name both PEs' settings:\n%s", out)
 	}
+	// The job fails as the program did (status 1), not as hydra would
+	// fail itself: hydra 4.0 does not know PMI-2's abort command, and
+	// ended mpiexec with status 255 and internal errors when a process
+	// sent it.
+	for _, pmiVersion := range []string{"pmi2", "pmi1"} {
+		out, err := runHydra(t, "-genv", "SHMEM_PMI", pmiVersion,
+			"-n", "1", "-env", "SHMEM_SYMMETRIC_SIZE", "8m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$",
+			":", "-n", "1", "-env", "SHMEM_SYMMETRIC_SIZE", "16m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$")
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Contains(out, "Unrecognized PMI command") {
+			t.Errorf("SHMEM_PMI=%s: a job with two heap sizes ended with %v, want exit status 1 and no hydra error:\n%s", pmiVersion, err, out)
+		}
+	}
 	// Across hosts: host b's leader has another heap than PE 0, on
 	// host a.
 	out, err = runHydra(t, "-n", "1", "-env", "SHMEM_HOST", "a", "-env", "SHMEM_SYMMETRIC_SIZE", "8m", "-env", scenarioVar, "rma", os.Args[0], "-test.run=^$",

@@ -572,8 +572,14 @@ func (c *Client) ProcessMapping() ([]int, bool, error) {
 // logging msg. The server does not answer; the launcher kills the job's
 // processes, this one included, so the caller should exit if Abort
 // returns.
+//
+// Under hydra it sends PMI-1's abort, whatever the protocol: hydra 4.0
+// does not know PMI-2's abort command and fails itself on it (mpiexec
+// exits 255 after internal errors), and it reads each command in the
+// protocol its first bytes show (a PMI-1 command starts with "cmd="),
+// so PMI-1's abort ends the job with the code on a PMI-2 connection too.
 func (c *Client) Abort(code int, msg string) error {
-	if c.version == V2 {
+	if c.version == V2 && c.launcher != "hydra" {
 		return c.send(FormatV2("abort", "isworld", "TRUE", "msg", msg))
 	}
 	return c.send(FormatV1("abort", "exitcode", strconv.Itoa(code)))
