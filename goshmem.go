@@ -84,7 +84,11 @@ type (
 	// Transport tells how a process reaches its peers' heaps.
 	Transport = node.Transport
 	// Integer is the set of element types of the integer AMOs (4 and 8
-	// bytes wide).
+	// bytes wide). The bitwise AMOs (AtomicAnd, AtomicOr, AtomicXor and
+	// their fetching forms) take the same set: OpenSHMEM's bitwise table
+	// leaves out C's int, long and size_t, whose width and bit pattern
+	// C does not fix, where Go's int and uintptr are two's-complement
+	// words of a known width, so the operations mean the same on them.
 	Integer = node.Integer
 	// Standard adds float32 and float64 for fetch, set and swap.
 	Standard = node.Standard

@@ -475,7 +475,8 @@ func TestFreeBad(t *testing.T) {
 		fn   func(p *goshmem.PE)
 		want []string
 	}{
-		{"Go slice", func(p *goshmem.PE) { goshmem.Free(p, make([]int64, 4)) }, []string{"goshmem.Free", "symmetric heap"}},
+		{"Go slice", func(p *goshmem.PE) { goshmem.Free(p, make([]int64, 4)) }, []string{"goshmem.Free", "the slice at 0x", "not in the symmetric heap", "Malloc"}},
+		{"empty Go slice", func(p *goshmem.PE) { goshmem.Free(p, []byte{}) }, []string{"goshmem.Free", "the slice at 0x", "not in the symmetric heap"}},
 		{"interior", func(p *goshmem.PE) { x := mustMalloc[int64](p, 64); goshmem.Free(p, x[8:]) }, []string{"goshmem.Free", "does not start"}},
 		{"double free", func(p *goshmem.PE) {
 			x := mustMalloc[int64](p, 64)

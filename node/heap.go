@@ -228,7 +228,9 @@ func (p *PE) Free(addr uintptr) {
 func (p *PE) blockOffset(routine string, addr uintptr) uintptr {
 	off, in := p.heap.Offset(addr, 1)
 	if !in {
-		badAddr(routine, "slice", addr, 1, p)
+		h := p.heap
+		panicf("%s: the slice at %#x is not in the symmetric heap [%#x, %#x) of PE %d; give it what Malloc, Calloc, Align or Realloc returned",
+			routine, addr, uintptr(h.Base), uintptr(h.Base)+h.Size, p.me)
 	}
 	if _, ok := p.alloc.SizeOf(off); !ok {
 		panicf("%s: the slice at %#x does not start a live symmetric allocation", routine, addr)
