@@ -53,6 +53,11 @@ func NewTask(pe *PE, body func(owner, lo, hi int)) *Task {
 // Execute runs chunks 0 to n-1 of the task with this PE as the owner
 // and returns when every one of them has run once. n may be 0 (nothing
 // runs) and at most MaxTaskChunks. A PE executes one task at a time.
+// When a chunk that the owner runs panics, no PE starts another chunk
+// of the execution, and Execute panics with the chunk's value once the
+// chunks other PEs had started are done: a program that recovers may
+// execute again. (A panic in a chunk another PE runs fails the job:
+// see TaskPanicError.)
 func (t *Task) Execute(n int) { t.pe.TaskExecute(t.h, n) }
 
 // Destroy forgets the task on every PE (collective over TeamWorld). No

@@ -129,6 +129,73 @@ func TestTaskEveryChunkOnce(t *testing.T) {
 	}
 }
 
+// TestTaskOwnerPanicRecovered: when a chunk the owner runs panics and
+// the program recovers (as Go code does around a unit of work), the PE
+// can execute again, and the new execution runs each of its chunks
+// exactly once: the failed execution's thieves finish the chunks they
+// had claimed first, and no one claims another (before, the PE stayed
+// marked busy forever: its next Execute panicked, and its large puts
+// and gets were never shared again).
+func TestTaskOwnerPanicRecovered(t *testing.T) {
+	for _, tc := range []struct {
+		npes  int
+		steal bool
+	}{{1, true}, {2, true}, {4, true}, {2, false}} {
+		t.Run(fmt.Sprintf("pes=%d/steal=%v", tc.npes, tc.steal), func(t *testing.T) {
+			const n = 400
+			var gen atomic.Int32 // 0: the execution that fails, 1: the next
+			var thefts atomic.Int64
+			var runs [n]atomic.Int32
+			thieves := tc.npes > 1 && tc.steal
+			cfg := node.Config{HeapSize: testHeap, TaskNoSteal: !tc.steal}
+			runCfg(t, cfg, tc.npes, func(p *goshmem.PE) {
+				task := goshmem.NewTask(p, func(owner, lo, hi int) {
+					if owner != p.MyPE() {
+						thefts.Add(1)
+						time.Sleep(100 * time.Microsecond) // still running when the owner panics
+					}
+					// Read after the sleep: a chunk of the failed execution
+					// that ran on after the next had begun would count.
+					g := gen.Load()
+					if owner == p.MyPE() && g == 0 && lo == 0 {
+						// Fail only once a thief has run a chunk.
+						for end := time.Now().Add(20 * time.Second); thieves && thefts.Load() == 0; runtime.Gosched() {
+							if time.Now().After(end) {
+								panic("no PE stole a chunk within 20 s")
+							}
+						}
+						panic("the owner's chunk failed")
+					}
+					if g == 1 {
+						for c := lo; c < hi; c++ {
+							runs[c].Add(1)
+						}
+					}
+				})
+				if p.MyPE() == 0 {
+					func() {
+						defer func() {
+							if r := recover(); r != "the owner's chunk failed" {
+								t.Errorf("Execute panicked with %v, want the chunk's panic", r)
+							}
+						}()
+						task.Execute(n)
+					}()
+					gen.Store(1)
+					task.Execute(n)
+				}
+				p.BarrierAll()
+				task.Destroy()
+			})
+			for c := range runs {
+				if k := runs[c].Load(); k != 1 {
+					t.Errorf("chunk %d of the execution after the recovered panic ran %d times, want once", c, k)
+				}
+			}
+		})
+	}
+}
+
 // TestTaskStolenInEveryWait: while PE 0 executes a task, the other PEs
 // wait in one routine; PE 0's first chunk does not end until another
 // PE has run a chunk, so the test hangs (and fails) unless that

@@ -188,12 +188,18 @@ func (p *PE) TaskExecute(handle, n int) {
 		panicf("Task.Execute: PE %d already executes a task (Execute called from inside a chunk, or from two goroutines of the PE at once): a PE executes one task at a time", p.me)
 	}
 	if p.task.board == nil {
-		// Nobody can steal: the owner runs it all, in one call.
-		t.fn(p.me, 0, n)
-		p.task.busy.Store(0)
+		p.runAlone(t, n) // nobody can steal
 		return
 	}
 	p.executeShared(t, handle, n, false)
+}
+
+// runAlone runs all n chunks of t on the owner, in one call, and ends
+// the PE's execution, also when the body panics: a program that
+// recovers may execute again.
+func (p *PE) runAlone(t *task, n int) {
+	defer p.task.busy.Store(0)
+	t.fn(p.me, 0, n)
 }
 
 // executeShared is TaskExecute of a task that host-mates may steal
@@ -215,8 +221,7 @@ func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 	}
 	lo, hi := 0, max(n/share, 1)
 	if hi == n {
-		t.fn(p.me, 0, n) // nothing left for thieves
-		p.task.busy.Store(0)
+		p.runAlone(t, n) // nothing left for thieves
 		return
 	}
 	// Plain stores in order (release order on amd64), then the board's
@@ -230,9 +235,8 @@ func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 	open := true
 	p.task.board.Add(1)
 	defer func() {
-		if open { // the body panicked: let no thief start another chunk
-			e.Claim.Store(job.TaskClaim(n, n, false))
-			p.task.board.Add(^uint32(0))
+		if open {
+			p.endFailed(e, n) // the body panicked
 		}
 	}()
 	// Wake host-mates asleep in a wait: they steal once awake. A ring
@@ -263,6 +267,35 @@ func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 		p.waitSlow("Task.Execute", p.policy, func() bool { return done.Load() >= rest })
 	}
 	p.task.busy.Store(0)
+}
+
+// endFailed ends an execution of n chunks whose owner's chunk panicked
+// (the panic goes on afterwards): no thief may claim another chunk, and
+// once the thieves have run those they had claimed (they read the
+// entry, and add to TaskDone, until they are done), the PE may execute
+// again, which a program that recovers from the panic may do. In a job
+// that fails meanwhile the PE stays busy: every wait panics anyway.
+func (p *PE) endFailed(e *job.Task, n int) {
+	closed := job.TaskClaim(n, n, false)
+	old := e.Claim.Load()
+	for !e.Claim.CompareAndSwap(old, closed) {
+		old = e.Claim.Load()
+	}
+	p.task.board.Add(^uint32(0))
+	front, back, _ := job.TaskUnpack(old)
+	claimed := uint64(n - max(front, back)) // by thieves, from the back
+	abort := &p.job.ctl.Header.Abort.State
+	if done := &p.slot.TaskDone.Uint64; done.Load() < claimed && abort.Load() == 0 {
+		// A plain wait: the PE steals no chunk while it unwinds.
+		plain := p.task.stealing.CompareAndSwap(false, true)
+		p.waitSlow("Task.Execute", p.policy, func() bool { return done.Load() >= claimed || abort.Load() != 0 })
+		if plain {
+			p.task.stealing.Store(false)
+		}
+	}
+	if abort.Load() == 0 {
+		p.task.busy.Store(0)
+	}
 }
 
 // steal runs one chunk of a task of a host-mate, if one has chunks
