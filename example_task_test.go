@@ -32,12 +32,12 @@ func ExampleNewTask() {
 				o[i] *= o[i]
 			}
 		})
-		task.Execute(cells / perChunk)
-
-		sums, err := goshmem.Calloc[int64](pe, 2)
+		sums, err := goshmem.Calloc[int64](pe, 2) // before Execute: Calloc is collective, and the PEs must wait in the reduction
 		if err != nil {
 			panic(err)
 		}
+		task.Execute(cells / perChunk)
+
 		for _, v := range x[:cells] {
 			sums[0] += v
 		}

@@ -41,6 +41,7 @@
 package goshmem
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -236,7 +237,7 @@ func exit(err error) {
 	if pe, ok := err.(*PanicError); ok {
 		fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)
 		code = 2
-	} else {
+	} else if r := (*node.ReportedError)(nil); !errors.As(err, &r) { // else printed already
 		fmt.Fprintln(os.Stderr, err)
 	}
 	if os.Getenv("PMI_FD") != "" || os.Getenv("PMI_PORT") != "" {

@@ -8,9 +8,9 @@
 // The package is a small core with the transports outside it (the
 // style of etcd-io/raft): this package holds the types every backend
 // shares and a function that opens one by name; each backend is a
-// package of its own (internode/tcp first; RDMA verbs next). Optional
-// abilities are small separate interfaces that the core asks for with
-// a type assertion (the style of wireguard-go's conn.Bind), so a
+// package of its own (internode/tcp, and internode/verbs for RDMA,
+// built with -tags verbs). Optional abilities are small separate
+// interfaces that the core asks for with a type assertion (the style of wireguard-go's conn.Bind), so a
 // backend implements only what its hardware does.
 //
 // # Opening

@@ -583,6 +583,9 @@ func TestUnderHydraHeapMismatch(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || strings.Contains(out, "Unrecognized PMI command") {
 			t.Errorf("SHMEM_PMI=%s: a job with two heap sizes ended with %v, want exit status 1 and no hydra error:\n%s", pmiVersion, err, out)
 		}
+		if k := strings.Count(out, "PE 1 has heap 16777216"); k != 1 {
+			t.Errorf("SHMEM_PMI=%s: the error was printed %d times, want once:\n%s", pmiVersion, k, out)
+		}
 	}
 	// Across hosts: host b's leader has another heap than PE 0, on
 	// host a.

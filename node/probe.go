@@ -47,7 +47,7 @@ func Probe(cfg Config) (Transport, []string) {
 	case mapErr != nil:
 		return Transport{"none", "heaps cannot be mapped: " + mapErr.Error()}, notes
 	}
-	return Transport{"xpmem", "every PE's process maps every heap of the node (memfd segments inherited from oshrun): put, get and atomics are loads, stores and CPU atomics"}, notes
+	return Transport{"xpmem", "every PE's process maps every heap of the node (memfd segments that oshrun, or the host's leader under srun or mpiexec, hands every process): put, get and atomics are loads, stores and CPU atomics"}, notes
 }
 
 func probeCMA(att *xpmem.Attachment) error {

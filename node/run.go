@@ -67,7 +67,7 @@ func startProcess(cfg Config) (*Job, error) {
 			// leave the other processes waiting in a fence; it may kill
 			// this process before the caller prints err, so print it
 			// first.
-			abortPMI(pc, err)
+			err = abortPMI(pc, err)
 		}
 		if err != nil {
 			return nil, err
@@ -105,15 +105,14 @@ func startProcess(cfg Config) (*Job, error) {
 			if err != nil {
 				j.close()
 				j = nil
-				abortPMI(pc, err)
-				return nil, err
+				return nil, abortPMI(pc, err)
 			}
 		}
 		if j.localPEs < j.npes {
 			j.startExitWatch()
 		}
 	} else if pc != nil {
-		abortPMI(pc, err)
+		err = abortPMI(pc, err)
 	}
 	return j, err
 }
@@ -122,12 +121,25 @@ func startProcess(cfg Config) (*Job, error) {
 // it prints err, gives the launcher a moment to forward the output (it
 // kills every process of the job on the abort, this one too), then asks
 // it to end the job, so that no process is left waiting in a fence.
-func abortPMI(pc *pmi.Client, err error) {
+//
+// It returns err marked as printed (ReportedError), so that Main does
+// not print it a second time if the launcher is slow to kill.
+func abortPMI(pc *pmi.Client, err error) error {
 	fmt.Fprintln(os.Stderr, err)
 	time.Sleep(200 * time.Millisecond)
 	pc.Abort(1, err.Error())
 	pc.Close()
+	return &ReportedError{err}
 }
+
+// ReportedError is a start-up error that the runtime has already
+// printed to stderr (before it asked the cluster launcher to end the
+// job): a caller that prints errors should not print it again. It
+// unwraps to the error itself.
+type ReportedError struct{ Err error }
+
+func (e *ReportedError) Error() string { return e.Err.Error() }
+func (e *ReportedError) Unwrap() error { return e.Err }
 
 // pmiEnv is the environment the PMI client reads, with SHMEM_PMI from
 // the configuration.

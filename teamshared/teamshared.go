@@ -12,8 +12,9 @@
 // each PE picks a free slot in its own pool, independently, and the
 // members of a new team exchange their slot numbers once, at creation,
 // through the parent team. A team then addresses member m's
-// synchronization words at m's own slot. The pool size (SHMEM_TEAMS_MAX)
-// bounds only how many teams one PE belongs to at a time.
+// synchronization words at m's own slot. The pool's size (node.TeamSlots,
+// 250 created teams besides the predefined ones) bounds only how many
+// teams one PE belongs to at a time, not how many a job creates.
 package teamshared
 
 import (

@@ -53,7 +53,8 @@ Options:
                           bind each PE to the core, NUMA node or socket
                           it is mapped to (default: core for up to 2 PEs,
                           numa above, none when PEs outnumber cores);
-                          PEs start bound, and GOMAXPROCS follows
+                          PEs start bound, and GOMAXPROCS follows (at
+                          least 2 for a PE alone in its process)
   --report-bindings       print where each PE runs, with a map of the
                           cores ([B./..]: B bound, . free, - unusable)
   --tag-output            prefix every output line with "[PE n] "
@@ -70,7 +71,8 @@ SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES.
 When a PE fails (exits non-zero, dies by a signal, exits without
 Finalize, or calls GlobalExit), oshrun stops every other PE within a
 second, prints one line naming the cause, and exits with the PE's exit
-code, 128+signal for a death by signal, or the GlobalExit code.
+code (1 for a PE that exited 0 without Finalize), 128+signal for a
+death by signal, or the GlobalExit code.
 ^C (SIGINT), SIGTERM or SIGHUP stops the whole job the same way: oshrun
 passes the signal on to every PE, SIGKILL follows 0.5 s later; exit
 128+signal. Each PE runs in a process group of its own; when the job

@@ -44,9 +44,10 @@
 //	SumReduce(leaders, tmp, tmp)    // among the domain leaders only
 //	Broadcast(domain, dst, tmp, 0)  // the leader's total to its domain
 //
-// With -d 0 the domain is TeamShared: under SHMEM_TRANSPORT=cma with
-// --pes-per-proc K that is the K PEs of each process, which makes the
-// hierarchy the real one of a cluster of shared-memory nodes.
+// With -d 0 the domain is TeamShared: the PEs that map each other's
+// heaps (all the PEs of the host by default, as on a shared-memory node
+// of a cluster; each PE alone under SHMEM_TRANSPORT=cma, where no PE
+// maps another's heap).
 //
 // The flat reduction is one SumReduce call over TeamWorld. When
 // TeamWorld spans several shared-memory domains (SHMEM_TRANSPORT=cma

@@ -33,7 +33,7 @@
 // it does not depend on who computed what: PE 0 compares it with a
 // serial recomputation. Output (PE 0):
 //
-//	PEs 2  iterations 20  heavy PE 0 x4  cells 256  chunk 4  cost 2000  steal on
+//	PEs 2  iterations 20  heavy PE 0 x4  cells 256  chunk 4  cost 2000  steal on  GOMAXPROCS 2
 //	time per iteration: 2.716 ms
 //	chunks run by other PEs than their owner: 1402
 //	checksum 0x1b8c1e2d6a5f2e11

@@ -317,7 +317,8 @@ func defs() []def {
 			Name: VarNUMAColl, Default: "auto", Values: []string{"auto", "always", "never"},
 			Help: "Whether reductions and broadcasts on a team whose members sit on several " +
 				"NUMA nodes run level by level (inside each node, then among one leader per " +
-				"node, then back down). auto: above 1 KiB, where moving each node's data " +
+				"node, then back down). auto: above 1 KiB with 4 or more members per node on " +
+				"average, where moving each node's data " +
 				"across the interconnect once beats every member reading every other " +
 				"member's; always; never. Teams spanning shared-memory domains always run " +
 				"level by level.",
