@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,73 @@ var longSleep = node.Config{HeapSize: 1 << 20, WaitSleep: 500 * time.Millisecond
 
 // wokenWithin is how soon a woken wait must end; a timeout takes 500 ms.
 const wokenWithin = 150 * time.Millisecond
+
+// goroutineRing runs a token around g goroutines of pe (THREAD_MULTIPLE):
+// goroutine k waits with WaitUntil for the token in its own word, then
+// puts it into the next one's, so one goroutine of the PE has work at a
+// time and the others wait. It returns the median time of a hand-off
+// over three runs of hops hand-offs.
+func goroutineRing(pe *goshmem.PE, g, hops int) time.Duration {
+	pe.SetThreadLevel(goshmem.ThreadMultiple)
+	const runs = 3
+	words, err := goshmem.Calloc[int64](pe, runs*g) // g fresh words per run
+	if err != nil {
+		panic(err)
+	}
+	var took []time.Duration
+	for run := range runs {
+		tok := words[run*g : (run+1)*g]
+		t0 := time.Now()
+		done := make(chan struct{})
+		for k := range g {
+			go func() {
+				for h := k; h < hops; h += g {
+					goshmem.WaitUntil(pe, &tok[k], goshmem.CmpEQ, int64(h))
+					goshmem.P(pe.Ctx(), &tok[(k+1)%g], int64(h+1), pe.MyPE())
+				}
+				done <- struct{}{}
+			}()
+		}
+		for range g {
+			<-done
+		}
+		took = append(took, time.Since(t0)/time.Duration(hops))
+	}
+	slices.Sort(took)
+	return took[runs/2]
+}
+
+// handOverWithin bounds a hand-off between goroutines of one PE in
+// goroutineRing: some microseconds here, 1-3 ms when a waiter spun
+// through its whole spin holding the CPU that the goroutine it waited
+// for needed (the fit policy's 32000 polls).
+const handOverWithin = 250 * time.Microsecond
+
+// TestWaitHandsOverToGoroutines: PEs that fit their CPUs spin in a
+// wait, but a spinning waiter lets the other goroutines of its process
+// run every few microseconds: the goroutine that will end the wait may
+// be one of them (a THREAD_MULTIPLE PE's workers), three of them on one
+// PE pass a token in microseconds, not in the milliseconds of a whole
+// spin.
+func TestWaitHandsOverToGoroutines(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprintf("pes=%d", n), func(t *testing.T) {
+			hop := make([]time.Duration, n)
+			err := goshmem.RunLocalConfig(node.Config{HeapSize: 1 << 20}, n, func(pe *goshmem.PE) {
+				hop[pe.MyPE()] = goroutineRing(pe, 3, 300)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for q, d := range hop {
+				if d > handOverWithin {
+					t.Errorf("PE %d: a hand-off between goroutines of the PE took %v, want at most %v", q, d, handOverWithin)
+				}
+			}
+			t.Logf("hand-off per PE: %v", hop)
+		})
+	}
+}
 
 // TestGoroutinePEsPark: PEs that are goroutines of one process wait by
 // parking in the process, never in a futex wait of an OS thread. While

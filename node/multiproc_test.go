@@ -69,6 +69,9 @@ var scenarios = map[string]func(pe *goshmem.PE){
 	"globalexit": scenarioGlobalExit,
 	"barriers":   func(pe *goshmem.PE) { barriers(pe, 2000) },
 	"gomaxprocs": func(pe *goshmem.PE) { fmt.Printf("PE %d GOMAXPROCS %d\n", pe.MyPE(), runtime.GOMAXPROCS(0)) },
+	"goroutine-ring": func(pe *goshmem.PE) {
+		fmt.Printf("PE %d hop %d ns\n", pe.MyPE(), goroutineRing(pe, 3, 300).Nanoseconds())
+	},
 	"barrier-phases": func(pe *goshmem.PE) {
 		barrierPhases(pe, 300)
 		if alg := os.Getenv("SHMEM_BARRIER_ALGORITHM"); pe.MyPE() == 0 {
@@ -442,6 +445,27 @@ func TestBoundPEHasWatcherP(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWaitHandsOverToGoroutinesAcrossProcesses is
+// TestWaitHandsOverToGoroutines (goroutine_wait_test.go) with each PE a
+// process bound to a core, which runs two Ps on it (TestBoundPEHasWatcherP):
+// a spinning waiter must let the thread of the other P run too. Before,
+// a hand-off took 2-3 ms.
+func TestWaitHandsOverToGoroutinesAcrossProcesses(t *testing.T) {
+	r := runJobConfig(t, "goroutine-ring", launch.Config{NPEs: 2, PEsPerProc: 1, BindTo: "core"})
+	if r.code != 0 {
+		t.Fatalf("code %d err %v stderr:\n%s", r.code, r.err, r.stderr)
+	}
+	for pe := 0; pe < 2; pe++ {
+		var ns int64
+		if _, err := fmt.Sscanf(r.stdout[strings.Index(r.stdout, fmt.Sprintf("PE %d hop", pe)):], "PE %d hop %d ns", new(int), &ns); err != nil {
+			t.Fatalf("stdout %q: %v", r.stdout, err)
+		}
+		if time.Duration(ns) > handOverWithin {
+			t.Errorf("PE %d: a hand-off between goroutines of the PE took %v, want at most %v", pe, time.Duration(ns), handOverWithin)
+		}
 	}
 }
 

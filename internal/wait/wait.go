@@ -247,6 +247,15 @@ const (
 	sharedSpin         = 32 // PEs fit, helpers share the CPUs: about a microsecond, then yield (see Shared)
 	defaultMaxSleep    = 10 * time.Millisecond
 	resumeYieldLimit   = 200 // yields between sleeps, at most
+	// spinGosched: a spinning waiter lets the other goroutines of its
+	// process run once every this many polls (runtime.Gosched, some
+	// 100-200 ns when there is none): a program's own goroutines (a
+	// THREAD_MULTIPLE PE's workers) may be what it waits for, and
+	// neither sched_yield nor a futex sleep hands them the P. A spin
+	// without it held them off for the whole spin (about 1 ms a hand-off
+	// between 3 goroutines of a PE on 1-2 CPUs). The first one comes
+	// after some microseconds, when a quick wait is over.
+	spinGosched = 64
 )
 
 // Auto returns the policy for npes PEs sharing ncpus CPUs, waiting in
@@ -505,6 +514,9 @@ func (b *Backoff) Pause() Phase {
 		// cycles on recent Intel cores), and every extra one delays
 		// noticing a store that has already arrived.
 		Relax()
+		if b.n%spinGosched == 0 {
+			b.spinYield()
+		}
 		return Spinning
 	case b.n <= b.p.Spin+b.yield:
 		switch b.p.Mode {
@@ -524,6 +536,20 @@ func (b *Backoff) Pause() Phase {
 	// Next round: yield a little again, then sleep.
 	b.n = b.p.Spin + b.yield - min(b.yield, resumeYieldLimit)
 	return Sleeping
+}
+
+// spinYield lets the rest of the process run for a moment in a long
+// spin (see spinGosched): the goroutines of this P, and, one time in
+// four where the PE is a process of its own, the threads of its other P
+// (a PE alone in its process runs two Ps on the CPU it is bound to;
+// the goroutine it waits for may have been given the other one).
+//
+//go:noinline
+func (b *Backoff) spinYield() {
+	runtime.Gosched()
+	if b.p.Mode != Goroutines && b.n%(4*spinGosched) == 0 {
+		sys.SchedYield()
+	}
 }
 
 // Sleep is the waiter's half of the contract. cond reports whether the
