@@ -254,17 +254,27 @@ func (p *PE) allocSync(routine string) {
 	p.checkAlloc(routine)
 }
 
+// publishAlloc publishes this PE's allocation state (how many
+// collective allocation calls it made, and a hash of their history) in
+// its slot, for checkAlloc. In a job across hosts a host's leader also
+// writes it into its slot in every other host's control block
+// (xpublishAlloc), which the next barrier completes: every PE then
+// compares itself with the PEs of its host and with every host's
+// leader, so a mismatch between hosts is caught too.
 func (p *PE) publishAlloc() {
 	seq := p.alloc.Seq()
 	p.slot.AllocHash[seq&1].Store(p.alloc.Hash())
 	p.slot.AllocSeq[seq&1].Store(seq)
+	if x := p.job.x; x != nil && x.cl.Leaders[x.host] == p.me {
+		p.xpublishAlloc(seq, p.alloc.Hash())
+	}
 }
 
 func (p *PE) checkAlloc(routine string) {
 	seq, hash := p.alloc.Seq(), p.alloc.Hash()
 	for q := 0; q < p.npes; q++ {
-		if x := p.job.x; x != nil && x.remote(q) {
-			continue // on this host's PEs only: the others are not published here
+		if x := p.job.x; x != nil && x.remote(q) && x.cl.Leaders[x.hostOf[q]] != q {
+			continue // other hosts' leaders only: their other PEs publish on their host
 		}
 		s := p.job.ctl.Slot(q)
 		qs, qh := s.AllocSeq[seq&1].Load(), s.AllocHash[seq&1].Load()

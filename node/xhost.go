@@ -1509,6 +1509,38 @@ func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
 	p.xsend(routine, &h, nil)
 }
 
+// xpublishAlloc writes this leader's allocation state (seq, hash: see
+// publishAlloc) into its slot in the control block of every other
+// host, three 32-bit words by leader (seq fits in one), counted as
+// writes to those hosts so that the allocation's barrier, whose xquiet
+// completes them, orders them before every PE there checks them.
+func (p *PE) xpublishAlloc(seq, hash uint64) {
+	x := p.job.x
+	s := p.job.ctl.Slot(p.me)
+	i := seq & 1
+	words := [3]struct {
+		off uintptr
+		v   uint32
+	}{
+		{p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocSeq[i])), uint32(seq)},
+		{p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocHash[i])), uint32(hash)},
+		{p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocHash[i])) + 4, uint32(hash >> 32)},
+	}
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	for h, l := range x.cl.Leaders {
+		if h == x.host {
+			continue
+		}
+		for _, w := range words {
+			hd := internode.Header{Op: xCtl, PE: uint32(l), Off: uint64(w.off), Arg0: uint64(w.v)}
+			p.xsend("Malloc", &hd, nil)
+		}
+		p.xdirty(&p.ctx, l)
+	}
+}
+
 // xquiet completes c's puts and AMOs on other hosts: one round trip to
 // every host c wrote since its last Quiet, unless a Quiet of the PE
 // (on any context) was answered there after c's last write. The round
@@ -1576,10 +1608,13 @@ func (p *PE) xquietHosts(hosts []int32) {
 }
 
 // ctlOffset is the offset of w in the control block.
-func (j *Job) ctlOffset(w *shm.Uint32) uintptr {
-	off, ok := mem.RegionOf(j.ctlMap.Bytes()).Offset(mem.PtrAddr(w), 4)
+func (j *Job) ctlOffset(w *shm.Uint32) uintptr { return j.ctlAddrOffset(mem.PtrAddr(w)) }
+
+// ctlAddrOffset is ctlOffset for the 4-byte word at addr.
+func (j *Job) ctlAddrOffset(addr uintptr) uintptr {
+	off, ok := mem.RegionOf(j.ctlMap.Bytes()).Offset(addr, 4)
 	if !ok {
-		panic("goshmem: internal error: a barrier flag outside the control block")
+		panic("goshmem: internal error: a control word outside the control block")
 	}
 	return off
 }

@@ -830,6 +830,51 @@ func TestAcrossHostsGlobalExit(t *testing.T) {
 	}
 }
 
+func init() {
+	// The PEs of host h1 make another allocation than the others: a
+	// larger Malloc, or (GOSHMEM_TEST_FREE set) a Free of another block.
+	scenarios["xhost-alloc-mismatch"] = func(pe *goshmem.PE) {
+		other := os.Getenv("SHMEM_HOST") == "h1"
+		a, _ := goshmem.Malloc[int64](pe, 8)
+		b, _ := goshmem.Malloc[int64](pe, 8)
+		if os.Getenv("GOSHMEM_TEST_FREE") != "" {
+			if other {
+				goshmem.Free(pe, b)
+			} else {
+				goshmem.Free(pe, a)
+			}
+		} else {
+			n := 8
+			if other {
+				n = 4096
+			}
+			goshmem.Malloc[int64](pe, n)
+		}
+		goshmem.Malloc[int64](pe, 8) // where a free alone is checked
+		pe.BarrierAll()
+		fmt.Printf("PE %d: no mismatch found\n", pe.MyPE())
+	}
+}
+
+// TestAcrossHostsAllocMismatch: a sequence of collective allocations
+// that differs between hosts fails the job with a panic naming the
+// mismatch, as it does between the PEs of one host; before, each host
+// compared its own PEs only, and the next allocation sat at different
+// offsets on the two hosts: silent corruption.
+func TestAcrossHostsAllocMismatch(t *testing.T) {
+	hydra(t)
+	for _, sizes := range [][]int{{1, 1}, {2, 2}, {1, 2, 1}} {
+		for _, free := range []string{"", "1"} {
+			t.Run(fmt.Sprintf("%v/free=%s", sizes, free), func(t *testing.T) {
+				out, err := runHydra(t, acrossHosts("xhost-alloc-mismatch", sizes, "GOSHMEM_TEST_FREE", free)...)
+				if err == nil || !strings.Contains(out, "symmetric allocations differ") || strings.Contains(out, "no mismatch found") {
+					t.Errorf("allocations that differ between hosts: mpiexec %v, want a failure saying so:\n%s", err, out)
+				}
+			})
+		}
+	}
+}
+
 // busy spins for about d without calling goshmem: a PE that arrives
 // late.
 func busy(d time.Duration) {
