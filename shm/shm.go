@@ -157,6 +157,9 @@ func (s *Segment) setSize(dir string) error {
 // the launcher). The Segment owns fd afterwards.
 func FromFD(fd int, name string) (*Segment, error) {
 	size, err := sys.FileSize(fd)
+	if sys.IsBadFD(err) {
+		return nil, fmt.Errorf("shm: inherited segment %s (fd %d) is not open: a process joins its job once, and the launcher's descriptors were taken by an earlier Init (or Main, Run) in this process, or closed by the program: %w", name, fd, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("shm: inherited segment %s (fd %d): %w", name, fd, err)
 	}

@@ -345,6 +345,25 @@ func TestNilClose(t *testing.T) {
 	}
 }
 
+// TestFromFDClosed: a descriptor that is not open (the launcher's,
+// taken by an earlier Init of the process) is an error that says so.
+func TestFromFDClosed(t *testing.T) {
+	s, err := shm.Create(uniqueName(t, shm.Memfd), 4096, shm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := sys.Dup(s.Fd())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	sys.Close(fd)
+	_, err = shm.FromFD(fd, "goshmem-ctl")
+	if err == nil || !strings.Contains(err.Error(), "is not open") || !strings.Contains(err.Error(), "joins its job once") {
+		t.Errorf("FromFD of a closed descriptor: %v, want an error saying it is not open and why", err)
+	}
+}
+
 func TestFromFD(t *testing.T) {
 	const size = 2*4096 + 7
 	s, err := shm.Create(uniqueName(t, shm.Memfd), size, shm.Options{})

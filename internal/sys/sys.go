@@ -92,6 +92,10 @@ func Fallocate(fd int, size int64) error {
 	return nil
 }
 
+// IsBadFD reports whether err says that a descriptor was not open
+// (EBADF), as FileSize's error does for such a descriptor.
+func IsBadFD(err error) bool { return errors.Is(err, unix.EBADF) }
+
 // FileSize returns the size of the file behind fd.
 func FileSize(fd int) (int64, error) {
 	var st unix.Stat_t
