@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/edsrzf/mmap-go"
 	"github.com/goshmem/goshmem/internal/sys"
@@ -70,12 +71,20 @@ type Segment struct {
 	huge bool
 }
 
+// MaxNameLen is the longest name Create takes (memfd_create takes 249
+// bytes; the Unlinked kind's file name adds a prefix to it).
+const MaxNameLen = 200
+
 // Create makes a segment of size bytes named name (the name is only a
 // label for /proc/PID/maps and error messages; nothing is created in a
-// file system that outlives Create).
+// file system that outlives Create). The name is at most MaxNameLen
+// bytes, without '/' or NUL, so every kind takes the same names.
 func Create(name string, size int64, opt Options) (*Segment, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("shm.Create %s: size %d must be positive", name, size)
+	}
+	if len(name) > MaxNameLen || strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("shm.Create %q: a name is at most %d bytes, without '/' or NUL (memfd_create's limit, and a file name in Dir)", name, MaxNameLen)
 	}
 	if opt.Huge {
 		if size > math.MaxInt64-(HugePageSize-1) {

@@ -186,6 +186,33 @@ func TestCreateEachKind(t *testing.T) {
 	}
 }
 
+// TestCreateBadNames: names that some kind cannot take (too long for
+// memfd_create, with a NUL, or with '/', which put an Unlinked file
+// outside Dir) are refused for every kind, and the longest allowed name
+// works for every kind.
+func TestCreateBadNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, k := range []shm.Kind{shm.Memfd, shm.Tmpfile, shm.Unlinked} {
+		for _, name := range []string{strings.Repeat("n", shm.MaxNameLen+1), strings.Repeat("n", 250), "a\x00b", "a/b", "x/../../escape"} {
+			if s, err := shm.Create(name, 4096, shm.Options{Kinds: []shm.Kind{k}, Dir: dir}); err == nil {
+				s.Close()
+				t.Errorf("kind %v: Create(%.20q...) succeeded, want an error", k, name)
+			} else if !strings.Contains(err.Error(), "at most") {
+				t.Errorf("kind %v: Create(%.20q...): %v, want an error naming the rule", k, name, err)
+			}
+		}
+		s, err := shm.Create(strings.Repeat("n", shm.MaxNameLen), 4096, shm.Options{Kinds: []shm.Kind{k}, Dir: dir})
+		if err != nil {
+			t.Errorf("kind %v: the longest name: %v", k, err)
+			continue
+		}
+		if s.Kind() != k {
+			t.Errorf("kind %v: the longest name gave a %v segment", k, s.Kind())
+		}
+		s.Close()
+	}
+}
+
 func TestCreateDefaultKindIsMemfd(t *testing.T) {
 	s, err := shm.Create(uniqueName(t, shm.Memfd), 4096, shm.Options{})
 	if err != nil {

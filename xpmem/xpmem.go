@@ -108,8 +108,9 @@ var (
 type Export struct {
 	id Segid
 
-	mu sync.Mutex
-	fd int // -1 after Remove
+	mu   sync.Mutex
+	fd   int  // the exported descriptor while live
+	live bool // made by Make and not removed: the zero Export owns no descriptor
 }
 
 // Make exports seg with the given permit. It duplicates seg's
@@ -134,7 +135,7 @@ func Make(seg *shm.Segment, permit Permit) (*Export, error) {
 		return nil, fmt.Errorf("xpmem.Make %s: %w", seg.File().Name(), err)
 	}
 	id := Segid{Pid: int32(sys.Getpid()), Fd: int32(fd), Dev: dev, Ino: ino, Permit: permit}
-	return &Export{id: id, fd: fd}, nil
+	return &Export{id: id, fd: fd, live: true}, nil
 }
 
 // ID returns the segment's id, to be passed (as text) to other
@@ -144,18 +145,19 @@ func (e *Export) ID() Segid { return e.id }
 // Remove ends the export: it closes the exported descriptor, and Get of
 // the segment fails with ErrRemoved afterwards, in this process and in
 // others. Accesses and attachments made before stay valid. Removing
-// twice returns an error wrapping ErrRemoved.
+// twice, or removing the zero Export (which owns no descriptor), returns
+// an error wrapping ErrRemoved.
 func (e *Export) Remove() error {
 	if e == nil {
 		return fmt.Errorf("xpmem.Remove: nil export: %w", ErrRemoved)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.fd < 0 {
-		return fmt.Errorf("xpmem.Remove %s: already removed: %w", e.id, ErrRemoved)
+	if !e.live {
+		return fmt.Errorf("xpmem.Remove %s: already removed, or not made by Make: %w", e.id, ErrRemoved)
 	}
 	err := sys.Close(e.fd)
-	e.fd = -1
+	e.fd, e.live = -1, false
 	if err != nil {
 		return fmt.Errorf("xpmem.Remove %s: %w", e.id, err)
 	}

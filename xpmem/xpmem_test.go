@@ -105,6 +105,24 @@ func TestMakeGetAttachInProcess(t *testing.T) {
 	}
 }
 
+// TestRemoveZeroExport: the zero Export owns no descriptor, so its
+// Remove is an error and closes nothing (it closed descriptor 0).
+func TestRemoveZeroExport(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	var e xpmem.Export
+	wantErr(t, "Remove of the zero Export", e.Remove(), xpmem.ErrRemoved)
+	for _, f := range []*os.File{os.Stdin, r, w} {
+		if _, err := f.Stat(); err != nil {
+			t.Errorf("%s: %v after Remove of the zero Export", f.Name(), err)
+		}
+	}
+}
+
 func TestRemoveInProcess(t *testing.T) {
 	seg := newSegment(t, 8192)
 	e, err := xpmem.Make(seg, xpmem.PermitAny)
