@@ -218,10 +218,13 @@ const DefaultQueueBytes = 64 << 20
 
 // Rank returns the Exchange rank of leader i.
 func (c *Config) Rank(i int) int {
+	if i < 0 || i >= c.Leaders {
+		panic(fmt.Sprintf("internode.Config.Rank: leader %d out of range [0, %d)", i, c.Leaders))
+	}
 	if c.Ranks == nil {
 		return i
 	}
-	return c.Ranks[i]
+	return c.Ranks[i] // Open checked that there is one per leader
 }
 
 // Transport moves frames between leaders.
@@ -373,12 +376,24 @@ func Open(backends []Backend, name string, cfg Config) (Transport, error) {
 	case cfg.QueueBytes < 0:
 		return nil, fmt.Errorf("internode.Open: QueueBytes %d, want >= 0", cfg.QueueBytes)
 	}
+	if cfg.Ranks != nil {
+		seen := make(map[int]bool, len(cfg.Ranks))
+		for i, r := range cfg.Ranks {
+			if r < 0 || seen[r] {
+				return nil, fmt.Errorf("internode.Open: Ranks[%d] is %d; ranks are distinct and >= 0 (each leader publishes its address under its own)", i, r)
+			}
+			seen[r] = true
+		}
+	}
 	if cfg.QueueBytes == 0 {
 		cfg.QueueBytes = DefaultQueueBytes
 	}
 	var names []string
 	for _, b := range backends {
 		if b.Name == name {
+			if b.Open == nil {
+				return nil, fmt.Errorf("internode.Open: backend %q has no Open function", name)
+			}
 			return b.Open(cfg)
 		}
 		names = append(names, b.Name)

@@ -3,6 +3,8 @@ package internode
 import (
 	"bytes"
 	"encoding/hex"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -31,13 +33,38 @@ func TestOpenChecks(t *testing.T) {
 		want string
 	}{
 		{Config{Leaders: 1}, "needs a Sink and an Exchange"},
+		{Config{Leaders: 2, Ranks: []int{-1, 5}, Sink: nopSink{}, Exchange: nopExchange{}}, "Ranks[0] is -1"},
+		{Config{Leaders: 2, Ranks: []int{3, 3}, Sink: nopSink{}, Exchange: nopExchange{}}, "Ranks[1] is 3; ranks are distinct"},
+		{Config{Leaders: 2, Ranks: []int{0}, Sink: nopSink{}, Exchange: nopExchange{}}, "1 ranks for 2 leaders"},
 	}
 	for _, c := range cases {
 		if _, err := Open(none, "tcp", c.cfg); err == nil || !bytes.Contains([]byte(err.Error()), []byte(c.want)) {
 			t.Errorf("Open(%+v): %v, want %q", c.cfg, err, c.want)
 		}
 	}
+	ok := Config{Leaders: 1, Sink: nopSink{}, Exchange: nopExchange{}}
+	if _, err := Open([]Backend{{Name: "x"}}, "x", ok); err == nil || !bytes.Contains([]byte(err.Error()), []byte("no Open function")) {
+		t.Errorf("Open of a backend without Open: %v, want an error saying so", err)
+	}
+	defer func() {
+		if r := fmt.Sprint(recover()); !strings.Contains(r, "leader 1 out of range [0, 1)") {
+			t.Errorf("Config.Rank(1) of 1 leader panicked with %q, want the range", r)
+		}
+	}()
+	ok.Rank(1)
 }
+
+type nopSink struct{}
+
+func (nopSink) Buffer(int, *Header) []byte   { return nil }
+func (nopSink) Deliver(int, *Header, []byte) {}
+func (nopSink) Failed(int, error)            {}
+
+type nopExchange struct{}
+
+func (nopExchange) Put(string, []byte) error        { return nil }
+func (nopExchange) Fence() error                    { return nil }
+func (nopExchange) Get(int, string) ([]byte, error) { return nil, nil }
 
 func FuzzHeader(f *testing.F) {
 	f.Add(make([]byte, HeaderSize))

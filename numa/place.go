@@ -55,6 +55,11 @@ type Placement struct {
 	Bind   []int // CPUs it is bound to, ascending; nil when not bound
 }
 
+// MaxPlacedPEs is the most PEs Place places: 2^20, far above what a
+// machine runs (a larger count is a mistake, whose placements alone
+// would exhaust the memory).
+const MaxPlacedPEs = 1 << 20
+
 // Place maps npes PEs onto the usable CPUs of t and binds them, as
 // mpirun --map-by mapBy --bind-to bindTo does. usable is the CPUs the
 // PEs may use (typically Allowed()); every one must be online in t.
@@ -96,8 +101,8 @@ func Place(t *Topology, usable []int, npes int, mapBy, bindTo string) ([]Placeme
 	if !ValidBind(bindTo) {
 		return nil, fmt.Errorf("numa: unknown binding %q; bind PEs to %q, %q, %q or %q", bindTo, BindNone, BindCore, BindNUMA, BindSocket)
 	}
-	if npes < 1 {
-		return nil, fmt.Errorf("numa: cannot place %d PEs; ask for at least 1 PE", npes)
+	if npes < 1 || npes > MaxPlacedPEs {
+		return nil, fmt.Errorf("numa: cannot place %d PEs; ask for 1 to %d PEs", npes, MaxPlacedPEs)
 	}
 	if t == nil {
 		return nil, errors.New("numa: cannot place PEs without a topology; pass the one Discover returns")

@@ -271,8 +271,13 @@ func readNodesOrOne(root string) ([]Node, error) {
 		return nodes, err
 	}
 	n := Node{ID: 0, Distances: []int{10}}
-	if data, err := os.ReadFile(filepath.Join(root, "proc/meminfo")); err == nil {
-		n.MemTotal, n.MemFree = parseMeminfo(string(data))
+	path := filepath.Join(root, "proc/meminfo")
+	if data, ok, err := readOptional(path); err != nil {
+		return nil, err
+	} else if ok {
+		if n.MemTotal, n.MemFree, err = parseMeminfo(data); err != nil {
+			return nil, fmt.Errorf("numa: %s: %w", path, err)
+		}
 	}
 	return []Node{n}, nil
 }
@@ -598,23 +603,55 @@ func readNodes(nodeDir string) ([]Node, error) {
 		}
 		n := Node{ID: id}
 		path := filepath.Join(dir, "cpulist")
-		if data, err := os.ReadFile(path); err == nil {
-			if n.CPUs, err = ParseCPUList(string(data)); err != nil {
+		if data, ok, err := readOptional(path); err != nil {
+			return nil, err
+		} else if ok {
+			if n.CPUs, err = ParseCPUList(data); err != nil {
 				return nil, fmt.Errorf("numa: %s: %w", path, err)
 			}
 		}
 		if _, found := slices.BinarySearch(hasMemory, id); found || !knowMemory {
-			if data, err := os.ReadFile(filepath.Join(dir, "meminfo")); err == nil {
-				n.MemTotal, n.MemFree = parseMeminfo(string(data))
+			path = filepath.Join(dir, "meminfo")
+			if data, ok, err := readOptional(path); err != nil {
+				return nil, err
+			} else if ok {
+				if n.MemTotal, n.MemFree, err = parseMeminfo(data); err != nil {
+					return nil, fmt.Errorf("numa: %s: %w", path, err)
+				}
 			}
 		}
 		path = filepath.Join(dir, "distance")
-		if data, err := os.ReadFile(path); err == nil {
-			if n.Distances, err = parseDistances(string(data)); err != nil {
+		if data, ok, err := readOptional(path); err != nil {
+			return nil, err
+		} else if ok {
+			if n.Distances, err = parseDistances(data); err != nil {
 				return nil, fmt.Errorf("numa: %s: %w", path, err)
+			}
+			// One distance per online node, in their order; keep those
+			// to the nodes that are here (Node.Distances follows Nodes).
+			if len(n.Distances) != len(ids) {
+				return nil, fmt.Errorf("numa: %s: %d distances for %d online nodes (%s)", path, len(n.Distances), len(ids), FormatCPUList(ids))
 			}
 		}
 		nodes = append(nodes, n)
+	}
+	if len(nodes) < len(ids) {
+		// Nodes listed online but gone: drop the distances to them.
+		present := make([]bool, len(ids))
+		for i, id := range ids {
+			present[i] = slices.ContainsFunc(nodes, func(n Node) bool { return n.ID == id })
+		}
+		for i := range nodes {
+			if d := nodes[i].Distances; d != nil {
+				kept := make([]int, 0, len(nodes))
+				for j, v := range d {
+					if present[j] {
+						kept = append(kept, v)
+					}
+				}
+				nodes[i].Distances = kept
+			}
+		}
 	}
 	return nodes, nil
 }
@@ -834,14 +871,25 @@ func readOptional(path string) (string, bool, error) {
 // parseMeminfo returns the MemTotal and MemFree of a meminfo file's
 // text, 0 where unknown. MemFree is known only with MemTotal, and at
 // most MemTotal.
-func parseMeminfo(text string) (total, free int64) {
-	total, err := parseMeminfoField(text, "MemTotal")
-	if err != nil {
-		return 0, 0
+//
+// A line that is there but malformed is an error.
+func parseMeminfo(text string) (total, free int64, err error) {
+	total, err = parseMeminfoField(text, "MemTotal")
+	if errors.Is(err, errNoField) {
+		return 0, 0, nil
 	}
-	free, _ = parseMeminfoField(text, "MemFree")
-	return total, min(free, total)
+	if err != nil {
+		return 0, 0, err
+	}
+	free, err = parseMeminfoField(text, "MemFree")
+	if errors.Is(err, errNoField) {
+		return total, 0, nil
+	}
+	return total, min(free, total), err
 }
+
+// errNoField is parseMeminfoField's error for a field without a line.
+var errNoField = errors.New("no such line")
 
 // parseMeminfoField finds the line "field: N kB" in the text of
 // /proc/meminfo or of a node's meminfo ("Node 0 MemTotal: N kB") and
@@ -875,7 +923,7 @@ func parseMeminfoField(text, field string) (int64, error) {
 		}
 		return n * unit, nil
 	}
-	return 0, fmt.Errorf("no %s line", field)
+	return 0, fmt.Errorf("%s: %w", field, errNoField)
 }
 
 // parseDistances parses a node's distance file: blank-separated

@@ -505,6 +505,62 @@ const (
 	nodeD = "sys/devices/system/node/"
 )
 
+// TestDiscoverBadNodeFiles: a node file (or /proc/meminfo) that exists
+// but cannot be read or parsed is an error naming it, as Discover's doc
+// says (they were skipped: MemTotal 0, no error), and a distance file
+// must have one distance per online node.
+func TestDiscoverBadNodeFiles(t *testing.T) {
+	base := map[string]string{cpuD + "online": "0", nodeD + "online": "0", nodeD + "node0/cpulist": "0"}
+	with := func(extra map[string]string) map[string]string {
+		m := maps.Clone(base)
+		maps.Copy(m, extra)
+		return m
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		dir   string // made a directory: a file that cannot be read
+		want  string
+	}{
+		{"meminfo not a number", with(map[string]string{nodeD + "node0/meminfo": "Node 0 MemTotal: lots kB\n"}), "", "node0/meminfo"},
+		{"meminfo unit", with(map[string]string{nodeD + "node0/meminfo": "Node 0 MemTotal: 100 MB\n"}), "", "unknown unit"},
+		{"meminfo negative", with(map[string]string{nodeD + "node0/meminfo": "Node 0 MemTotal: -100 kB\n"}), "", "bad number"},
+		{"meminfo free", with(map[string]string{nodeD + "node0/meminfo": "Node 0 MemTotal: 100 kB\nNode 0 MemFree: x kB\n"}), "", "MemFree"},
+		{"proc meminfo", map[string]string{cpuD + "online": "0", "proc/meminfo": "MemTotal: x kB\n"}, "", "proc/meminfo"},
+		{"cpulist unreadable", base, nodeD + "node0/cpulist", "node0/cpulist"},
+		{"meminfo unreadable", base, nodeD + "node0/meminfo", "node0/meminfo"},
+		{"distance unreadable", base, nodeD + "node0/distance", "node0/distance"},
+		{"too many distances", with(map[string]string{nodeD + "node0/distance": "10 20"}), "", "2 distances for 1 online nodes"},
+		{"too few distances", map[string]string{cpuD + "online": "0-1", nodeD + "online": "0-1",
+			nodeD + "node0/cpulist": "0", nodeD + "node0/distance": "10", nodeD + "node1/cpulist": "1", nodeD + "node1/distance": "20 10"}, "", "1 distances for 2 online nodes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := writeTree(t, tc.files)
+			if tc.dir != "" {
+				os.RemoveAll(filepath.Join(root, tc.dir))
+				if err := os.MkdirAll(filepath.Join(root, tc.dir), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			topo, err := Discover(root)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Discover = %+v, %v; want an error containing %q", topo, err, tc.want)
+			}
+		})
+	}
+	// A node listed online whose directory is gone: the others keep
+	// their distances to the nodes that are here only, in Nodes' order.
+	topo, err := Discover(writeTree(t, map[string]string{cpuD + "online": "0-2", nodeD + "online": "0-2",
+		nodeD + "node0/cpulist": "0-1", nodeD + "node0/distance": "10 20 30",
+		nodeD + "node2/cpulist": "2", nodeD + "node2/distance": "30 20 10"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topo.Nodes) != 2 || !slices.Equal(topo.Nodes[0].Distances, []int{10, 30}) || !slices.Equal(topo.Nodes[1].Distances, []int{30, 10}) {
+		t.Errorf("with node 1 gone: nodes %+v, want nodes 0 and 2 with distances [10 30] and [30 10]", topo.Nodes)
+	}
+}
+
 func TestDiscoverOddTrees(t *testing.T) {
 	tests := []struct {
 		name  string

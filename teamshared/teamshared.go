@@ -33,7 +33,12 @@ type Members struct {
 }
 
 // Strided returns the members start, start+stride, ..., size of them.
+// It panics for a negative size (SplitStrided is where a user's triplet
+// is checked, with an error).
 func Strided(start, stride, size int) Members {
+	if size < 0 {
+		panic(fmt.Sprintf("teamshared.Strided: size %d is negative; a team has 0 or more members", size))
+	}
 	return Members{start: start, stride: stride, size: size}
 }
 
@@ -132,7 +137,9 @@ func (m Members) SplitStrided(start, stride, size int) (Members, error) {
 // Split2D returns the x team and the y team of member me
 // (shmem_team_split_2d): the parent's members laid out row-major in
 // rows of xrange, the x team being me's row and the y team me's column.
-// The last row may be short; its members' y teams are then one shorter.
+// The last row may be short: the columns it does not reach then have
+// one member fewer than the others (5 members, xrange 2: columns
+// {0, 2, 4} and {1, 3}).
 func (m Members) Split2D(me, xrange int) (x, y Members, err error) {
 	if xrange < 1 {
 		return Members{}, Members{}, fmt.Errorf("%w: xrange %d must be at least 1", ErrInvalidSplit, xrange)

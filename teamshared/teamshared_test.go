@@ -748,3 +748,26 @@ func TestPoolConcurrent(t *testing.T) {
 		t.Errorf("InUse after every worker returned its slots = %d, want %d", got, teamshared.Reserved)
 	}
 }
+
+// TestStridedNegativeSize: a negative size is a clear panic naming the
+// function, not a later makeslice panic in PEs.
+func TestStridedNegativeSize(t *testing.T) {
+	defer func() {
+		if r := fmt.Sprint(recover()); !strings.Contains(r, "teamshared.Strided: size -1") {
+			t.Errorf("Strided(0, 1, -1) panicked with %q, want a message naming Strided and the size", r)
+		}
+	}()
+	teamshared.Strided(0, 1, -1)
+}
+
+// TestSplit2DShortRow is the doc's example: 5 members in rows of 2;
+// the last row is short, so column 1 has one member fewer.
+func TestSplit2DShortRow(t *testing.T) {
+	m := teamshared.Strided(0, 1, 5)
+	for me, want := range [][]int{{0, 2, 4}, {1, 3}, {0, 2, 4}, {1, 3}, {0, 2, 4}} {
+		_, y, err := m.Split2D(me, 2)
+		if err != nil || !slices.Equal(y.PEs(), want) {
+			t.Errorf("member %d: y team %v, %v; want %v", me, y.PEs(), err, want)
+		}
+	}
+}
