@@ -538,6 +538,7 @@ func runHydra(t *testing.T, args ...string) (string, error) {
 	cmd.Env = append(os.Environ(), "SHMEM_SYMMETRIC_SIZE=8m")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second // PEs that outlive a killed mpiexec hold the output
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -548,6 +549,7 @@ func runHydra(t *testing.T, args ...string) (string, error) {
 		return out.String(), err
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
+		<-done // the output's copy ends with Wait: read it after
 		t.Fatalf("mpiexec.hydra %v did not end within 60 s:\n%s", args, out.String())
 		return "", nil
 	}
