@@ -35,6 +35,12 @@ func TestMapAligned(t *testing.T) {
 	if _, err := s.MapAligned(0, s.Size()+1, 2<<20); err == nil {
 		t.Error("MapAligned past the end succeeded")
 	}
+	for _, align := range []uintptr{0, 3, 3 << 20} {
+		if m, err := s.MapAligned(0, s.Size(), align); err == nil {
+			m.Close()
+			t.Errorf("MapAligned at alignment %d (not a power of two) succeeded", align)
+		}
+	}
 }
 
 // TestSizesNearOverflow: sizes and alignments whose rounding or

@@ -169,10 +169,23 @@ func FromFD(fd int, name string) (*Segment, error) {
 	if sys.IsBadFD(err) {
 		return nil, fmt.Errorf("shm: inherited segment %s (fd %d) is not open: a process joins its job once, and the launcher's descriptors were taken by an earlier Init (or Main, Run) in this process, or closed by the program: %w", name, fd, err)
 	}
+	if err == nil {
+		err = notRegular(fd)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("shm: inherited segment %s (fd %d): %w", name, fd, err)
 	}
 	return &Segment{f: os.NewFile(uintptr(fd), name), size: size, kind: Memfd}, nil
+}
+
+// notRegular returns an error unless fd is a regular file, as every
+// segment (memfd, tmpfs file) is.
+func notRegular(fd int) error {
+	reg, err := sys.IsRegular(fd)
+	if err == nil && !reg {
+		err = errors.New("not a regular file (a segment is a memfd or a tmpfs file; a pipe, socket or directory is no segment)")
+	}
+	return err
 }
 
 // FromFile adopts a segment received as an open file (a descriptor
@@ -182,6 +195,9 @@ func FromFile(f *os.File) (*Segment, error) {
 		return nil, fmt.Errorf("shm: FromFile: nil file")
 	}
 	size, err := sys.FileSize(int(f.Fd()))
+	if err == nil {
+		err = notRegular(int(f.Fd()))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("shm: inherited segment %s (fd %d): %w", f.Name(), f.Fd(), err)
 	}
@@ -242,7 +258,7 @@ func (s *Segment) MapAligned(off, length int64, align uintptr) (*Mapping, error)
 	if off < 0 || off > s.size || length <= 0 || length > s.size-off {
 		return nil, fmt.Errorf("shm.MapAligned: range of %d bytes at offset %d is outside segment of %d bytes", length, off, s.size)
 	}
-	if align&(align-1) != 0 || align > uintptr(math.MaxInt)-uintptr(length) {
+	if align == 0 || align&(align-1) != 0 || align > uintptr(math.MaxInt)-uintptr(length) {
 		return nil, fmt.Errorf("shm.MapAligned: cannot map %d bytes at an alignment of %d (a power of two whose sum with the length fits an int)", length, align)
 	}
 	b, err := sys.MmapAligned(s.Fd(), off, int(length), align)

@@ -391,6 +391,28 @@ func TestFromFDClosed(t *testing.T) {
 	}
 }
 
+// TestFromFDNotRegular: a pipe or a directory is no segment: adopting
+// it fails at once (a pipe was taken as a segment of 0 bytes).
+func TestFromFDNotRegular(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if s, err := shm.FromFile(r); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("FromFile(pipe) = %v, %v; want an error saying it is not a regular file", s, err)
+	}
+	r.Close()
+	d, err := os.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if s, err := shm.FromFile(d); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("FromFile(directory) = %v, %v; want an error saying it is not a regular file", s, err)
+	}
+}
+
 func TestFromFD(t *testing.T) {
 	const size = 2*4096 + 7
 	s, err := shm.Create(uniqueName(t, shm.Memfd), size, shm.Options{})

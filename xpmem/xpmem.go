@@ -362,6 +362,9 @@ func (a *Access) Attach(off, size int64) (*Attachment, error) {
 // goshmem maps symmetric heaps so that aligned offsets are aligned in
 // every process. off must be a multiple of the segment's page size.
 func (a *Access) AttachAligned(off, size int64, align uintptr) (*Attachment, error) {
+	if align == 0 || align&(align-1) != 0 {
+		return nil, fmt.Errorf("xpmem.AttachAligned: alignment %d is not a power of two", align)
+	}
 	return a.attach(off, size, align)
 }
 

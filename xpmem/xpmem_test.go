@@ -231,6 +231,28 @@ func TestGetBadSegid(t *testing.T) {
 	})
 }
 
+// TestAttachAlignedNotPowerOfTwo: an alignment that is not a power of
+// two is an error (0 was taken as 1).
+func TestAttachAlignedNotPowerOfTwo(t *testing.T) {
+	seg := newSegment(t, int64(os.Getpagesize()))
+	a, err := xpmem.Local(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	for _, align := range []uintptr{0, 3, 12288} {
+		if m, err := a.AttachAligned(0, 1, align); err == nil {
+			m.Detach()
+			t.Errorf("AttachAligned at alignment %d succeeded", align)
+		}
+	}
+	m, err := a.AttachAligned(0, 1, 1)
+	if err != nil {
+		t.Fatalf("AttachAligned at alignment 1: %v", err)
+	}
+	m.Detach()
+}
+
 func TestAttachBounds(t *testing.T) {
 	page := int64(os.Getpagesize())
 	size := 3*page + 100 // not a whole number of pages

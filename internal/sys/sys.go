@@ -96,6 +96,16 @@ func Fallocate(fd int, size int64) error {
 // (EBADF), as FileSize's error does for such a descriptor.
 func IsBadFD(err error) bool { return errors.Is(err, unix.EBADF) }
 
+// IsRegular reports whether fd is a regular file (a memfd or a tmpfs
+// file is; a pipe, a socket or a directory is not).
+func IsRegular(fd int) (bool, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, fmt.Errorf("fstat(%d): %w", fd, err)
+	}
+	return st.Mode&unix.S_IFMT == unix.S_IFREG, nil
+}
+
 // FileSize returns the size of the file behind fd.
 func FileSize(fd int) (int64, error) {
 	var st unix.Stat_t
