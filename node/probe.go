@@ -23,7 +23,7 @@ func Probe(cfg Config) (Transport, []string) {
 	}
 	defer seg.Close()
 	notes = append(notes, fmt.Sprintf("segments: %s (nothing is named in any file system; nothing can be left behind)", seg.Kind()))
-	att, mapErr := attach(seg, seg.Size(), 0)
+	att, mapErr := attach(seg, seg.Size(), 1) // any address
 	if att != nil {
 		notes = append(notes, probeHeapPolicy(cfg, att.Bytes()))
 	}
