@@ -10,8 +10,9 @@
 // shares and a function that opens one by name; each backend is a
 // package of its own (internode/tcp, and internode/verbs for RDMA,
 // built with -tags verbs). Optional abilities are small separate
-// interfaces that the core asks for with a type assertion (the style of wireguard-go's conn.Bind), so a
-// backend implements only what its hardware does.
+// interfaces that the core asks for with a type assertion (the style of
+// wireguard-go's conn.Bind), so a backend implements only what its
+// hardware does.
 //
 // # Opening
 //

@@ -218,7 +218,7 @@ func (p *PE) Free(addr uintptr) {
 	if err := p.alloc.Free(off); err != nil {
 		panicf("Free: %v (the slice must come from Malloc, Calloc, Align or Realloc and be freed once)", err)
 	}
-	p.publishAlloc()
+	p.publishAlloc("Free")
 	if p.job.cfg.Debug {
 		p.sync("Free")
 		p.checkAlloc("Free")
@@ -249,7 +249,7 @@ func (p *PE) heapError(routine string, err error) error {
 // allocSync publishes this PE's allocation state, waits for every PE,
 // and checks that all made the same sequence of calls.
 func (p *PE) allocSync(routine string) {
-	p.publishAlloc()
+	p.publishAlloc(routine)
 	p.sync(routine)
 	p.checkAlloc(routine)
 }
@@ -261,12 +261,12 @@ func (p *PE) allocSync(routine string) {
 // (xpublishAlloc), which the next barrier completes: every PE then
 // compares itself with the PEs of its host and with every host's
 // leader, so a mismatch between hosts is caught too.
-func (p *PE) publishAlloc() {
+func (p *PE) publishAlloc(routine string) {
 	seq := p.alloc.Seq()
 	p.slot.AllocHash[seq&1].Store(p.alloc.Hash())
 	p.slot.AllocSeq[seq&1].Store(seq)
 	if x := p.job.x; x != nil && x.cl.Leaders[x.host] == p.me {
-		p.xpublishAlloc(seq, p.alloc.Hash())
+		p.xpublishAlloc(routine, seq, p.alloc.Hash())
 	}
 }
 

@@ -460,7 +460,11 @@ func TestWaitHandsOverToGoroutinesAcrossProcesses(t *testing.T) {
 	}
 	for pe := 0; pe < 2; pe++ {
 		var ns int64
-		if _, err := fmt.Sscanf(r.stdout[strings.Index(r.stdout, fmt.Sprintf("PE %d hop", pe)):], "PE %d hop %d ns", new(int), &ns); err != nil {
+		i := strings.Index(r.stdout, fmt.Sprintf("PE %d hop", pe))
+		if i < 0 {
+			t.Fatalf("stdout %q has no line for PE %d", r.stdout, pe)
+		}
+		if _, err := fmt.Sscanf(r.stdout[i:], "PE %d hop %d ns", new(int), &ns); err != nil {
 			t.Fatalf("stdout %q: %v", r.stdout, err)
 		}
 		if time.Duration(ns) > handOverWithin {

@@ -276,11 +276,7 @@ func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 // again, which a program that recovers from the panic may do. In a job
 // that fails meanwhile the PE stays busy: every wait panics anyway.
 func (p *PE) endFailed(e *job.Task, n int) {
-	closed := job.TaskClaim(n, n, false)
-	old := e.Claim.Load()
-	for !e.Claim.CompareAndSwap(old, closed) {
-		old = e.Claim.Load()
-	}
+	old := e.Claim.Swap(job.TaskClaim(n, n, false))
 	p.task.board.Add(^uint32(0))
 	front, back, _ := job.TaskUnpack(old)
 	claimed := uint64(n - max(front, back)) // by thieves, from the back

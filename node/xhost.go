@@ -1514,7 +1514,7 @@ func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
 // host, three 32-bit words by leader (seq fits in one), counted as
 // writes to those hosts so that the allocation's barrier, whose xquiet
 // completes them, orders them before every PE there checks them.
-func (p *PE) xpublishAlloc(seq, hash uint64) {
+func (p *PE) xpublishAlloc(routine string, seq, hash uint64) {
 	x := p.job.x
 	s := p.job.ctl.Slot(p.me)
 	i := seq & 1
@@ -1535,7 +1535,7 @@ func (p *PE) xpublishAlloc(seq, hash uint64) {
 		}
 		for _, w := range words {
 			hd := internode.Header{Op: xCtl, PE: uint32(l), Off: uint64(w.off), Arg0: uint64(w.v)}
-			p.xsend("Malloc", &hd, nil)
+			p.xsend(routine, &hd, nil)
 		}
 		p.xdirty(&p.ctx, l)
 	}

@@ -584,11 +584,13 @@ func (e *Error) Error() string {
 func sizeKnob(k Knob, max int64, maxText string, field func(*Config) *int64) def {
 	k.Type = TypeSize
 	return def{k, func(c *Config, v string) error {
-		tooLarge := &Error{Value: v, Problem: problemTooLarge,
-			Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. 512M", maxText, max)}
+		tooLarge := func() error {
+			return &Error{Value: v, Problem: problemTooLarge,
+				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. 512M", maxText, max)}
+		}
 		n, err := ParseSize(v)
 		if e, ok := err.(*Error); ok && e.Problem == problemTooLarge {
-			return tooLarge // beyond the parser too: the knob's limit is the advice
+			return tooLarge() // beyond the parser too: the knob's limit is the advice
 		}
 		if err != nil {
 			return err
@@ -597,7 +599,7 @@ func sizeKnob(k Knob, max int64, maxText string, field func(*Config) *int64) def
 			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. 512M"}
 		}
 		if n > max {
-			return tooLarge
+			return tooLarge()
 		}
 		*field(c) = n
 		return nil

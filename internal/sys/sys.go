@@ -99,20 +99,23 @@ func IsBadFD(err error) bool { return errors.Is(err, unix.EBADF) }
 // IsRegular reports whether fd is a regular file (a memfd or a tmpfs
 // file is; a pipe, a socket or a directory is not).
 func IsRegular(fd int) (bool, error) {
+	st, err := fstat(fd)
+	return st.Mode&unix.S_IFMT == unix.S_IFREG, err
+}
+
+// fstat is fstat(2), its error naming the descriptor.
+func fstat(fd int) (unix.Stat_t, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return false, fmt.Errorf("fstat(%d): %w", fd, err)
+		return st, fmt.Errorf("fstat(%d): %w", fd, err)
 	}
-	return st.Mode&unix.S_IFMT == unix.S_IFREG, nil
+	return st, nil
 }
 
 // FileSize returns the size of the file behind fd.
 func FileSize(fd int) (int64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, fmt.Errorf("fstat(%d): %w", fd, err)
-	}
-	return st.Size, nil
+	st, err := fstat(fd)
+	return st.Size, err
 }
 
 // FileID returns the device and inode numbers of fd.
