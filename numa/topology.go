@@ -112,7 +112,8 @@ type Cache struct {
 	CPUs []int
 }
 
-// NodeOf returns the node of an online CPU, or -1 if cpu is not online.
+// NodeOf returns the node of an online CPU, or -1 if cpu is not online
+// (or t is nil).
 func (t *Topology) NodeOf(cpu int) int {
 	c, ok := t.CPU(cpu)
 	if !ok {
@@ -121,9 +122,12 @@ func (t *Topology) NodeOf(cpu int) int {
 	return c.Node
 }
 
-// CPU returns the online CPU id, and false if id is not online. The
-// result shares its Siblings with t.
+// CPU returns the online CPU id, and false if id is not online (or t
+// is nil). The result shares its Siblings with t.
 func (t *Topology) CPU(id int) (CPU, bool) {
+	if t == nil {
+		return CPU{}, false
+	}
 	i, ok := slices.BinarySearchFunc(t.CPUs, id, func(c CPU, id int) int { return cmp.Compare(c.ID, id) })
 	if !ok {
 		return CPU{}, false
@@ -131,9 +135,12 @@ func (t *Topology) CPU(id int) (CPU, bool) {
 	return t.CPUs[i], true
 }
 
-// Node returns the online node id, and false if there is none. The
-// result shares its CPUs and Distances with t.
+// Node returns the online node id, and false if there is none (or t
+// is nil). The result shares its CPUs and Distances with t.
 func (t *Topology) Node(id int) (Node, bool) {
+	if t == nil {
+		return Node{}, false
+	}
 	i, ok := slices.BinarySearchFunc(t.Nodes, id, func(n Node, id int) int { return cmp.Compare(n.ID, id) })
 	if !ok {
 		return Node{}, false
@@ -145,9 +152,10 @@ func (t *Topology) Node(id int) (Node, bool) {
 // that are in affinity (typically Allowed's result; nil means no
 // restriction) and, when the cgroup restricts the process, in Cpuset.
 // affinity may be in any order and hold repeats and CPUs that are not
-// online; it is not changed. The result is nil when no CPU qualifies.
+// online; it is not changed. The result is nil when no CPU qualifies
+// (and for a nil t).
 func (t *Topology) Usable(affinity []int) []int {
-	if len(t.Online) == 0 {
+	if t == nil || len(t.Online) == 0 {
 		return nil
 	}
 	var allow cpuSet
@@ -460,11 +468,16 @@ func readCache(dir string, cpu int, online []int) (Cache, bool, error) {
 	if err != nil || !ok {
 		return c, false, err
 	}
-	if c.Level, err = strconv.Atoi(level); err != nil || c.Level < 0 {
-		return c, false, fmt.Errorf("numa: %s holds %q, not a cache level", filepath.Join(dir, "level"), level)
+	if c.Level, err = strconv.Atoi(level); err != nil || c.Level < 1 {
+		return c, false, fmt.Errorf("numa: %s holds %q, not a cache level (1, 2, ...)", filepath.Join(dir, "level"), level)
 	}
 	if c.Type, ok, err = readOptional(filepath.Join(dir, "type")); err != nil || !ok {
 		return c, false, err
+	}
+	switch c.Type {
+	case "Data", "Instruction", "Unified":
+	default:
+		return c, false, fmt.Errorf("numa: %s holds %q, not a cache type (Data, Instruction or Unified)", filepath.Join(dir, "type"), c.Type)
 	}
 	path := filepath.Join(dir, "size")
 	size, ok, err := readOptional(path)

@@ -280,6 +280,27 @@ func TestLookups(t *testing.T) {
 	}
 }
 
+// TestNilTopology: a nil *Topology (what Discover returns with an
+// error) answers every lookup as "not there" instead of panicking.
+func TestNilTopology(t *testing.T) {
+	var topo *Topology
+	if c, ok := topo.CPU(0); ok {
+		t.Errorf("nil.CPU(0) = %+v, true; want false", c)
+	}
+	if n, ok := topo.Node(0); ok {
+		t.Errorf("nil.Node(0) = %+v, true; want false", n)
+	}
+	if got := topo.NodeOf(0); got != -1 {
+		t.Errorf("nil.NodeOf(0) = %d, want -1", got)
+	}
+	if got := topo.Usable([]int{0, 1}); got != nil {
+		t.Errorf("nil.Usable = %v, want nil", got)
+	}
+	if got := topo.UsableCores([]int{0}); got != 0 {
+		t.Errorf("nil.UsableCores = %d, want 0", got)
+	}
+}
+
 // TestDiscoverThisMachine asserts only what holds on any machine.
 func TestDiscoverThisMachine(t *testing.T) {
 	topo, err := Discover("")
@@ -788,6 +809,8 @@ func TestDiscoverErrors(t *testing.T) {
 		{"bad siblings", map[string]string{cpuD + "online": "0", cpuD + "cpu0/topology/thread_siblings_list": "0,"}, []string{"thread_siblings_list", "empty item"}},
 		{"bad has_memory", map[string]string{cpuD + "online": "0", nodeD + "has_memory": "a"}, []string{"has_memory"}},
 		{"bad cache level", map[string]string{cpuD + "online": "0", cpuD + "cpu0/cache/index0/level": "L1"}, []string{"index0/level", "not a cache level"}},
+		{"cache level 0", map[string]string{cpuD + "online": "0", cpuD + "cpu0/cache/index0/level": "0", cpuD + "cpu0/cache/index0/type": "Data"}, []string{"index0/level", `"0"`, "not a cache level"}},
+		{"unknown cache type", map[string]string{cpuD + "online": "0", cpuD + "cpu0/cache/index0/level": "1", cpuD + "cpu0/cache/index0/type": "Trace"}, []string{"index0/type", `"Trace"`, "not a cache type"}},
 		{"bad cache size", map[string]string{
 			cpuD + "online": "0", cpuD + "cpu0/cache/index0/level": "1", cpuD + "cpu0/cache/index0/type": "Data", cpuD + "cpu0/cache/index0/size": "32KB",
 		}, []string{"index0/size", `"32KB"`}},
