@@ -998,11 +998,14 @@ func checkTeamConfig(cfg *TeamConfig) error {
 // consecutive PEs) and columns (y teams) of a 2-D layout of its PEs
 // (shmem_team_split_2d). Every PE gets its own row and column. The
 // creation of each of the two is collective over the parent and fails
-// or succeeds on every PE of the parent alike; a team that cannot be
-// created is nil, the other one stands, and err says why (a row that
-// was created and a column that could not be, when a PE has one team
-// slot left, say). An xrange that is invalid or differs on some PE
-// makes both nil on every PE (an error wrapping
+// or succeeds on every PE of the parent alike. If either cannot be
+// created, on any PE, both are nil on every PE of the parent and err
+// says why (OpenSHMEM 1.5, shmem_team_split_2d: "both team handles on
+// all PEs in parent_team will be assigned the value
+// SHMEM_TEAM_INVALID"): a row that was created when the column could
+// not be (a PE with one team slot left, say) is destroyed again, so no
+// slot stays taken. An xrange that is invalid or differs on some PE
+// is such a failure too (an error wrapping
 // teamshared.ErrInvalidSplit); on the invalid team Split2D returns nil
 // teams and an error wrapping ErrInvalidTeam.
 func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err error) {
@@ -1022,18 +1025,22 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	}
 	// Every parent PE takes part in the creation of x and then of y;
 	// each fails or succeeds on every parent PE alike (bad arguments on
-	// any PE included), and a team that cannot be created is nil while
-	// the other stands (shmem_team_split_2d).
+	// any PE included), so after a failure of x every PE skips y, and
+	// after a failure of y every member of each x team destroys it
+	// together.
 	args := splitArgs{min(xrange, t.members.Size())}
-	x, xerr := t.create("TeamSplit2D", xm, xcfg, args, err, true)
-	y, yerr := t.create("TeamSplit2D", ym, ycfg, args, err, true)
-	switch {
-	case xerr == nil:
-		return x, y, yerr
-	case yerr == nil || err != nil:
-		return x, y, xerr // bad arguments: one error, not the same twice
+	x, err = t.create("TeamSplit2D", xm, xcfg, args, err, true)
+	if err != nil {
+		return nil, nil, err
 	}
-	return x, y, fmt.Errorf("%w (x team); %w (y team)", xerr, yerr)
+	y, err = t.create("TeamSplit2D", ym, ycfg, args, nil, true)
+	if err != nil {
+		if x != nil {
+			x.Destroy()
+		}
+		return nil, nil, err
+	}
+	return x, y, nil
 }
 
 // splitArgs are the arguments of a split that every parent PE must pass
