@@ -155,11 +155,11 @@ func TestTestLockByHolder(t *testing.T) {
 
 // awaitQueued waits until the PE that queued last in SetLock on the MCS
 // lock has linked itself in: PE q's copy of the word (node/lock.go:
-// high half next<<1|waiting on each PE) names a successor. PE 0's
+// high half next<<2|held<<1|waiting on each PE) names a successor. PE 0's
 // successor is PE 1, PE 1's is PE 2, so PE q waits for PE q-1's link.
 func awaitQueued(t *testing.T, p *goshmem.PE, lock []int64, q int) {
 	deadline := time.Now().Add(10 * time.Second)
-	for goshmem.AtomicFetch(p.Ctx(), &lock[0], q-1)>>33 == 0 {
+	for goshmem.AtomicFetch(p.Ctx(), &lock[0], q-1)>>34 == 0 {
 		if time.Now().After(deadline) {
 			t.Errorf("PE %d never queued on the lock", q)
 			return
@@ -270,6 +270,55 @@ func TestLockBadArgument(t *testing.T) {
 				p.BarrierAll()
 				if words[0] != 0 || words[1] != 0 {
 					t.Errorf("PE %d: memory next to the bad lock changed: %v", p.MyPE(), words)
+				}
+			})
+		})
+	}
+}
+
+// TestClearLockNotHeld: ClearLock by a PE that does not hold the lock
+// (it is free, another PE holds it, or this PE cleared it already)
+// panics naming the routine, instead of waiting forever for a
+// successor's link or releasing the holder's lock; the lock still works
+// after.
+func TestClearLockNotHeld(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			runCfg(t, m.cfg, 2, func(p *goshmem.PE) {
+				lock := mustCalloc[int64](p, 1)
+				count := mustCalloc[int64](p, 1)
+				p.BarrierAll()
+				mustPanic := func(what string) {
+					t.Helper()
+					v := panicOf(func() { p.ClearLock(&lock[0]) })
+					msg, _ := v.(string)
+					if !strings.HasPrefix(msg, "goshmem.ClearLock: lock ") || !strings.Contains(msg, "not held by PE") {
+						t.Errorf("PE %d: ClearLock of %s: panic %v, want goshmem.ClearLock: ... not held by PE ...", p.MyPE(), what, v)
+					}
+				}
+				mustPanic("a free lock")
+				p.BarrierAll()
+				if p.MyPE() == 0 {
+					p.SetLock(&lock[0])
+				}
+				p.BarrierAll()
+				if p.MyPE() == 1 {
+					mustPanic("a lock PE 0 holds")
+				}
+				p.BarrierAll()
+				if p.MyPE() == 0 {
+					p.ClearLock(&lock[0])
+					mustPanic("a lock this PE cleared already")
+				}
+				p.BarrierAll()
+				for range 100 {
+					p.SetLock(&lock[0])
+					goshmem.P(p.Ctx(), &count[0], goshmem.G(p.Ctx(), &count[0], 0)+1, 0)
+					p.ClearLock(&lock[0])
+				}
+				p.BarrierAll()
+				if p.MyPE() == 0 && count[0] != 200 {
+					t.Errorf("count after 2 x 100 locked increments = %d, want 200", count[0])
 				}
 			})
 		})
