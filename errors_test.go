@@ -1075,3 +1075,34 @@ func TestMessagesNameRoutineAndArgument(t *testing.T) {
 		})
 	}
 }
+
+// TestFinalizeEarlyNoHang: a PE that returns early from its function
+// (its Finalize then matches the others' BarrierAll, a program error)
+// must not leave the other PEs waiting forever in their next barrier:
+// the job fails, naming that PE and that it finalized, in every mode
+// and with each world barrier algorithm.
+func TestFinalizeEarlyNoHang(t *testing.T) {
+	for _, m := range modes {
+		for _, alg := range []string{"dissemination", "central"} {
+			t.Run(m.name+"/"+alg, func(t *testing.T) {
+				cfg := m.cfg
+				cfg.BarrierAlgorithm = alg
+				start := time.Now()
+				err := runErrCfg(t, cfg, 3, func(p *goshmem.PE) {
+					if p.MyPE() == 1 {
+						return // Finalize: the others' first BarrierAll completes with it
+					}
+					p.BarrierAll()
+					p.BarrierAll() // PE 1 will never come
+					t.Errorf("PE %d passed a barrier that PE 1, finalized, never made", p.MyPE())
+				})
+				if err == nil || !strings.Contains(err.Error(), "PE 1") || !strings.Contains(err.Error(), "called Finalize after 1 barrier") {
+					t.Fatalf("job error = %v, want one naming PE 1, which called Finalize after 1 barrier", err)
+				}
+				if d := time.Since(start); d > 10*time.Second {
+					t.Errorf("the job took %v to notice", d)
+				}
+			})
+		}
+	}
+}

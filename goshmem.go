@@ -235,7 +235,9 @@ func panicf(format string, args ...any) {
 func exit(err error) {
 	code := 1
 	if pe, ok := err.(*PanicError); ok {
-		fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)
+		if !pe.Reported() { // else printed when the PE panicked
+			fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)
+		}
 		code = 2
 	} else if r := (*node.ReportedError)(nil); !errors.As(err, &r) { // else printed already
 		fmt.Fprintln(os.Stderr, err)

@@ -447,6 +447,20 @@ func (j *Job) afterStart() {
 // the node and every process's exit watcher. It wakes them also when
 // the record was there already: its writer may have died before
 // waking anyone.
+// eachHostPE calls f with every PE of this host, the PEs whose slots
+// this host's control block holds.
+func (j *Job) eachHostPE(f func(q int)) {
+	if j.host != nil {
+		for _, q := range j.host {
+			f(q)
+		}
+		return
+	}
+	for q := range j.npes {
+		f(q)
+	}
+}
+
 func (j *Job) fail(kind uint32, pe, pid, code int) {
 	j.ctl.Header.Abort.Set(kind, pe, pid, code)
 	for q := 0; q < j.npes; q++ {

@@ -68,6 +68,24 @@ var scenarios = map[string]func(pe *goshmem.PE){
 	"sigkill":    scenarioSigkill,
 	"globalexit": scenarioGlobalExit,
 	"barriers":   func(pe *goshmem.PE) { barriers(pe, 2000) },
+	// PE 0 panics while PE 1, in the same process under -pes-per-proc
+	// 2, computes for 30 s without calling goshmem: the launcher ends
+	// the process long before PE 1 comes back.
+	"panic-busy-sibling": func(pe *goshmem.PE) {
+		pe.BarrierAll()
+		if pe.MyPE() == 0 {
+			time.Sleep(200 * time.Millisecond) // PE 1 computes by now
+			panic("victim panics on purpose")
+		}
+		for start := time.Now(); time.Since(start) < 30*time.Second; {
+		}
+	},
+	"goexit": func(pe *goshmem.PE) {
+		if pe.MyPE() == pe.NPEs()-1 {
+			runtime.Goexit()
+		}
+		pe.BarrierAll()
+	},
 	"gomaxprocs": func(pe *goshmem.PE) { fmt.Printf("PE %d GOMAXPROCS %d\n", pe.MyPE(), runtime.GOMAXPROCS(0)) },
 	"goroutine-ring": func(pe *goshmem.PE) {
 		fmt.Printf("PE %d hop %d ns\n", pe.MyPE(), goroutineRing(pe, 3, 300).Nanoseconds())
@@ -356,6 +374,36 @@ func TestGlobalExit(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, "GlobalExit(7)") {
 		t.Errorf("stderr does not mention GlobalExit(7):\n%s", r.stderr)
+	}
+}
+
+// TestPanicWithBusySibling: in a process of several PEs, a PE's panic
+// is printed with its value and stack at once, although a PE of the same
+// process computes on and the process ends only when the launcher kills
+// it (the message came only after every PE of the process had
+// returned, so never).
+func TestPanicWithBusySibling(t *testing.T) {
+	r := runJob(t, "panic-busy-sibling", 2, 2, false)
+	if r.code == 0 || !strings.Contains(r.stderr, "goshmem: PE 0 panicked: victim panics on purpose") || !strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("exit code %d, stderr:\n%s\nwant a failure, the panic's value and its stack", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "victim panics on purpose"); n > 2 {
+		t.Errorf("the panic is printed %d times:\n%s", n, r.stderr)
+	}
+	if r.elapsed > 20*time.Second {
+		t.Errorf("the job took %v to end", r.elapsed)
+	}
+}
+
+// TestGoexitFails: a PE that ends its goroutine with runtime.Goexit has
+// not finished: its process fails saying so (Run returned nil, so the
+// process exited 0 and said nothing), alone or with a peer process.
+func TestGoexitFails(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		r := runJob(t, "goexit", n, 1, false)
+		if r.code == 0 || !strings.Contains(r.stderr, fmt.Sprintf("PE %d stopped its goroutine (runtime.Goexit", n-1)) {
+			t.Errorf("%d PEs: exit code %d, stderr:\n%s\nwant a failure naming PE %d's runtime.Goexit", n, r.code, r.stderr, n-1)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -86,6 +87,12 @@ type PE struct {
 	barCtl []uintptr
 	x      *xpe // operations on other hosts (nil: the job is on one host)
 	epoch  uint32
+	// syncs counts this PE's barriers of the whole job (sync), and
+	// syncWait is the number of the one it is in (0: none): a waiter
+	// whose peer finalized after fewer fails the job (checkFinalized).
+	// Atomic because another goroutine of the PE may be waiting too.
+	syncs    uint64
+	syncWait atomic.Uint64
 	// hier is the world barrier of a job across hosts (nil: on one
 	// host, the flat or central barrier).
 	hier *hierBarrier
@@ -304,6 +311,14 @@ func (p *PE) SyncAs(routine string) { p.sync(routine) }
 
 // sync is SyncAll on behalf of routine (named if the job fails).
 func (p *PE) sync(routine string) {
+	p.syncs++
+	p.syncWait.Store(p.syncs)
+	p.syncIn(routine)
+	p.syncWait.Store(0)
+}
+
+// syncIn is sync's barrier.
+func (p *PE) syncIn(routine string) {
 	if p.x != nil {
 		// Across hosts a PE arrives only once its own writes on other
 		// hosts are complete (one round trip to each host it wrote
@@ -628,6 +643,9 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 		if abort.Load() != 0 {
 			p.checkAbort(routine)
 		}
+		if p.syncWait.Load() != 0 && p.job.ctl.Header.Finalized.Load() != 0 {
+			p.checkFinalized(routine)
+		}
 		if p.x != nil && n > 0 && p.job.x.polls {
 			polled = true
 			hot = p.job.x.talking()
@@ -731,7 +749,27 @@ func (p *PE) startCheck(from int) {
 
 // checkAbort panics with a *JobError if the job has failed.
 //
+// checkFinalized fails the job when this PE waits in a barrier of the
+// whole job (sync) that a PE of this host will never join: one that
+// finalized after fewer of them. It runs on the slow path of a wait
+// only once some PE has finalized; Finalize rings every doorbell of its
+// host, so a sleeper looks at once. (A PE on another host has no slot
+// here; the wait then goes on, as with any program that never calls a
+// barrier its peers wait in.)
+//
 //go:noinline
+//go:noinline
+func (p *PE) checkFinalized(routine string) {
+	e := p.syncWait.Load()
+	p.job.eachHostPE(func(q int) {
+		s := p.job.ctl.Slot(q)
+		if s.State.Load() == job.StateFinalized && s.FinalSyncs.Load() < e {
+			p.job.fail(job.AbortFinalized, q, int(s.Pid.Load()), int(min(s.FinalSyncs.Load(), math.MaxInt32)))
+			p.checkAbort(routine)
+		}
+	})
+}
+
 func (p *PE) checkAbort(routine string) {
 	if e := abortError(routine, p.me, p.job); e != nil {
 		p.job.globalExit(e)

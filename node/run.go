@@ -12,6 +12,7 @@ import (
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/wait"
 	"github.com/goshmem/goshmem/shm"
 )
 
@@ -20,7 +21,17 @@ type PanicError struct {
 	PE    int
 	Value any
 	Stack []byte
+	// reported: printed with its stack when the PE panicked (Reported).
+	reported bool
 }
+
+// Reported tells that the runtime printed the error and its stack to
+// standard error when the PE panicked: in a process of several PEs
+// (oshrun --pes-per-proc), whose other PEs may compute for long before
+// they notice the failure and the process can end, or be ended by the
+// launcher before Main prints anything. Main then does not print it
+// again.
+func (e *PanicError) Reported() bool { return e.reported }
 
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("goshmem: PE %d panicked: %v", e.PE, e.Value)
@@ -260,8 +271,15 @@ func (p *PE) Finalize() {
 		f()
 	}
 	p.finalized.Store(true)
+	p.slot.FinalSyncs.Store(p.syncs)
 	p.slot.State.Store(job.StateFinalized)
 	p.job.ctl.Header.Finalized.Add(1)
+	// A PE still waiting in a barrier of the job that this PE will not
+	// make (a program whose PEs made different collective calls) looks
+	// at the finalized PEs on the slow path of its wait: wake the
+	// sleepers of this host, whose control-only waits may park without
+	// a timer.
+	p.job.eachHostPE(func(q int) { wait.WakeAll(p.job.bell(q)) })
 	if x := p.job.x; x != nil {
 		x.close(p) // the leader: once its host's PEs have finalized
 	}
@@ -371,7 +389,7 @@ func runPEs(j *Job, fn func(*PE)) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = j.runPE(p, fn)
+			j.runPE(p, fn, &errs[i]) // sets errs[i] after a runtime.Goexit too
 		}()
 	}
 	wg.Wait()
@@ -393,8 +411,13 @@ func runPEs(j *Job, fn func(*PE)) error {
 	return first
 }
 
-func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
+// runPE runs fn as PE p and stores its outcome in *out: nil when it
+// finished, else why not. It stores through out, not as a result,
+// because a PE that calls runtime.Goexit never returns.
+func (j *Job) runPE(p *PE, fn func(*PE), out *error) {
 	done := false
+	var err error
+	defer func() { *out = err }() // runs last: after the recovery below
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -413,11 +436,19 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 		if je, ok := r.(*JobError); ok {
 			err = je
 		} else {
-			err = &PanicError{PE: p.me, Value: r, Stack: debug.Stack()}
+			pe := &PanicError{PE: p.me, Value: r, Stack: debug.Stack()}
 			msg := fmt.Sprint(r)
 			if len(msg) > 500 {
 				msg = msg[:500] + "..."
 			}
+			if j.process && j.localPEs > 1 {
+				// The other PEs of this process may compute for long
+				// before they notice (and the launcher ends a failed
+				// job's processes): tell now, not when all are back.
+				fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)
+				pe.reported = true
+			}
+			err = pe
 			j.panicked.CompareAndSwap(nil, &msg)
 			j.fail(job.AbortPanic, p.me, os.Getpid(), 0)
 		}
@@ -435,7 +466,6 @@ func (j *Job) runPE(p *PE, fn func(*PE)) (err error) {
 	fn(p)
 	p.Finalize()
 	done = true
-	return nil
 }
 
 // RunLocal runs an in-process job of n PEs, each a goroutine with its

@@ -117,6 +117,7 @@ const (
 	AbortHost        = 8  // another host was lost: PE is its leader, Code its index
 	AbortTorn        = 9  // a failure whose record was claimed and never published (Settled)
 	AbortStart       = 10 // a PE's start-up failed (its Init returned the error, or Main's PE panicked with it)
+	AbortFinalized   = 11 // a PE finalized after Code barriers of the job while another waited in a later one
 )
 
 // Header is the start of the control block.
@@ -236,6 +237,12 @@ func Describe(kind uint32, pe, pid, code int) string {
 		return who + " failed to start (its Init returned the error, which its process reports)"
 	case AbortLost:
 		return who + " died (its process is gone)"
+	case AbortFinalized:
+		n := "barriers"
+		if code == 1 {
+			n = "barrier"
+		}
+		return fmt.Sprintf("%s called Finalize after %d %s of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), while another PE waits in a later one, which PE %d will never join: the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
 	case AbortTorn:
 		return "a PE failed, and its process died while recording how"
 	case AbortHost:
@@ -271,7 +278,13 @@ type Slot struct {
 	// set is unknown. The central barrier groups the PEs that share a
 	// set by it.
 	CPUs atomic.Uint32
-	_    [shm.CacheLine - 32]byte
+	// FinalSyncs is how many barriers of the whole job (node's
+	// PE.sync: BarrierAll, SyncAll, collective allocation, Finalize) the
+	// PE had made when it finalized, stored before State becomes
+	// StateFinalized. A PE waiting in a later one waits for a PE that
+	// will never arrive (AbortFinalized).
+	FinalSyncs atomic.Uint64
+	_          [shm.CacheLine - 40]byte
 
 	// Line 1: the doorbell. A PE about to sleep in a wait increments
 	// Sleepers, re-checks its condition, and futex-waits on Seq; anyone

@@ -347,6 +347,8 @@ func TestDescribe(t *testing.T) {
 		{job.AbortPanic, 4, 55, 0, "PE 4 (pid 55) panicked"},
 		{job.AbortStart, 1, 56, 0, "PE 1 (pid 56) failed to start (its Init returned the error, which its process reports)"},
 		{job.AbortLost, 5, 66, 0, "PE 5 (pid 66) died (its process is gone)"},
+		{job.AbortFinalized, 1, 77, 1, "PE 1 (pid 77) called Finalize after 1 barrier of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), while another PE waits in a later one, which PE 1 will never join: the PEs made different collective calls (did PE 1 return early from the function Main or Run runs?)"},
+		{job.AbortFinalized, 0, 0, 5, "PE 0 called Finalize after 5 barriers of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), while another PE waits in a later one, which PE 0 will never join: the PEs made different collective calls (did PE 0 return early from the function Main or Run runs?)"},
 		{job.AbortNone, 0, 0, 0, "PE 0 failed (kind 0, code 0)"},
 		{99, 1, 2, 3, "PE 1 (pid 2) failed (kind 99, code 3)"},
 	}
