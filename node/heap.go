@@ -172,7 +172,7 @@ func (p *PE) Realloc(addr, n, elem uintptr) (mem.Base, error) {
 		if errors.As(err, &ns) {
 			return nil, p.heapError("Realloc", err)
 		}
-		panicf("Realloc: %v", err)
+		panicf("Realloc: block at heap offset %#x (to %d bytes): %v", off, size, err)
 	}
 	if newOff == symalloc.NoOffset {
 		return nil, nil

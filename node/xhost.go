@@ -944,6 +944,14 @@ func (x *xsink) target(pe uint32, off uint64, n uint64) (mem.Base, bool) {
 	return b, true
 }
 
+// ctlWordIn reports whether a 4-byte control word at offset off lies
+// in a control block of size bytes, aligned (an xCtl frame's target).
+// It cannot overflow: off+4 would wrap for an offset near 2^64 and let
+// a malformed frame write in front of the block.
+func ctlWordIn(off, size uint64) bool {
+	return off%4 == 0 && size >= 4 && off <= size-4
+}
+
 // Buffer is where a payload goes: a put's straight into the target
 // heap, an answer's into the requester's window.
 func (x *xsink) Buffer(from int, h *internode.Header) []byte {
@@ -1042,7 +1050,7 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 			x.reply(from, h, old, nil)
 		}
 	case xCtl:
-		if uint(h.PE) >= uint(len(x.hostOf)) || int(x.hostOf[h.PE]) != x.host || h.Off%4 != 0 || h.Off+4 > uint64(len(j.ctlMap.Bytes())) {
+		if uint(h.PE) >= uint(len(x.hostOf)) || int(x.hostOf[h.PE]) != x.host || !ctlWordIn(h.Off, uint64(len(j.ctlMap.Bytes()))) {
 			x.bad(from, h)
 			return
 		}

@@ -123,3 +123,24 @@ func TestDrainBatches(t *testing.T) {
 		t.Errorf("touched %v after drain, want all false", touched)
 	}
 }
+
+// TestCtlWordIn: an xCtl frame's offset must name an aligned word inside
+// the control block, also for offsets near 2^64, where off+4 wraps.
+func TestCtlWordIn(t *testing.T) {
+	const size = 0x2c0
+	for _, c := range []struct {
+		off  uint64
+		want bool
+	}{
+		{0, true}, {4, true}, {size - 4, true},
+		{size, false}, {size - 2, false}, {2, false},
+		{1<<64 - 4, false}, {1<<64 - 8, false}, {1 << 63, false},
+	} {
+		if got := ctlWordIn(c.off, size); got != c.want {
+			t.Errorf("ctlWordIn(%#x, %#x) = %v, want %v", c.off, size, got, c.want)
+		}
+	}
+	if ctlWordIn(0, 2) {
+		t.Errorf("ctlWordIn(0, 2) = true for a block smaller than a word")
+	}
+}

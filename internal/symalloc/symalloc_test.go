@@ -381,13 +381,18 @@ func TestRealloc(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := New(1024, 64)
-			var offs []uintptr
+			// The steps' offsets assume the setup blocks lie back to
+			// back from 0, as first fit on an empty heap puts them.
+			var next uintptr
 			for _, n := range tt.setup {
 				off, err := a.Alloc(n, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				offs = append(offs, off)
+				if off != next {
+					t.Fatalf("setup: Alloc(%d) = %#x, want %#x (back to back)", n, off, next)
+				}
+				next += n
 			}
 			for _, off := range tt.frees {
 				if err := a.Free(off); err != nil {
