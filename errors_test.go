@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -1103,6 +1104,41 @@ func TestFinalizeEarlyNoHang(t *testing.T) {
 					t.Errorf("the job took %v to notice", d)
 				}
 			})
+		}
+	}
+}
+
+// TestNewTaskFailureNamesIt: a PE that waits in NewTask (or
+// Task.Destroy) when the job fails is told so in those words, not as a
+// SyncAll it never called.
+func TestNewTaskFailureNamesIt(t *testing.T) {
+	for _, destroy := range []bool{false, true} {
+		var msg atomic.Value
+		runErr(t, 2, 1<<20, func(p *goshmem.PE) {
+			var task *goshmem.Task
+			if destroy {
+				task = goshmem.NewTask(p, func(owner, lo, hi int) {})
+			}
+			if p.MyPE() == 1 {
+				panic("PE 1 fails on purpose")
+			}
+			defer func() {
+				r := recover()
+				msg.Store(fmt.Sprint(r))
+				panic(r)
+			}()
+			if destroy {
+				task.Destroy()
+			} else {
+				goshmem.NewTask(p, func(owner, lo, hi int) {})
+			}
+		})
+		want := "NewTask on PE 0 stopped"
+		if destroy {
+			want = "Task.Destroy on PE 0 stopped"
+		}
+		if got, _ := msg.Load().(string); !strings.Contains(got, want) {
+			t.Errorf("PE 0's panic %q, want it to say %q", got, want)
 		}
 	}
 }

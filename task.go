@@ -46,7 +46,7 @@ type Task struct {
 // the first Execute on.
 func NewTask(pe *PE, body func(owner, lo, hi int)) *Task {
 	h := pe.TaskRegister(body)
-	pe.SyncAll()
+	pe.SyncAs("NewTask") // a failure meanwhile names NewTask, not SyncAll
 	return &Task{pe: pe, h: h}
 }
 
@@ -63,6 +63,6 @@ func (t *Task) Execute(n int) { t.pe.TaskExecute(t.h, n) }
 // Destroy forgets the task on every PE (collective over TeamWorld). No
 // PE may execute it afterwards.
 func (t *Task) Destroy() {
-	t.pe.SyncAll()
+	t.pe.SyncAs("Task.Destroy")
 	t.pe.TaskDestroy(t.h)
 }
