@@ -304,7 +304,10 @@ func (p *PE) OnFinalize(f func()) {
 // process exits with status code at once: this one here, every other
 // one from its exit watcher (watch.go), even while its PEs compute and
 // never call into the runtime. Main and Run do not return there, so no
-// user code runs after them, and oshrun exits with code.
+// user code runs after them, and oshrun exits with code. An exit status
+// keeps code's low 8 bits, and a non-zero code whose low 8 bits are 0
+// (256, say) exits with 1, never with the 0 of a success
+// (job.ExitStatus). RunLocal's GlobalExitError carries code whole.
 //
 // In an in-process job (RunLocal) the process belongs to the caller of
 // RunLocal, so GlobalExit ends the job, not the process: the calling
@@ -340,7 +343,7 @@ func (j *Job) exit(code int) {
 		j.x.beforeExit()
 	}
 	j.endPMI()
-	os.Exit(code)
+	os.Exit(job.ExitStatus(code))
 }
 
 // endPMI finalizes this process's PMI connection before it exits for a

@@ -211,6 +211,17 @@ func (a *Abort) Settled() (kind uint32, pe, pid, code int, ok bool) {
 	return a.Get()
 }
 
+// ExitStatus is the status a process exits with for a GlobalExit(code)
+// and the one the launcher returns: the low 8 bits, as the kernel keeps
+// of any exit status, except that a non-zero code whose low 8 bits are
+// 0 (256, 512, ...) gives 1, not the 0 of a success.
+func ExitStatus(code int) int {
+	if s := code & 0xff; s != 0 || code == 0 {
+		return s
+	}
+	return 1
+}
+
 // Describe renders an abort record for messages.
 func Describe(kind uint32, pe, pid, code int) string {
 	who := fmt.Sprintf("PE %d", pe)

@@ -624,3 +624,15 @@ func TestAbortSettled(t *testing.T) {
 		t.Errorf("Describe(AbortTorn) = %q", got)
 	}
 }
+
+// TestExitStatus: a GlobalExit code becomes the low 8 bits of the exit
+// status, and never a success unless it is 0.
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct{ code, want int }{
+		{0, 0}, {1, 1}, {7, 7}, {255, 255}, {256, 1}, {512, 1}, {300, 44}, {1000, 232}, {-1, 255}, {-256, 1},
+	} {
+		if got := job.ExitStatus(c.code); got != c.want {
+			t.Errorf("ExitStatus(%d) = %d, want %d", c.code, got, c.want)
+		}
+	}
+}

@@ -1009,7 +1009,7 @@ func (l *launcher) render(f *failure) (string, int) {
 	switch f.kind {
 	case job.AbortExit, job.AbortGlobalExit:
 		if f.code != 0 || f.kind == job.AbortGlobalExit {
-			code = f.code
+			code = job.ExitStatus(f.code)
 		}
 	case job.AbortSignal:
 		code = 128 + f.code
