@@ -219,24 +219,26 @@ func defs() []def {
 				"k, m, g or t (powers of 1024), fractions allowed, e.g. 64m or 1.5g. " +
 				"All PEs on a node together need this times their number in /dev/shm " +
 				"or memfd memory. At most 256t.",
-		}, MaxSymmetricSize, maxSymmetricSizeText, func(c *Config) *int64 { return &c.SymmetricSize }),
-		boolKnob(Knob{
+		}, MaxSymmetricSize, maxSymmetricSizeText, false, func(c *Config) *int64 { return &c.SymmetricSize }),
+		anyKnob(Knob{
 			Name:    VarDebug,
 			Default: "off",
 			Help: "Run checks that are too costly for the hot path: every RMA and AMO " +
 				"takes the checked path, which verifies that the symmetric object lies " +
 				"inside one live allocation (not just inside the heap), and every Free " +
-				"verifies that all PEs freed the same blocks. Slower.",
+				"verifies that all PEs freed the same blocks. Slower. Any value but " +
+				"0, off, no or false turns it on (the specification's \"Any\").",
 		}, func(c *Config) *bool { return &c.Debug }),
-		boolKnob(Knob{
+		anyKnob(Knob{
 			Name:    VarInfo,
 			Default: "off",
-			Help:    "Print every knob, its value, default and help at start-up (what oshinfo prints).",
+			Help: "Print every knob, its value, default and help at start-up (what oshinfo prints). " +
+				"Any value but 0, off, no or false turns it on.",
 		}, func(c *Config) *bool { return &c.Info }),
-		boolKnob(Knob{
+		anyKnob(Knob{
 			Name:    VarVersion,
 			Default: "off",
-			Help:    "Print the library version at start-up.",
+			Help:    "Print the library version at start-up. Any value but 0, off, no or false turns it on.",
 		}, func(c *Config) *bool { return &c.Version }),
 		boolKnob(Knob{
 			Name:    VarHugePages,
@@ -385,7 +387,7 @@ func defs() []def {
 				"goes as an RDMA WRITE followed by a header-only frame (the target's leader " +
 				"rings the PE's doorbell); a smaller put is one frame with its payload. " +
 				"0: every put.",
-		}, 1<<30, "1g", func(c *Config) *int64 { return &c.InternodeRDMAMin }),
+		}, 1<<30, "1g", true, func(c *Config) *int64 { return &c.InternodeRDMAMin }),
 		stringKnob(Knob{
 			Name: VarVerbsDevice, Default: "auto",
 			Help: "With SHMEM_INTERNODE=verbs: the RDMA device the leaders use, e.g. mlx5_0 " +
@@ -581,12 +583,12 @@ func (e *Error) Error() string {
 
 // sizeKnob is a size knob in [1, max]; maxText is max as a user writes
 // it.
-func sizeKnob(k Knob, max int64, maxText string, field func(*Config) *int64) def {
+func sizeKnob(k Knob, max int64, maxText string, zeroOK bool, field func(*Config) *int64) def {
 	k.Type = TypeSize
 	return def{k, func(c *Config, v string) error {
 		tooLarge := func() error {
 			return &Error{Value: v, Problem: problemTooLarge,
-				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. 512M", maxText, max)}
+				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. %s (the default)", maxText, max, k.Default)}
 		}
 		n, err := ParseSize(v)
 		if e, ok := err.(*Error); ok && e.Problem == problemTooLarge {
@@ -595,8 +597,8 @@ func sizeKnob(k Knob, max int64, maxText string, field func(*Config) *int64) def
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. 512M"}
+		if n == 0 && !zeroOK {
+			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. " + k.Default + " (the default)"}
 		}
 		if n > max {
 			return tooLarge()
@@ -615,6 +617,19 @@ func stringKnob(k Knob, field func(*Config) *string) def {
 			return &Error{Value: v, Problem: "control character", Accept: "use printable characters"}
 		}
 		*field(c) = v
+		return nil
+	}}
+}
+
+// anyKnob is a switch that the specification turns on with "Any"
+// value (SHMEM_VERSION, SHMEM_INFO, SHMEM_DEBUG): a value ParseBool
+// reads as false (0, off, no, false) turns it off, every other one,
+// "verbose" or "2" too, on.
+func anyKnob(k Knob, field func(*Config) *bool) def {
+	k.Type = TypeBool
+	return def{k, func(c *Config, v string) error {
+		b, err := ParseBool(v)
+		*field(c) = b || err != nil
 		return nil
 	}}
 }

@@ -193,7 +193,7 @@ func TestLoadErrors(t *testing.T) {
 		{VarSymmetricSize, "9223372036854775808", []string{"size too large", "at most 256t"}},
 		{VarSymmetricSize, "9999999999999t", []string{"size too large", "at most 256t"}},
 		{VarCopyShare, "9999999999999t", []string{"size too large", "from 64k to 1t"}},
-		{VarDebug, "maybe", []string{`SHMEM_DEBUG="maybe"`, "not a boolean", "yes/no", "default, off"}},
+		{VarHugePages, "maybe", []string{`SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES="maybe"`, "not a boolean", "yes/no", "default, off"}},
 		{VarHugePages, "2", []string{"SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"}},
 		{VarTransport, "shm", []string{`unknown value in SHMEM_TRANSPORT="shm"; use one of auto, xpmem, cma`, "default, auto"}},
 		{VarHeapPolicy, "bind", []string{`unknown value in SHMEM_HEAP_POLICY="bind"; use one of local, interleave, none`, "default, local"}},
@@ -376,4 +376,65 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("Load accepts %s=%q but Print calls it invalid", k.Name, v)
 		}
 	})
+}
+
+// TestAnyValueKnobs: SHMEM_VERSION, SHMEM_INFO and SHMEM_DEBUG take
+// "Any" value (OpenSHMEM 1.5, Environment Variables): every value turns
+// them on but the usual false words, and none is an error.
+func TestAnyValueKnobs(t *testing.T) {
+	for _, name := range []string{VarVersion, VarInfo, VarDebug} {
+		for _, c := range []struct {
+			v    string
+			want bool
+		}{{"1", true}, {"verbose", true}, {"2", true}, {"any", true}, {"yes", true}, {"0", false}, {"off", false}, {"no", false}, {"false", false}, {"", false}} {
+			cfg, err := Load(func(k string) string {
+				if k == name {
+					return c.v
+				}
+				return ""
+			})
+			got := cfg.Version
+			switch name {
+			case VarInfo:
+				got = cfg.Info
+			case VarDebug:
+				got = cfg.Debug
+			}
+			if err != nil || got != c.want {
+				t.Errorf("%s=%q: %v, %v; want %v, nil", name, c.v, got, err, c.want)
+			}
+		}
+	}
+}
+
+// TestRDMAMinZero: SHMEM_INTERNODE_RDMA_MIN=0 is valid (its help: "0:
+// every put"), where SHMEM_SYMMETRIC_SIZE=0 is not; a size knob's
+// advice names its own default.
+func TestRDMAMinZero(t *testing.T) {
+	cfg, err := Load(func(k string) string {
+		if k == VarInternodeRDMAMin {
+			return "0"
+		}
+		return ""
+	})
+	if err != nil || cfg.InternodeRDMAMin != 0 {
+		t.Errorf("SHMEM_INTERNODE_RDMA_MIN=0: %d, %v; want 0, nil", cfg.InternodeRDMAMin, err)
+	}
+	_, err = Load(func(k string) string {
+		if k == VarInternodeRDMAMin {
+			return "2g"
+		}
+		return ""
+	})
+	if err == nil || !strings.Contains(err.Error(), "at most 1g") || !strings.Contains(err.Error(), "e.g. 8k") {
+		t.Errorf("SHMEM_INTERNODE_RDMA_MIN=2g: %v; want an error giving 1g as the limit and 8k as the example", err)
+	}
+	if _, err = Load(func(k string) string {
+		if k == VarSymmetricSize {
+			return "0"
+		}
+		return ""
+	}); err == nil || !strings.Contains(err.Error(), "zero size") {
+		t.Errorf("SHMEM_SYMMETRIC_SIZE=0: %v; want a zero-size error", err)
+	}
 }

@@ -21,7 +21,7 @@ func ExampleParseSize() {
 	// 64k = 65536
 	// 512M = 536870912
 	// 1.5g = 1610612736
-	// 3.1m = 3250585
+	// 3.1m = 3250586
 	// unknown suffix "x" in "12x"; use k, m, g or t (powers of 1024), e.g. 512M or 1.5g
 }
 
@@ -50,13 +50,13 @@ func ExampleLoad() {
 	fmt.Println(c.SymmetricSize, c.Transport, c.WaitSleep)
 
 	vars["SHMEM_SYMMETRIC_SIZE"] = "12x"
-	vars["SHMEM_DEBUG"] = "maybe"
+	vars["SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES"] = "maybe"
 	_, err = env.Load(func(k string) string { return vars[k] })
 	fmt.Println(err)
 	// Output:
 	// 1073741824 cma 10ms
 	// goshmem: unknown suffix "x" in SHMEM_SYMMETRIC_SIZE="12x"; use k, m, g or t (powers of 1024), e.g. 512M or 1.5g (or unset SHMEM_SYMMETRIC_SIZE for the default, 512M)
-	// goshmem: not a boolean in SHMEM_DEBUG="maybe"; use 1/0, y/n, yes/no, true/false or on/off (or unset SHMEM_DEBUG for the default, off)
+	// goshmem: not a boolean in SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES="maybe"; use 1/0, y/n, yes/no, true/false or on/off (or unset SHMEM_SYMMETRIC_HEAP_USE_HUGE_PAGES for the default, off)
 }
 
 func ExampleKnobs() {

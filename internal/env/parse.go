@@ -17,12 +17,15 @@ const sizeAccept = "use a number of bytes with an optional suffix k, m, g or t "
 // SHMEM_SYMMETRIC_SIZE: a non-negative decimal number of bytes,
 // optionally with a fraction, and optionally followed by one of the
 // suffixes k/K, m/M, g/G, t/T that multiply it by 2^10, 2^20, 2^30 or
-// 2^40. A fractional result is rounded down to a whole byte, so "1.5k"
-// is 1536 and "0.3" is 0. Surrounding blanks are ignored.
+// 2^40. A fractional result is rounded up to a whole byte, as the
+// specification's "integer ceiling" asks: "1.5k" is 1536, "3.1M"
+// 3250586 and "0.3" 1. Only one multiplier is recognized and what
+// follows it is ignored, as the specification says: "20kk" is 20k, and
+// "1KiB" and "1kb" are 1k. Surrounding blanks are ignored.
 //
-// Signs, exponents, hexadecimal, a trailing "b"/"B" and every other
-// suffix are rejected, as are empty strings and sizes above
-// math.MaxInt64. Errors are *Error values.
+// Signs, exponents, hexadecimal, and a suffix that does not start with
+// a multiplier ("b", "x") are rejected, as are empty strings and sizes
+// above math.MaxInt64. Errors are *Error values.
 func ParseSize(s string) (int64, error) {
 	v := strings.TrimSpace(s)
 	bad := func(problem, accept string) (int64, error) {
@@ -47,18 +50,19 @@ func ParseSize(s string) (int64, error) {
 		return bad("not a number", sizeAccept)
 	}
 	var shift uint
-	switch suffix {
-	case "":
-	case "k", "K":
-		shift = 10
-	case "m", "M":
-		shift = 20
-	case "g", "G":
-		shift = 30
-	case "t", "T":
-		shift = 40
-	default:
-		return bad("unknown suffix "+quoteSuffix(suffix), "use k, m, g or t (powers of 1024), e.g. 512M or 1.5g")
+	if suffix != "" {
+		switch suffix[0] {
+		case 'k', 'K':
+			shift = 10
+		case 'm', 'M':
+			shift = 20
+		case 'g', 'G':
+			shift = 30
+		case 't', 'T':
+			shift = 40
+		default:
+			return bad("unknown suffix "+quoteSuffix(suffix), "use k, m, g or t (powers of 1024), e.g. 512M or 1.5g")
+		}
 	}
 	intPart, frac, _ := strings.Cut(num, ".")
 	if strings.Contains(frac, ".") {
@@ -67,15 +71,16 @@ func ParseSize(s string) (int64, error) {
 	if intPart == "" && frac == "" {
 		return bad("not a number", sizeAccept)
 	}
-	// bytes = floor((intPart.frac) * 2^shift), computed exactly:
-	// digits(intPart frac) * 2^shift / 10^len(frac).
+	// bytes = ceil((intPart.frac) * 2^shift), computed exactly:
+	// digits(intPart frac) * 2^shift / 10^len(frac), rounded up.
 	n, ok := new(big.Int).SetString(intPart+frac, 10)
 	if !ok {
 		return bad("not a number", sizeAccept)
 	}
 	n.Lsh(n, shift)
 	if len(frac) > 0 {
-		n.Quo(n, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil))
+		d := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil)
+		n.Add(n, d).Sub(n, big.NewInt(1)).Quo(n, d)
 	}
 	if !n.IsInt64() {
 		return bad(problemTooLarge, "use at most 8388607t (2^63-1 bytes)")

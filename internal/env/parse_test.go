@@ -27,18 +27,23 @@ func TestParseSize(t *testing.T) {
 		{"1t", 1 << 40},
 		{"3T", 3 << 40},
 		{"1.5k", 1536},
-		{"3.1m", 3250585}, // 3.1 * 1048576 = 3250585.6, rounded down
+		{"3.1m", 3250586}, // 3.1 * 1048576 = 3250585.6, rounded up (the specification's example)
 		{"0.5g", 512 << 20},
 		{".5k", 512},
 		{"5.", 5},
 		{"5.k", 5 << 10},
-		{"0.3", 0},
-		{"1.9", 1},
+		{"0.3", 1},
+		{"1.9", 2},
 		{"007", 7},
 		{"0.0000000000009094947017729282379150390625t", 1}, // exactly 2^-40 t
-		{"0.0000000000009094947017729282379150390624t", 0}, // a hair less
+		{"0.0000000000009094947017729282379150390624t", 1}, // a hair less, rounded up
+		{"0.0000000000009094947017729282379150390626t", 2}, // a hair more
 		{"9223372036854775807", math.MaxInt64},
-		{"8388607.999999999999t", math.MaxInt64 - 1}, // 2^63 - 1.0995..., rounded down
+		{"8388607.999999999999t", math.MaxInt64}, // 2^63 - 1.0995..., rounded up
+		{"20kk", 20 << 10},                       // one multiplier; the rest is ignored
+		{"1KiB", 1 << 10},
+		{"1kb", 1 << 10},
+		{"2mB", 2 << 20},
 		{"8388607t", 8388607 << 40},
 	}
 	for _, tt := range tests {
@@ -64,7 +69,6 @@ func TestParseSizeErrors(t *testing.T) {
 		{".k", "not a number"},
 		{"1.2.3", "more than one decimal point"},
 		{"12x", `unknown suffix "x"`},
-		{"1kb", `unknown suffix "kb"`},
 		{"1b", `unknown suffix "b"`},
 		{"1B", `unknown suffix "B"`},
 		{"1 k", `unknown suffix " k"`},
