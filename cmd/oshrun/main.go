@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,6 +156,19 @@ func oshrun(args []string, stdout, stderr io.Writer, lookupEnv func(string) (str
 	return code
 }
 
+// decimal returns a flag's parser of a decimal integer into *v: the
+// flag package's IntVar also reads 010 as 8 and 0x10 as 16.
+func decimal(name string, v *int) func(string) error {
+	return func(s string) error {
+		n, err := strconv.ParseInt(s, 10, 0)
+		if err != nil {
+			return fmt.Errorf("%s %q is not a decimal number", name, s)
+		}
+		*v = int(n)
+		return nil
+	}
+}
+
 // parseArgs turns the command line (without argv[0]) into a launch
 // configuration. It returns flag.ErrHelp for -h/--help.
 func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Config, error) {
@@ -162,9 +176,10 @@ func parseArgs(args []string, lookupEnv func(string) (string, bool)) (launch.Con
 	fs := flag.NewFlagSet("oshrun", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.IntVar(&cfg.NPEs, "n", 1, "number of PEs")
-	fs.IntVar(&cfg.NPEs, "np", 1, "number of PEs")
-	fs.IntVar(&cfg.PEsPerProc, "pes-per-proc", 1, "PEs per process")
+	cfg.NPEs, cfg.PEsPerProc = 1, 1
+	fs.Func("n", "number of PEs", decimal("-n", &cfg.NPEs))
+	fs.Func("np", "number of PEs", decimal("-np", &cfg.NPEs))
+	fs.Func("pes-per-proc", "PEs per process", decimal("--pes-per-proc", &cfg.PEsPerProc))
 	fs.StringVar(&cfg.MapBy, "map-by", "core", "core, numa or socket")
 	fs.StringVar(&cfg.BindTo, "bind-to", "", "none, core, numa or socket")
 	fs.BoolVar(&cfg.ReportBindings, "report-bindings", false, "print bindings")
@@ -231,6 +246,9 @@ func parseTimeout(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil && isSeconds(s) {
 		d, err = time.ParseDuration(s + "s")
+	}
+	if err != nil && strings.Contains(err.Error(), "invalid duration") && (isSeconds(s) || isSeconds(strings.TrimRight(s, "smhµun"))) {
+		return 0, fmt.Errorf("%q is too long a time limit (at most about 292 years); use e.g. 30s, 5m, 1h, or 0 for no limit", s)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a duration; use e.g. 30s, 5m, 1h or a number of seconds", s)

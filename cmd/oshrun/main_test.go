@@ -163,6 +163,15 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
+// TestParseArgsDecimal: -n and --pes-per-proc are decimal: 010 is ten
+// PEs (the flag package's IntVar made it 8, octal).
+func TestParseArgsDecimal(t *testing.T) {
+	cfg, err := parseArgs([]string{"-n", "010", "--pes-per-proc", "05", "prog"}, fakeEnv)
+	if err != nil || cfg.NPEs != 10 || cfg.PEsPerProc != 5 {
+		t.Errorf("parseArgs(-n 010 --pes-per-proc 05) = %d PEs, %d per process, %v; want 10, 5", cfg.NPEs, cfg.PEsPerProc, err)
+	}
+}
+
 func TestParseArgsErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -173,6 +182,10 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{"-n", "0", "prog"}, "at least 1, got 0"},
 		{[]string{"-np", "-2", "prog"}, "at least 1, got -2"},
 		{[]string{"-n", "four", "prog"}, "invalid value"},
+		{[]string{"-np", "0x10", "prog"}, `-np "0x10" is not a decimal number`},
+		{[]string{"--pes-per-proc", "0x2", "prog"}, "not a decimal number"},
+		{[]string{"--timeout", "9999999999", "prog"}, "too long a time limit"},
+		{[]string{"--timeout", "99999999999h", "prog"}, "too long a time limit"},
 		{[]string{"-n"}, "needs an argument"},
 		{[]string{"--pes-per-proc", "0", "prog"}, "--pes-per-proc must be at least 1"},
 		{[]string{"--bind-to", "hwthread", "prog"}, "--bind-to must be none, core, numa or socket"},

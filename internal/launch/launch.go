@@ -356,6 +356,12 @@ func (cfg *Config) check() error {
 	if cfg.NPEs < 1 {
 		return fmt.Errorf("the number of PEs must be at least 1, got %d", cfg.NPEs)
 	}
+	if cfg.NPEs > numa.MaxPlacedPEs {
+		// Checked before anything is made per PE or process (a record
+		// per process came first, and a billion of them ran the
+		// machine out of memory).
+		return fmt.Errorf("cannot start %d PEs on one host; ask for 1 to %d PEs", cfg.NPEs, numa.MaxPlacedPEs)
+	}
 	if cfg.PEsPerProc < 0 {
 		return fmt.Errorf("PEs per process must be at least 1, got %d", cfg.PEsPerProc)
 	}

@@ -728,6 +728,8 @@ func TestConfigErrors(t *testing.T) {
 		want string
 	}{
 		{Config{NPEs: 0, Program: "true"}, "at least 1"},
+		{Config{NPEs: numa.MaxPlacedPEs + 1, Program: "true"}, "cannot start 1048577 PEs on one host"}, // checked first: -n 1000000000 ran out of memory
+
 		{Config{NPEs: 1, PEsPerProc: -1, Program: "true"}, "at least 1"},
 		{Config{NPEs: 1}, "no program"},
 		{Config{NPEs: 1, Program: "true", BindTo: "hwthread"}, "use none, core, numa or socket"},

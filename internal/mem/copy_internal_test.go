@@ -292,12 +292,14 @@ func TestSysfsLLC(t *testing.T) {
 	if size, share := sysfsLLC(dir); size != 32<<20 || share != 7 {
 		t.Errorf("sysfsLLC = %d, %d; want %d, 7", size, share, 32<<20)
 	}
-	for s, want := range map[string]int64{"32768K": 32 << 20, "1M": 1 << 20, "2G": 2 << 30, "512": 512, "": 0, "K": 0, "-1K": 0} {
+	for s, want := range map[string]int64{"32768K": 32 << 20, "1M": 1 << 20, "2G": 2 << 30, "512": 512, "": 0, "K": 0, "-1K": 0,
+		"9007199254740992K": 0, "8796093022207K": 8796093022207 << 10, "9223372036854775807": 9223372036854775807} { // overflow refused, not negative
 		if got, ok := parseSize(s); got != want || ok != (want > 0) {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", s, got, ok, want)
 		}
 	}
-	for s, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8,10-11": 7, "": 0, "3-1": 0, "x": 0} {
+	for s, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8,10-11": 7, "": 0, "3-1": 0, "x": 0,
+		"0-9223372036854775807": 0, "-5": 0, "0-1048575": 1 << 20, "0-1048575,1048576": 0} { // beyond any machine: unknown, not negative
 		if got := countCPUs(s); got != want {
 			t.Errorf("countCPUs(%q) = %d, want %d", s, got, want)
 		}

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,11 +48,14 @@ func parseSize(s string) (int64, bool) {
 		mul, s = 1<<30, s[:len(s)-1]
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 {
+	if err != nil || n <= 0 || n > math.MaxInt64/mul {
 		return 0, false
 	}
 	return n * mul, true
 }
+
+// maxCPUs bounds countCPUs: no machine has more CPUs (numa.MaxCPU).
+const maxCPUs = 1 << 20
 
 // countCPUs counts the CPUs of a cpu list such as "0-3,8,10-11"; 0 when
 // it cannot parse it.
@@ -60,16 +64,19 @@ func countCPUs(list string) int {
 	for _, r := range strings.Split(list, ",") {
 		lo, hi, isRange := strings.Cut(r, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil {
+		if err != nil || a < 0 || a >= maxCPUs {
 			return 0
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b >= maxCPUs {
 				return 0
 			}
 		}
 		n += b - a + 1
+		if n > maxCPUs {
+			return 0
+		}
 	}
 	return n
 }

@@ -244,15 +244,18 @@ func (c *Client) initV1() error {
 		return err
 	}
 	c.keyMax, c.valMax = 64, 256
-	if v, ok := r.Get("keylen_max"); ok {
-		c.keyMax, _ = strconv.Atoi(v)
-	}
-	if v, ok := r.Get("vallen_max"); ok {
-		c.valMax, _ = strconv.Atoi(v)
-	}
 	kvsMax := 256
-	if v, ok := r.Get("kvsname_max"); ok {
-		kvsMax, _ = strconv.Atoi(v)
+	for _, m := range []struct {
+		name string
+		v    *int
+	}{{"keylen_max", &c.keyMax}, {"vallen_max", &c.valMax}, {"kvsname_max", &kvsMax}} {
+		if v, ok := r.Get(m.name); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxLine {
+				return fmt.Errorf("%w: the server's maxes reply gave %s=%q, not a length from 1 to %d", errWire, m.name, v, maxLine)
+			}
+			*m.v = n
+		}
 	}
 	if r, err = c.roundV1(FormatV1("get_my_kvsname"), "my_kvsname"); err != nil {
 		return err
@@ -423,7 +426,8 @@ func validKey(k string) bool {
 // Get(rank, key) after the next Fence. value may hold any bytes and be
 // of any length: it is encoded and split (see the package comment).
 // Putting a key twice, or a key that is not letters, digits, '-' and
-// '_', is a programmer error and panics.
+// '_', is a programmer error and panics; a key longer than the server
+// takes (its keylen_max) is an error.
 func (c *Client) Put(k string, value []byte) error {
 	if !validKey(k) {
 		panic(fmt.Sprintf("pmi: Put: key %q: use letters, digits, '-' and '_'", k))
@@ -431,8 +435,8 @@ func (c *Client) Put(k string, value []byte) error {
 	if c.put[k] {
 		panic(fmt.Sprintf("pmi: Put: key %q was already put by rank %d; PMI keys are put once", k, c.rank))
 	}
-	if len(key(c.rank, k, 1<<20)) > c.keyMax {
-		panic(fmt.Sprintf("pmi: Put: key %q is too long for the server's %d-byte keys", k, c.keyMax))
+	if n := len(key(c.rank, k, 1<<20)); n > c.keyMax {
+		return fmt.Errorf("pmi: key %q of rank %d takes up to %d bytes on the wire, but the launcher's PMI server takes keys of at most %d (its keylen_max): use a launcher with longer PMI keys (MPICH's hydra: 64 bytes), or SHMEM_PMI=pmi2", k, c.rank, n, c.keyMax)
 	}
 	enc := base64.RawURLEncoding.EncodeToString(value)
 	// The first piece carries "n:" before its share.

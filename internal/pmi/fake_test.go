@@ -19,9 +19,10 @@ import (
 type fakeServer struct {
 	t        testing.TB
 	size     int
-	mapping  string // PMI_process_mapping; "" for none
-	refuse2  bool   // answer a PMI-2 init as a PMI-1-only server does
-	padRight bool   // PMI-2 length fields padded on the right, as Slurm writes them
+	mapping  string   // PMI_process_mapping; "" for none
+	refuse2  bool     // answer a PMI-2 init as a PMI-1-only server does
+	padRight bool     // PMI-2 length fields padded on the right, as Slurm writes them
+	maxes    []string // the maxes reply's key-value pairs (nil: 256, 64, 1024)
 
 	mu        sync.Mutex
 	kvs       map[string]string
@@ -136,7 +137,11 @@ func (s *fakeServer) serve(c net.Conn, rank int) {
 				return
 			}
 		case "get_maxes":
-			out = FormatV1("maxes", "rc", "0", "kvsname_max", "256", "keylen_max", "64", "vallen_max", "1024")
+			kv := s.maxes
+			if kv == nil {
+				kv = []string{"kvsname_max", "256", "keylen_max", "64", "vallen_max", "1024"}
+			}
+			out = FormatV1("maxes", append([]string{"rc", "0"}, kv...)...)
 		case "get_my_kvsname":
 			out = FormatV1("my_kvsname", "rc", "0", "kvsname", "kvs_4242_0")
 		case "get_appnum":

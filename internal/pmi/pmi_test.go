@@ -261,6 +261,37 @@ func TestPutTwicePanics(t *testing.T) {
 	})
 }
 
+// TestMaxes: a PMI-1 server's maxes reply with values that are not
+// lengths is an error naming the field (they were read as 0); keys
+// shorter than a key the runtime makes are an error of Put, not a panic.
+func TestMaxes(t *testing.T) {
+	for _, tc := range []struct {
+		kv   []string
+		want string
+	}{
+		{[]string{"keylen_max", "abc"}, `keylen_max="abc"`},
+		{[]string{"kvsname_max", "-1"}, `kvsname_max="-1"`},
+		{[]string{"vallen_max", "99999999999999999999"}, `vallen_max="99999999999999999999"`},
+		{[]string{"keylen_max", "0"}, "not a length"},
+	} {
+		s := newFakeServer(t, 1)
+		s.maxes = tc.kv
+		_, err := New(s.conn(0), Options{Rank: 0, Size: 1, Version: "pmi1", JobID: "4242", Timeout: 10 * time.Second})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("maxes %v: New = %v, want an error containing %q", tc.kv, err, tc.want)
+		}
+	}
+	s := newFakeServer(t, 1)
+	s.maxes = []string{"keylen_max", "16"}
+	c, err := New(s.conn(0), Options{Rank: 0, Size: 1, Version: "pmi1", JobID: "4242", Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put("xport-long", nil); err == nil || !strings.Contains(err.Error(), "keylen_max") {
+		t.Errorf("Put of a key longer than the server's 16 bytes = %v, want an error naming keylen_max", err)
+	}
+}
+
 // TestFenceTimeout: a fence that the other ranks never reach ends with
 // an error that says so, not a hang.
 func TestFenceTimeout(t *testing.T) {
