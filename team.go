@@ -1210,12 +1210,17 @@ func (t *Team) Destroy() {
 		c.Destroy() // completes its operations
 	}
 	t.pe.Ctx().Quiet()
+	// The team's own sync runs first, over its levels if it has them
+	// (hierSync): destroyed first, the levels' slots went back to the
+	// pool, where a team that another goroutine of this PE made
+	// meanwhile took one and cleared a flag of the sync still to come
+	// (a hang found with goroutine PEs over CMA).
+	t.sync("TeamDestroy")
 	if h := t.hier; h != nil {
 		for _, lt := range h.levels {
 			lt.Destroy() // nil on the levels this PE is not in
 		}
 	}
-	t.sync("TeamDestroy")
 	t.dead = true
 	ts := teamsOf(t.pe)
 	ts.mu.Lock()

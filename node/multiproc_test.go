@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -79,6 +80,46 @@ var scenarios = map[string]func(pe *goshmem.PE){
 		}
 		for start := time.Now(); time.Since(start) < 30*time.Second; {
 		}
+	},
+	// Two goroutines of each PE: one makes a team, runs a reduction
+	// (which makes its levels when the team spans domains) and destroys
+	// it, the other makes and destroys teams meanwhile.
+	"destroy-levels": func(pe *goshmem.PE) {
+		w := goshmem.TeamWorld(pe)
+		n := pe.NPEs()
+		ta, _ := w.SplitStrided(0, 1, n, nil)
+		tb, _ := w.SplitStrided(0, 1, n, nil)
+		buf, _ := goshmem.Malloc[int64](pe, 2)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range 300 {
+				t, err := ta.SplitStrided(0, 1, n, nil)
+				if err != nil {
+					panic(err)
+				}
+				buf[0] = 1
+				goshmem.SumReduce(t, buf[1:], buf[:1])
+				if buf[1] != int64(n) {
+					panic(fmt.Sprintf("PE %d: sum %d, want %d", pe.MyPE(), buf[1], n))
+				}
+				t.Destroy()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range 900 {
+				t, err := tb.SplitStrided(0, 1, n, nil)
+				if err != nil {
+					panic(err)
+				}
+				t.Destroy()
+			}
+		}()
+		wg.Wait()
+		pe.BarrierAll()
+		fmt.Printf("PE %d done\n", pe.MyPE())
 	},
 	"goexit": func(pe *goshmem.PE) {
 		if pe.MyPE() == pe.NPEs()-1 {
@@ -392,6 +433,19 @@ func TestPanicWithBusySibling(t *testing.T) {
 	}
 	if r.elapsed > 20*time.Second {
 		t.Errorf("the job took %v to end", r.elapsed)
+	}
+}
+
+// TestDestroyLevelsWhileSplitting: Destroy of a team with levels (a
+// team spanning the processes of goroutine PEs over CMA) while another
+// goroutine of each PE makes and destroys teams. Destroy freed the
+// levels before the team's own sync ran over them, and a team made
+// meanwhile reused a level's slot: a PE hung in Destroy within a few
+// hundred iterations.
+func TestDestroyLevelsWhileSplitting(t *testing.T) {
+	r := runJob(t, "destroy-levels", 4, 2, false, "SHMEM_TRANSPORT=cma")
+	if r.code != 0 || strings.Count(r.stdout, " done") != 4 {
+		t.Fatalf("exit code %d after %v, stdout:\n%s\nstderr:\n%s", r.code, r.elapsed, r.stdout, r.stderr)
 	}
 }
 

@@ -290,7 +290,7 @@ func defs() []def {
 				"around a ring, each PE moving 2(n-1)/n of the vector; rabenseifner: " +
 				"reduce-scatter by recursive halving, allgather by recursive doubling " +
 				"(power-of-two teams; ring otherwise); auto: inside a " +
-				"shared-memory domain, dropboxes up to 120 B, flat up to 1 KiB, partitioned " +
+				"shared-memory domain, dropboxes up to 632 B, flat up to 1 KiB, partitioned " +
 				"above; across processes that cannot map each other, recursive doubling up to " +
 				"16 KiB, then Rabenseifner on power-of-two teams and the ring otherwise. Teams that " +
 				"span several shared-memory domains reduce hierarchically (inside each domain, " +
