@@ -96,16 +96,29 @@ const blockBytes = 128 << 20
 func BlockCount(size int) int { return max(2, blockBytes/max(size, 1)) }
 
 // Result is Interleave's measurement of one size: per round, the
-// transfer's bandwidth, the best lone copy's and its method, in MB/s
-// (1e6 bytes per second).
+// transfer's bandwidth and the reference's, in MB/s (1e6 bytes per
+// second), and the method that was fastest in that round.
+//
+// The reference (Copy, named by Best) is one method for all rounds: the
+// one with the highest median over the rounds, the machine's best way
+// to copy this size. Not each round's fastest block (RoundBest): several
+// ways are often equally fast (the two-CPU splits at 64-256 KiB each
+// win some of the 7 rounds), and the best of several noisy blocks of
+// one speed lies above that speed (the winner's curse). In 6 runs of
+// get_bw and put_bw -copy at 64 KiB the transfer's median ratio to
+// each round's fastest block was 0.77-0.96, to the best method 0.83-0.96:
+// 0-9% apart (docs/performance.md, "The best copy is a method").
 type Result struct {
 	Size     int
 	Transfer []float64
 	Copy     []float64
+	Best     string
 	Fastest  []string
 	// Each is every method's bandwidth per round, in the order of the
 	// methods given to Interleave.
 	Each [][]float64
+	// RoundBest is each round's fastest block, whatever its method.
+	RoundBest []float64
 }
 
 // Wins returns how many rounds each method was the fastest copy in,
@@ -229,9 +242,16 @@ func InterleaveRefs(size, k, rounds int, blockBytes float64, xfer func(k int), r
 			}
 		}
 		r.Transfer = append(r.Transfer, xf)
-		r.Copy = append(r.Copy, best)
+		r.RoundBest = append(r.RoundBest, best)
 		r.Fastest = append(r.Fastest, who)
 	}
+	b, bm := 0, -1.0
+	for m := range refs {
+		if med := median(r.Each[m]); med > bm {
+			b, bm = m, med
+		}
+	}
+	r.Best, r.Copy = refs[b].Name, slices.Clone(r.Each[b])
 	return r
 }
 

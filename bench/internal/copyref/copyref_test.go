@@ -65,16 +65,29 @@ func TestInterleave(t *testing.T) {
 	if len(r.Transfer) != 3 || len(r.Copy) != 3 || len(r.Fastest) != 3 || len(r.Each) != len(ms) {
 		t.Fatalf("result %+v: want 3 rounds, %d methods", r, len(ms))
 	}
+	// The reference is the method with the best median, in every round.
+	b := -1
+	for j := range ms {
+		if b < 0 || median(r.Each[j]) > median(r.Each[b]) {
+			b = j
+		}
+	}
+	if r.Best != ms[b].Name {
+		t.Errorf("Best = %q, want %q, the method with the highest median", r.Best, ms[b].Name)
+	}
 	for i := range 3 {
 		if r.Transfer[i] <= 0 || r.Copy[i] <= 0 || math.IsInf(r.Copy[i], 0) {
 			t.Errorf("round %d: transfer %v, copy %v MB/s", i, r.Transfer[i], r.Copy[i])
+		}
+		if r.Copy[i] != r.Each[b][i] {
+			t.Errorf("round %d: copy %v is not the best method's block, %v", i, r.Copy[i], r.Each[b][i])
 		}
 		best := 0.0
 		for j := range ms {
 			best = max(best, r.Each[j][i])
 		}
-		if r.Copy[i] != best {
-			t.Errorf("round %d: copy %v is not the best method's %v", i, r.Copy[i], best)
+		if r.RoundBest[i] != best {
+			t.Errorf("round %d: RoundBest %v is not the round's fastest block, %v", i, r.RoundBest[i], best)
 		}
 		if !strings.Contains(Names(ms), r.Fastest[i]) || r.Fastest[i] == "" {
 			t.Errorf("round %d: fastest %q", i, r.Fastest[i])

@@ -38,13 +38,20 @@ func Interleaved(rounds int, per float64, ways []Way) [][]float64 {
 }
 
 // VsFastest is an Interleaved measurement whose way 0 is the program's
-// loop and the others bare ways of doing the same work: Loop and Bare
-// are the medians over the rounds of the loop and of each round's
-// fastest bare way, Ratios the loop's time over that fastest way's,
-// round by round.
+// loop and the others bare ways of doing the same work: the fastest
+// bare way is the one with the least median over the rounds; Loop and
+// Bare are the medians of the loop and of that way, Ratios the loop's
+// time over that way's, round by round.
+//
+// One way for all rounds, not each round's fastest block: the least of
+// several noisy blocks of one speed lies below that speed (the winner's
+// curse), so a bound made of per-round minima is one the loop can never
+// reach even when it costs what the bare way costs (copyref.Result has
+// the figures for the copies).
 type VsFastest struct {
 	Loop, Bare float64
 	Ratios     []float64
+	Best       string   // the fastest bare way's name
 	Each       []string // "name median" of each bare way
 }
 
@@ -52,16 +59,16 @@ type VsFastest struct {
 // bare).
 func Fastest(ways []Way, times [][]float64) VsFastest {
 	var v VsFastest
-	var bare []float64
-	for i := range times[0] {
-		b := math.Inf(1)
-		for j := 1; j < len(times); j++ {
-			b = min(b, times[j][i])
+	best, bm := 1, math.Inf(1)
+	for j := 1; j < len(times); j++ {
+		if m := Median(times[j]); m < bm {
+			best, bm = j, m
 		}
-		bare = append(bare, b)
-		v.Ratios = append(v.Ratios, times[0][i]/b)
 	}
-	v.Loop, v.Bare = Median(times[0]), Median(bare)
+	for i := range times[0] {
+		v.Ratios = append(v.Ratios, times[0][i]/times[best][i])
+	}
+	v.Loop, v.Bare, v.Best = Median(times[0]), bm, ways[best].Name
 	for j := 1; j < len(ways); j++ {
 		v.Each = append(v.Each, fmt.Sprintf("%s %.4f", ways[j].Name, Median(times[j])))
 	}
