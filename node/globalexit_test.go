@@ -25,7 +25,8 @@ import (
 // processScenarios own the whole PE process (TestMain runs them instead
 // of goshmem.Main).
 var processScenarios = map[string]func(){
-	"globalexit-run": globalExitRun,
+	"globalexit-run":  globalExitRun,
+	"gomaxprocs-init": gomaxprocsInit,
 }
 
 // globalExitBody is the job of the GlobalExit tests: PE 1 (of every 4)

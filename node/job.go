@@ -36,7 +36,12 @@ type Job struct {
 	npes     int
 	firstPE  int // first PE hosted here
 	localPEs int
-	heapSize uintptr
+	// prevProcs is GOMAXPROCS before the job raised it (0: unchanged):
+	// restored once every PE of this process has finalized
+	// (finalizedHere), when no wait of the job needs the extra P.
+	prevProcs     int
+	finalizedHere atomic.Int32
+	heapSize      uintptr
 	// panicked is what the first PE of this process that panicked
 	// panicked with (a string, runPE): the errors of the PEs that the
 	// panic stops name it (abortError), so that a goroutine that dies of
@@ -179,7 +184,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 	// block: not across hosts.
 	j.central = host == nil && centralBarrier(cfg.BarrierAlgorithm, j.npes, j.localPEs, int(j.ctl.Header.CPUs), runtime.GOMAXPROCS(0))
 	if watcherP(localPEs, runtime.GOMAXPROCS(0), os.Getenv("GOMAXPROCS")) {
-		runtime.GOMAXPROCS(2)
+		j.prevProcs = runtime.GOMAXPROCS(2) // given back when this process's PEs have finalized
 	}
 	if cfg.WaitSpin > 0 {
 		j.policy.Spin = cfg.WaitSpin

@@ -527,6 +527,34 @@ func TestBarrierPhasesProcesses(t *testing.T) {
 // (GOMAXPROCS 2), so that the job's watcher goroutines, which block in
 // system calls, never hold the P the PE's goroutine runs on; a
 // GOMAXPROCS the user set is kept.
+// gomaxprocsInit prints GOMAXPROCS while the PE (from goshmem.Init)
+// runs and after its Finalize.
+func gomaxprocsInit() {
+	pe, err := goshmem.Init()
+	if err != nil {
+		panic(err)
+	}
+	during := runtime.GOMAXPROCS(0)
+	pe.BarrierAll()
+	pe.Finalize()
+	fmt.Printf("PE %d GOMAXPROCS %d, after Finalize %d\n", pe.MyPE(), during, runtime.GOMAXPROCS(0))
+}
+
+// TestGOMAXPROCSGivenBack: the second P that a bound PE's process gets
+// for the runtime's watchers is given back at Finalize, so a program
+// that goes on after it runs with its own GOMAXPROCS.
+func TestGOMAXPROCSGivenBack(t *testing.T) {
+	r := runJobConfig(t, "gomaxprocs-init", launch.Config{NPEs: 2, PEsPerProc: 1, BindTo: "core"})
+	if r.code != 0 {
+		t.Fatalf("code %d err %v stderr:\n%s", r.code, r.err, r.stderr)
+	}
+	for pe := 0; pe < 2; pe++ {
+		if want := fmt.Sprintf("PE %d GOMAXPROCS 2, after Finalize 1\n", pe); !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout %q, want a line %q", r.stdout, want)
+		}
+	}
+}
+
 func TestBoundPEHasWatcherP(t *testing.T) {
 	for _, c := range []struct {
 		env  []string

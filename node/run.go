@@ -283,6 +283,12 @@ func (p *PE) Finalize() {
 	if x := p.job.x; x != nil {
 		x.close(p) // the leader: once its host's PEs have finalized
 	}
+	if j := p.job; j.finalizedHere.Add(1) == int32(j.localPEs) && j.prevProcs > 0 {
+		// The job raised GOMAXPROCS for its own goroutines (a bound
+		// PE's watchers, a leader's transport): the program's value
+		// from here on, for what it does after Finalize.
+		runtime.GOMAXPROCS(j.prevProcs)
+	}
 	if c := p.job.pmi; c != nil {
 		// The launcher sees a clean end; an error here changes nothing.
 		p.job.pmiEnd.Do(func() { c.Finalize() })

@@ -417,7 +417,9 @@ func (x *xhost) open(pc *pmi.Client) error {
 		return nil
 	}
 	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) < leaderProcs {
-		runtime.GOMAXPROCS(leaderProcs)
+		if prev := runtime.GOMAXPROCS(leaderProcs); x.j.prevProcs == 0 {
+			x.j.prevProcs = prev
+		}
 	}
 	ranks := x.cl.Leaders
 	iface := x.j.cfg.InternodeIface
