@@ -237,7 +237,11 @@ func (t *Topology) BindingMap(bound, usable []int) string {
 //	not bound (may use CPUs 0-15); home NUMA node 0
 func (t *Topology) Describe(p Placement, bindTo string, usable []int) string {
 	if p.Bind == nil || bindTo == BindNone {
-		return fmt.Sprintf("not bound (may use CPUs %s); home NUMA node %d", FormatCPUList(usable), p.Node)
+		cpus := "CPUs " + FormatCPUList(usable)
+		if len(usable) == 1 {
+			cpus = "CPU " + FormatCPUList(usable)
+		}
+		return fmt.Sprintf("not bound (may use %s); home NUMA node %d", cpus, p.Node)
 	}
 	cpus := "CPUs " + FormatCPUList(p.Bind)
 	if len(p.Bind) == 1 {

@@ -51,6 +51,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/goshmem/goshmem"
@@ -283,6 +284,9 @@ func report(w *strings.Builder, stderr io.Writer, o options) int {
 		code = 1
 	} else {
 		t, notes := node.Probe(cfg)
+		if o.sysfsRoot != "" {
+			fmt.Fprintf(w, "  (probed on this machine, not on the --sysfs-root tree above)\n")
+		}
 		fmt.Fprintf(w, "  on-node transport: %s (%s)\n", t.Name, t.Reason)
 		for _, note := range notes {
 			fmt.Fprintf(w, "  %s\n", note)
@@ -302,24 +306,27 @@ func usableCPUs(w *strings.Builder, topo *numa.Topology, sysfsRoot string) []int
 	var usable []int
 	if sysfsRoot != "" {
 		usable = topo.Usable(nil)
-		fmt.Fprintf(w, "  this process may use CPUs %s (as read from %s: the online CPUs, within the cgroup cpuset if any)\n",
-			cpuList(usable), sysfsRoot)
+		fmt.Fprintf(w, "  this process may use %s (as read from %s: the online CPUs, within the cgroup cpuset if any)\n",
+			cpusNamed(usable), sysfsRoot)
 	} else if allowed, err := numa.Allowed(); err != nil {
 		usable = topo.Usable(nil)
-		fmt.Fprintf(w, "  cannot read this process's affinity (%v); assuming CPUs %s\n", err, cpuList(usable))
+		fmt.Fprintf(w, "  cannot read this process's affinity (%v); assuming %s\n", err, cpusNamed(usable))
 	} else {
 		usable = topo.Usable(allowed)
-		fmt.Fprintf(w, "  this process may use CPUs %s\n", cpuList(usable))
+		fmt.Fprintf(w, "  this process may use %s\n", cpusNamed(usable))
 	}
 	if len(usable) > 0 {
-		fmt.Fprintf(w, "  (%d of the %d online CPUs, on %d cores)\n", len(usable), len(topo.Online), topo.UsableCores(usable))
+		fmt.Fprintf(w, "  (%d of the %s, on %s)\n", len(usable), count(len(topo.Online), "online CPU"), count(topo.UsableCores(usable), "core"))
 	}
 	if topo.Cpuset != nil {
 		mems := "all nodes"
 		if topo.CpusetMems != nil {
 			mems = "nodes " + numa.FormatCPUList(topo.CpusetMems)
+			if len(topo.CpusetMems) == 1 {
+				mems = "node " + numa.FormatCPUList(topo.CpusetMems)
+			}
 		}
-		fmt.Fprintf(w, "  the cgroup cpuset restricts it to CPUs %s, memory on %s\n", numa.FormatCPUList(topo.Cpuset), mems)
+		fmt.Fprintf(w, "  the cgroup cpuset restricts it to %s, memory on %s\n", cpusNamed(topo.Cpuset), mems)
 	}
 	return usable
 }
@@ -331,15 +338,15 @@ func placement(w *strings.Builder, section func(string), topo *numa.Topology, us
 	if bind == bindDefault && topo != nil {
 		bind = numa.DefaultBinding(topo, usable, o.n)
 	}
-	section(fmt.Sprintf("Placement of %d PEs (--map-by %s --bind-to %s)", o.n, o.mapBy, bind))
+	section(fmt.Sprintf("Placement of %s (--map-by %s --bind-to %s)", count(o.n, "PE"), o.mapBy, bind))
 	if topo == nil {
 		w.WriteString("  cannot place PEs without the topology\n")
 		return false
 	}
 	cores := topo.UsableCores(usable)
 	if o.bindTo == bindDefault {
-		fmt.Fprintf(w, "  --bind-to %s is oshrun's default for %d PEs on %d usable cores (core for up to 2 PEs, numa for more, none when the PEs outnumber the cores)\n",
-			bind, o.n, cores)
+		fmt.Fprintf(w, "  --bind-to %s is oshrun's default for %s on %s (core for up to 2 PEs, numa for more, none when the PEs outnumber the cores)\n",
+			bind, count(o.n, "PE"), count(cores, "usable core"))
 	}
 	places, err := numa.Place(topo, usable, o.n, o.mapBy, bind)
 	if err != nil {
@@ -350,12 +357,31 @@ func placement(w *strings.Builder, section func(string), topo *numa.Topology, us
 		fmt.Fprintf(w, "  PE %d: %s %s\n", pe, topo.BindingMap(p.Bind, usable), topo.Describe(p, bind, usable))
 	}
 	if o.n > cores {
-		fmt.Fprintf(w, "  %d PEs outnumber the %d usable cores: PEs share cores\n", o.n, cores)
+		fmt.Fprintf(w, "  %d PEs outnumber the %s: PEs share cores\n", o.n, count(cores, "usable core"))
 	}
 	if o.n > len(usable) {
-		fmt.Fprintf(w, "  %d PEs share %d CPUs: waits spin briefly, then yield and sleep (SHMEM_WAIT_*)\n", o.n, len(usable))
+		fmt.Fprintf(w, "  %d PEs share %s: waits spin briefly, then yield and sleep (SHMEM_WAIT_*)\n", o.n, count(len(usable), "CPU"))
 	}
 	return true
+}
+
+// count is "1 core" or "n cores".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// cpusNamed is "CPU 3", "CPUs 0-3" or "no CPUs".
+func cpusNamed(cpus []int) string {
+	switch len(cpus) {
+	case 0:
+		return "no CPUs"
+	case 1:
+		return "CPU " + strconv.Itoa(cpus[0])
+	}
+	return "CPUs " + numa.FormatCPUList(cpus)
 }
 
 func cpuList(cpus []int) string {

@@ -186,7 +186,7 @@ func TestRunPlacementHere(t *testing.T) {
 	}{
 		{[]string{"-n", "3"}, []string{fmt.Sprintf("== Placement of 3 PEs (--map-by core --bind-to %s)\n", numa.DefaultBinding(topo, usable, 3)), "is oshrun's default for 3 PEs"}, 3},
 		{[]string{"-n", "3", "--bind-to", "none"}, []string{"== Placement of 3 PEs (--map-by core --bind-to none)\n", "PE 2: ", " not bound (may use CPUs " + numa.FormatCPUList(usable) + ")"}, 3},
-		{[]string{"-n=1", "-bind-to=core"}, []string{"== Placement of 1 PEs (--map-by core --bind-to core)\n", "PE 0: ", " bound to core "}, 1},
+		{[]string{"-n=1", "-bind-to=core"}, []string{"== Placement of 1 PE (--map-by core --bind-to core)\n", "PE 0: ", " bound to core "}, 1},
 		{[]string{"--n", "2", "--map-by", "socket", "--bind-to", "socket"}, []string{"(--map-by socket --bind-to socket)", " bound to socket "}, 2},
 		{[]string{"-n", strconv.Itoa(len(usable) + 1)}, []string{fmt.Sprintf("%d PEs share %d CPUs", len(usable)+1, len(usable)), "--bind-to none)"}, len(usable) + 1},
 	}
@@ -378,7 +378,7 @@ func TestRunCpuset(t *testing.T) {
 		"    Package L#1\n      NUMANode L#1 (P#1 62GB)\n      Core L#4\n        PU L#8 (P#4)\n        PU L#9 (P#12)\n",
 		"  this process may use CPUs 4-7,12-15 (as read from " + cpusetRoot + ": the online CPUs, within the cgroup cpuset if any)\n",
 		"  (8 of the 16 online CPUs, on 4 cores)\n",
-		"  the cgroup cpuset restricts it to CPUs 4-7,12-15, memory on nodes 1\n",
+		"  the cgroup cpuset restricts it to CPUs 4-7,12-15, memory on node 1\n",
 	} {
 		if !strings.Contains(tree, want) {
 			t.Errorf("lstopo section lacks %q:\n%s", want, tree)
