@@ -236,7 +236,7 @@ func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 	p.task.board.Add(1)
 	defer func() {
 		if open {
-			p.endFailed(e, n) // the body panicked
+			p.endFailed(e, n, hi) // the body panicked in the batch that ends at hi
 		}
 	}()
 	// Wake host-mates asleep in a wait: they steal once awake. A ring
@@ -275,11 +275,20 @@ func (p *PE) executeShared(t *task, handle, n int, batch bool) {
 // entry, and add to TaskDone, until they are done), the PE may execute
 // again, which a program that recovers from the panic may do. In a job
 // that fails meanwhile the PE stays busy: every wait panics anyway.
-func (p *PE) endFailed(e *job.Task, n int) {
+//
+// mine is where the owner's claims end: they are contiguous from chunk
+// 0, and the batch that panicked ends at mine. The thieves claimed the
+// rest but what was still unclaimed at the Swap, [front, back) if not
+// empty. (n - max(front, back) counted too few when the owner's last
+// claim, made from a stale back, ran past it: front then exceeds where
+// the owner's chunks end, and the owner stopped waiting for a thief
+// still running a chunk, whose late add to TaskDone fell into the next
+// execution.)
+func (p *PE) endFailed(e *job.Task, n, mine int) {
 	old := e.Claim.Swap(job.TaskClaim(n, n, false))
 	p.task.board.Add(^uint32(0))
 	front, back, _ := job.TaskUnpack(old)
-	claimed := uint64(n - max(front, back)) // by thieves, from the back
+	claimed := uint64(n - mine - max(back-front, 0)) // by thieves, from the back
 	abort := &p.job.ctl.Header.Abort.State
 	if done := &p.slot.TaskDone.Uint64; done.Load() < claimed && abort.Load() == 0 {
 		// A plain wait: the PE steals no chunk while it unwinds.
