@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -477,12 +478,17 @@ func TestFreeBad(t *testing.T) {
 	}{
 		{"Go slice", func(p *goshmem.PE) { goshmem.Free(p, make([]int64, 4)) }, []string{"goshmem.Free", "the slice at 0x", "not in the symmetric heap", "Malloc"}},
 		{"empty Go slice", func(p *goshmem.PE) { goshmem.Free(p, []byte{}) }, []string{"goshmem.Free", "the slice at 0x", "not in the symmetric heap"}},
-		{"interior", func(p *goshmem.PE) { x := mustMalloc[int64](p, 64); goshmem.Free(p, x[8:]) }, []string{"goshmem.Free", "does not start"}},
+		{"interior", func(p *goshmem.PE) { x := mustMalloc[int64](p, 64); goshmem.Free(p, x[8:]) }, []string{"goshmem.Free", "does not start", "inside the 512-byte block at"}},
 		{"double free", func(p *goshmem.PE) {
 			x := mustMalloc[int64](p, 64)
 			goshmem.Free(p, x)
 			goshmem.Free(p, x)
-		}, []string{"goshmem.Free"}},
+		}, []string{"goshmem.Free", "does not start", "double free?"}},
+		{"Realloc of a freed block", func(p *goshmem.PE) {
+			x := mustMalloc[int64](p, 64)
+			goshmem.Free(p, x)
+			goshmem.Realloc(p, x, 128)
+		}, []string{"goshmem.Realloc", "double free?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pe := panicError(t, runErr(t, 1, testHeap, tc.fn))
@@ -962,4 +968,46 @@ func ExampleMallocWithHints() {
 		fmt.Println(err)
 	}
 	// Output: counter: 2
+}
+
+// TestAllocationMismatchCounts: the mismatch message gives the call the
+// other PE has reached (it read the slot of its own parity, and said
+// "PE 1 is at call 0" of a PE that had made one call).
+func TestAllocationMismatchCounts(t *testing.T) {
+	var msg atomic.Value
+	runErr(t, 2, testHeap, func(p *goshmem.PE) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg.Store(fmt.Sprint(r))
+				panic(r)
+			}
+		}()
+		mustMalloc[int64](p, 1)
+		if p.MyPE() == 0 {
+			mustMalloc[int64](p, 1) // PE 1 makes no second call
+		} else {
+			p.BarrierAll()
+		}
+	})
+	got, _ := msg.Load().(string)
+	checkContains(t, "PE 0 with 2 calls, PE 1 with 1", got, "after 2 allocation calls on PE 0, PE 1 is at call 1")
+}
+
+// TestHeapHoldsWhatWasAsked: a heap of SHMEM_SYMMETRIC_SIZE=4097 bytes
+// holds a 4097-byte block (OpenSHMEM 1.5: the heap is at least the size
+// asked for); the allocator's 64-byte granule made it hold 4096.
+func TestHeapHoldsWhatWasAsked(t *testing.T) {
+	for _, size := range []int64{1, 4097, 65537} {
+		runCfg(t, node.Config{HeapSize: size}, 2, func(p *goshmem.PE) {
+			if hs := p.HeapSize(); int64(hs) < size {
+				t.Errorf("heap size %d: HeapSize() = %d, less than asked", size, hs)
+			}
+			x, err := goshmem.Malloc[byte](p, int(size))
+			if err != nil {
+				t.Errorf("heap size %d: Malloc(%d) = %v", size, size, err)
+				return
+			}
+			goshmem.Free(p, x)
+		})
+	}
 }

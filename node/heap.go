@@ -232,8 +232,8 @@ func (p *PE) blockOffset(routine string, addr uintptr) uintptr {
 		panicf("%s: the slice at %#x is not in the symmetric heap [%#x, %#x) of PE %d; give it what Malloc, Calloc, Align or Realloc returned",
 			routine, addr, uintptr(h.Base), uintptr(h.Base)+h.Size, p.me)
 	}
-	if _, ok := p.alloc.SizeOf(off); !ok {
-		panicf("%s: the slice at %#x does not start a live symmetric allocation", routine, addr)
+	if err := p.alloc.Check(off); err != nil {
+		panicf("%s: the slice at %#x does not start a live symmetric allocation: %v; give it what Malloc, Calloc, Align or Realloc returned, once", routine, addr, err)
 	}
 	return off
 }
@@ -279,9 +279,16 @@ func (p *PE) checkAlloc(routine string) {
 		s := p.job.ctl.Slot(q)
 		qs, qh := s.AllocSeq[seq&1].Load(), s.AllocHash[seq&1].Load()
 		if qs != seq || qh != hash {
-			panicf("%s: symmetric allocations differ between PE %d and PE %d: after %d allocation calls on PE %d, PE %d is at call %d with a different history; "+
-				"every PE must call Malloc, Calloc, Align, Realloc and Free in the same order with the same sizes",
-				routine, p.me, q, seq, p.me, q, qs)
+			// The slot of this parity holds q's state only when q made
+			// as many calls; its latest state is the larger of the two.
+			at := max(s.AllocSeq[0].Load(), s.AllocSeq[1].Load())
+			differs := ""
+			if at == seq {
+				differs = " with a different history"
+			}
+			panicf("%s: symmetric allocations differ between PE %d and PE %d: after %d allocation calls on PE %d, PE %d is at call %d%s; "+
+				"every PE must call Malloc, Calloc, Align, Realloc and Free in the same order with the same sizes (and one goroutine of a PE at a time)",
+				routine, p.me, q, seq, p.me, q, at, differs)
 		}
 	}
 }

@@ -156,7 +156,12 @@ func SegmentSize(heapSize int64, huge bool) (heap, seg int64, err error) {
 		return 0, 0, fmt.Errorf("goshmem: symmetric heap size %d bytes per PE is above goshmem's maximum of %d bytes (256t, more than any machine's memory); "+
 			"lower SHMEM_SYMMETRIC_SIZE (Config.HeapSize)", heapSize, int64(env.MaxSymmetricSize))
 	}
-	heap, seg = heapSize, heapSize+PoolBytes
+	// Whole cache lines, the allocator's granule: the heap must hold at
+	// least the bytes asked for (OpenSHMEM 1.5: "at least as large as
+	// the integer ceiling"), and an allocator that rounds its size down
+	// to a line left a 4097-byte heap unable to hold 4097 bytes.
+	heap = roundUp(heapSize, shm.CacheLine)
+	seg = heap + PoolBytes
 	if huge {
 		heap = roundUp(heap, shm.HugePageSize)
 		seg = roundUp(heap+PoolBytes, shm.HugePageSize)

@@ -353,7 +353,9 @@ func TestSegmentSize(t *testing.T) {
 		heap, seg int64
 		err       []string
 	}{
-		{size: 1, heap: 1, seg: 1 + job.PoolBytes},
+		{size: 1, heap: 64, seg: 64 + job.PoolBytes}, // whole cache lines, the allocator's granule
+		{size: 4097, heap: 4160, seg: 4160 + job.PoolBytes},
+		{size: 4096, heap: 4096, seg: 4096 + job.PoolBytes},
 		{size: mib, heap: mib, seg: mib + job.PoolBytes},
 		{size: 1, huge: true, heap: huge, seg: 2 * huge},
 		{size: huge, huge: true, heap: huge, seg: 2 * huge},
@@ -441,6 +443,9 @@ func FuzzHeapSize(f *testing.F) {
 			}
 			if heap < size || seg < heap+job.PoolBytes || seg-size > 2*shm.HugePageSize+job.PoolBytes {
 				t.Fatalf("SegmentSize(%d, %v) = %d, %d: not the heap rounded up plus the pool", size, huge, heap, seg)
+			}
+			if heap%shm.CacheLine != 0 {
+				t.Fatalf("SegmentSize(%d, %v) = %d, %d: the heap is not whole cache lines (the allocator's granule)", size, huge, heap, seg)
 			}
 			if huge && (heap%shm.HugePageSize != 0 || seg%shm.HugePageSize != 0) {
 				t.Fatalf("SegmentSize(%d, huge) = %d, %d: not whole huge pages", size, heap, seg)

@@ -176,6 +176,17 @@ func (a *Allocator) SizeOf(off uintptr) (uintptr, bool) {
 	return a.segs[i].size, true
 }
 
+// Check returns nil if a live block starts at off, else why not: an
+// error wrapping ErrDoubleFree (off lies in free space) or
+// ErrNotAllocated (outside the heap, or inside a block, named), as Free
+// would return, without freeing anything.
+func (a *Allocator) Check(off uintptr) error {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	_, err := a.lookup(off)
+	return err
+}
+
 // Seq returns the number of Alloc, Free and Realloc calls made so far,
 // successful or not.
 func (a *Allocator) Seq() uint64 { return a.seq }
