@@ -1142,3 +1142,34 @@ func TestNewTaskFailureNamesIt(t *testing.T) {
 		}
 	}
 }
+
+// TestLargePutsNoticeFailure: a PE that only streams large puts and
+// quiets, and never waits, stops when the job fails (it went on until
+// the launcher killed it, or forever without one).
+func TestLargePutsNoticeFailure(t *testing.T) {
+	var msg atomic.Value
+	start := time.Now()
+	runErr(t, 2, 8<<20, func(p *goshmem.PE) {
+		buf := mustMalloc[byte](p, 4<<20)
+		p.BarrierAll()
+		if p.MyPE() == 1 {
+			panic("PE 1 fails on purpose")
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				msg.Store(fmt.Sprint(r))
+				panic(r)
+			}
+		}()
+		for time.Since(start) < 20*time.Second {
+			goshmem.Put(p.Ctx(), buf, buf, 1)
+			p.Ctx().Quiet()
+		}
+	})
+	if got, _ := msg.Load().(string); !strings.Contains(got, "Put on PE 0 stopped") || !strings.Contains(got, "PE 1") {
+		t.Errorf("PE 0's panic %q, want it to stop its Put naming PE 1", got)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the putting PE stopped after %v", d)
+	}
+}

@@ -35,8 +35,20 @@ func (c *Ctx) Target(addr, n uintptr, pe int) (mem.Base, uintptr, bool) {
 // non-temporal threshold (mem.Tuner); from SHMEM_COPY_SHARE bytes up,
 // a copy between symmetric buffers may be shared with host-mates that
 // wait meanwhile (sharecopy.go).
+//
+// It checks that the job is alive first (one load, against a copy of
+// at least mem.LargeCopy bytes): a PE that only streams large puts and
+// quiets, and never waits, would otherwise go on after a failure until
+// the launcher kills it, or forever without one.
 func (c *Ctx) CopyLarge(dst, src []byte, pe int, off uintptr, put bool) {
 	p := c.pe
+	if p.job.ctl.Header.Abort.State.Load() != 0 {
+		routine := "Get"
+		if put {
+			routine = "Put"
+		}
+		p.checkAbort(routine)
+	}
 	if s := p.task.share; s != 0 && len(src) >= s {
 		if c.world != nil {
 			pe = c.world[pe] // a team context's PE number

@@ -78,7 +78,11 @@ func DetectLauncher(getenv func(string) string) string {
 	switch {
 	case getenv("SLURM_STEP_ID") != "" || getenv("SLURM_JOB_ID") != "":
 		return "slurm"
-	case getenv("HYDI_CONTROL_FD") != "" || getenv("HYDRA_PROXY") != "" || getenv("MPIR_CVAR_CH3_INTERFACE_HOSTNAME") != "" || getenv("PMI_SUBVERSION") != "":
+	case getenv("HYDI_CONTROL_FD") != "" || getenv("HYDRA_PROXY") != "" || getenv("MPIR_CVAR_CH3_INTERFACE_HOSTNAME") != "" || getenv("PMI_SUBVERSION") != "",
+		// Over ssh with -iface, hydra's processes have neither of the
+		// first ones and -iface replaces the host name: its local
+		// rank variables (MPICH's and Intel MPI's hydra) remain.
+		getenv("MPI_LOCALNRANKS") != "" || getenv("MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE") != "":
 		return "hydra"
 	}
 	return "pmi"

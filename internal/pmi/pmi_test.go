@@ -321,8 +321,23 @@ func TestFromEnv(t *testing.T) {
 			t.Errorf("%v: ok %v err %v, want an error", m, ok, err)
 		}
 	}
-	if DetectLauncher(env(map[string]string{"SLURM_JOB_ID": "3"})) != "slurm" {
-		t.Error("SLURM_JOB_ID: not detected as slurm")
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SLURM_JOB_ID": "3"}, "slurm"},
+		{map[string]string{"SLURM_STEP_ID": "0", "PMI_FD": "5"}, "slurm"},
+		{map[string]string{"HYDI_CONTROL_FD": "7", "MPI_LOCALNRANKS": "1"}, "hydra"}, // mpiexec on one host
+		// mpiexec -iface eth0 over ssh: no HYDI_CONTROL_FD, no
+		// MPIR_CVAR_CH3_INTERFACE_HOSTNAME (it went for PMI-2's abort,
+		// which hydra 4.0 does not know, and mpiexec failed with 255)
+		{map[string]string{"PMI_FD": "6", "MPI_LOCALNRANKS": "2", "MPI_LOCALRANKID": "0", "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE": "eth0"}, "hydra"},
+		{map[string]string{"PMI_FD": "6", "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE": "eth0"}, "hydra"},
+		{map[string]string{"PMI_FD": "6"}, "pmi"},
+	} {
+		if got := DetectLauncher(env(c.env)); got != c.want {
+			t.Errorf("DetectLauncher(%v) = %q, want %q", c.env, got, c.want)
+		}
 	}
 }
 
