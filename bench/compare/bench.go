@@ -266,6 +266,7 @@ func (s *spec) parse(out string) ([]point, error) {
 		for _, x := range []struct{ prefix, ratio, ref string }{
 			{copyref.Prefix, keyVsCopy, keyCopyInterleaved},
 			{copyref.PatternPrefix, keyVsPattern, keyPatternInterleaved},
+			{copyref.RoundPrefix, keyVsRoundBest, keyRoundBestInterleaved},
 		} {
 			rest, ok := strings.CutPrefix(c, x.prefix)
 			if !ok || strings.HasPrefix(rest, "not measured") {
@@ -309,6 +310,14 @@ const (
 	keyCopyInterleaved = " copy, interleaved"
 )
 
+// keyVsRoundBest ends the key of a size's ratio to each round's
+// fastest way of any kind (copyref.RoundPrefix), which the limit check
+// uses, and keyRoundBestInterleaved that of those ways' median.
+const (
+	keyVsRoundBest          = " vs each round's fastest way, interleaved"
+	keyRoundBestInterleaved = " fastest way, interleaved"
+)
+
 // keyVsPattern ends the key of a size's ratio to the bare ping-pong
 // from put_pingpong's -copy comment, and keyPatternInterleaved that of
 // the bare ping-pong's median one-way bandwidth there (MB/s).
@@ -320,7 +329,7 @@ const (
 // isRatioKey reports whether a row's figures are interleaved ratios,
 // not the benchmark's unit.
 func isRatioKey(k string) bool {
-	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || strings.HasSuffix(k, keyVsPattern) || k == keyRatioInterleaved || k == keyBarRatioInterleaved
+	return strings.HasSuffix(k, keyVsBarrier) || strings.HasSuffix(k, keyVsCopy) || strings.HasSuffix(k, keyVsPattern) || strings.HasSuffix(k, keyVsRoundBest) || k == keyRatioInterleaved || k == keyBarRatioInterleaved
 }
 
 // interleavedPrefix starts put_pingpong -handoff's comment: its 8-byte

@@ -341,6 +341,7 @@ func bare(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int64) {
 	}
 	b.Out.Comment("bare ping-pong methods: %s, split-t, split-nt, chunks-t, chunks-nt, guided-t, guided-nt; %d rounds per size; fastest per size (rounds won): %s", copyref.Names(ms), copyref.Rounds, copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.PatternPrefix, copyref.Format(rs))
+	b.Out.Comment("%s%s", copyref.RoundPrefix, copyref.FormatRoundBest(rs))
 }
 
 // trips makes n round trips through the API, numbered from *k+1: PE 0

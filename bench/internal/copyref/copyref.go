@@ -267,18 +267,43 @@ const Prefix = "vs copy, interleaved: "
 // flag) timed next to it.
 const PatternPrefix = "vs bare ping-pong, interleaved: "
 
+// RoundPrefix starts the comment that gives, in Format's form, the
+// transfer against each round's fastest block of any way (RoundBest),
+// after the comment of Prefix (or PatternPrefix). It is what a bound is
+// checked with: the transfer beat the machine's best copy only if it
+// beat every way in every round. (The best way's median, Prefix's
+// reference, is the fair reference for how close the transfer comes;
+// a transfer as fast as it lies above it in about half the rounds.)
+const RoundPrefix = "vs each round's fastest way, interleaved: "
+
 // Format returns the comment's text after Prefix for rs.
-func Format(rs []Result) string {
+func Format(rs []Result) string { return format(rs, func(r Result) []float64 { return r.Copy }) }
+
+// FormatRoundBest returns the comment's text after RoundPrefix for rs.
+func FormatRoundBest(rs []Result) string {
+	return format(rs, func(r Result) []float64 { return r.RoundBest })
+}
+
+func format(rs []Result, ref func(Result) []float64) string {
 	var b strings.Builder
 	for i, r := range rs {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		q := r.Ratios()
+		c := ref(r)
+		var q []float64
+		for i, x := range c {
+			if x > 0 {
+				q = append(q, r.Transfer[i]/x)
+			}
+		}
 		if len(q) == 0 {
 			q = []float64{0}
 		}
-		b.WriteString(formatFigure(Figure{r.Size, median(q), slices.Min(q), slices.Max(q), median(r.Transfer), median(r.Copy)}))
+		if len(c) == 0 {
+			c = []float64{0}
+		}
+		b.WriteString(formatFigure(Figure{r.Size, median(q), slices.Min(q), slices.Max(q), median(r.Transfer), median(c)}))
 	}
 	return b.String()
 }

@@ -284,4 +284,5 @@ func (b *Bench) VsCopy(dst, src, helpDst, helpSrc []uint8, nbi func(size int)) {
 	b.Out.Comment("copy methods: %s; %d rounds per size, each a block of transfers and a block of every method", copyref.Names(ms), copyref.Rounds)
 	b.Out.Comment("fastest copy per size (rounds won): %s", copyref.WinsBySize(rs))
 	b.Out.Comment("%s%s", copyref.Prefix, copyref.Format(rs))
+	b.Out.Comment("%s%s", copyref.RoundPrefix, copyref.FormatRoundBest(rs))
 }
