@@ -747,8 +747,6 @@ func (p *PE) startCheck(from int) {
 	}
 }
 
-// checkAbort panics with a *JobError if the job has failed.
-//
 // checkFinalized fails the job when this PE waits in a barrier of the
 // whole job (sync) that a PE of this host will never join: one that
 // finalized after fewer of them. It runs on the slow path of a wait
@@ -757,7 +755,6 @@ func (p *PE) startCheck(from int) {
 // here; the wait then goes on, as with any program that never calls a
 // barrier its peers wait in.)
 //
-//go:noinline
 //go:noinline
 func (p *PE) checkFinalized(routine string) {
 	e := p.syncWait.Load()
@@ -770,6 +767,9 @@ func (p *PE) checkFinalized(routine string) {
 	})
 }
 
+// checkAbort panics with a *JobError if the job has failed.
+//
+//go:noinline
 func (p *PE) checkAbort(routine string) {
 	if e := abortError(routine, p.me, p.job); e != nil {
 		p.job.globalExit(e)
