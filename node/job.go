@@ -448,10 +448,6 @@ func (j *Job) afterStart() {
 	})
 }
 
-// fail records a job failure (the first one wins) and wakes every PE of
-// the node and every process's exit watcher. It wakes them also when
-// the record was there already: its writer may have died before
-// waking anyone.
 // eachHostPE calls f with every PE of this host, the PEs whose slots
 // this host's control block holds.
 func (j *Job) eachHostPE(f func(q int)) {
@@ -466,6 +462,10 @@ func (j *Job) eachHostPE(f func(q int)) {
 	}
 }
 
+// fail records a job failure (the first one wins) and wakes every PE of
+// the node and every process's exit watcher. It wakes them also when
+// the record was there already: its writer may have died before
+// waking anyone.
 func (j *Job) fail(kind uint32, pe, pid, code int) {
 	j.ctl.Header.Abort.Set(kind, pe, pid, code)
 	for q := 0; q < j.npes; q++ {

@@ -237,16 +237,9 @@ func (t *Topology) BindingMap(bound, usable []int) string {
 //	not bound (may use CPUs 0-15); home NUMA node 0
 func (t *Topology) Describe(p Placement, bindTo string, usable []int) string {
 	if p.Bind == nil || bindTo == BindNone {
-		cpus := "CPUs " + FormatCPUList(usable)
-		if len(usable) == 1 {
-			cpus = "CPU " + FormatCPUList(usable)
-		}
-		return fmt.Sprintf("not bound (may use %s); home NUMA node %d", cpus, p.Node)
+		return fmt.Sprintf("not bound (may use %s); home NUMA node %d", cpusText(usable), p.Node)
 	}
-	cpus := "CPUs " + FormatCPUList(p.Bind)
-	if len(p.Bind) == 1 {
-		cpus = "CPU " + FormatCPUList(p.Bind)
-	}
+	cpus := cpusText(p.Bind)
 	switch bindTo {
 	case BindCore:
 		return fmt.Sprintf("bound to core %d (%s) of socket %d, NUMA node %d", p.Core, cpus, p.Socket, p.Node)
@@ -386,4 +379,12 @@ func cpuNames(cpus []int) string {
 		return strings.Trim(fmt.Sprint(s), "[]")
 	}
 	return FormatCPUList(s)
+}
+
+// cpusText is "CPU 3" or "CPUs 0-3,8".
+func cpusText(cpus []int) string {
+	if len(cpus) == 1 {
+		return "CPU " + FormatCPUList(cpus)
+	}
+	return "CPUs " + FormatCPUList(cpus)
 }

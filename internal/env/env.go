@@ -588,7 +588,7 @@ func sizeKnob(k Knob, max int64, maxText string, zeroOK bool, field func(*Config
 	return def{k, func(c *Config, v string) error {
 		tooLarge := func() error {
 			return &Error{Value: v, Problem: problemTooLarge,
-				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. %s (the default)", maxText, max, k.Default)}
+				Accept: fmt.Sprintf("use at most %s (%d bytes), e.g. %s", maxText, max, k.Default)}
 		}
 		n, err := ParseSize(v)
 		if e, ok := err.(*Error); ok && e.Problem == problemTooLarge {
@@ -598,7 +598,7 @@ func sizeKnob(k Knob, max int64, maxText string, zeroOK bool, field func(*Config
 			return err
 		}
 		if n == 0 && !zeroOK {
-			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. " + k.Default + " (the default)"}
+			return &Error{Value: v, Problem: "zero size", Accept: "give at least 1 byte, e.g. " + k.Default}
 		}
 		if n > max {
 			return tooLarge()

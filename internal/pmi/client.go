@@ -254,9 +254,11 @@ func (c *Client) initV1() error {
 		v    *int
 	}{{"keylen_max", &c.keyMax}, {"vallen_max", &c.valMax}, {"kvsname_max", &kvsMax}} {
 		if v, ok := r.Get(m.name); ok {
+			// A length above what a line holds is the server's to
+			// give: the room left on a line bounds it below.
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxLine {
-				return fmt.Errorf("%w: the server's maxes reply gave %s=%q, not a length from 1 to %d", errWire, m.name, v, maxLine)
+			if err != nil || n < 1 {
+				return fmt.Errorf("%w: the server's maxes reply gave %s=%q, not a positive length", errWire, m.name, v)
 			}
 			*m.v = n
 		}

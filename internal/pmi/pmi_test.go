@@ -272,7 +272,7 @@ func TestMaxes(t *testing.T) {
 		{[]string{"keylen_max", "abc"}, `keylen_max="abc"`},
 		{[]string{"kvsname_max", "-1"}, `kvsname_max="-1"`},
 		{[]string{"vallen_max", "99999999999999999999"}, `vallen_max="99999999999999999999"`},
-		{[]string{"keylen_max", "0"}, "not a length"},
+		{[]string{"keylen_max", "0"}, "not a positive length"},
 	} {
 		s := newFakeServer(t, 1)
 		s.maxes = tc.kv
@@ -281,7 +281,14 @@ func TestMaxes(t *testing.T) {
 			t.Errorf("maxes %v: New = %v, want an error containing %q", tc.kv, err, tc.want)
 		}
 	}
+	// A server whose values may be longer than a line: valid, bounded by
+	// the line (a value longer than a line could never be sent).
 	s := newFakeServer(t, 1)
+	s.maxes = []string{"kvsname_max", "256", "keylen_max", "64", "vallen_max", "65536"}
+	if _, err := New(s.conn(0), Options{Rank: 0, Size: 1, Version: "pmi1", JobID: "4242", Timeout: 10 * time.Second}); err != nil {
+		t.Errorf("vallen_max 65536: New = %v, want a client", err)
+	}
+	s = newFakeServer(t, 1)
 	s.maxes = []string{"keylen_max", "16"}
 	c, err := New(s.conn(0), Options{Rank: 0, Size: 1, Version: "pmi1", JobID: "4242", Timeout: 10 * time.Second})
 	if err != nil {
