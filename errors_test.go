@@ -1115,6 +1115,9 @@ func TestNewTaskFailureNamesIt(t *testing.T) {
 	for _, destroy := range []bool{false, true} {
 		var msg atomic.Value
 		runErr(t, 2, 1<<20, func(p *goshmem.PE) {
+			// Both PEs are past start-up first: a panic of PE 1 while PE
+			// 0 still started made PE 0 fail there, before its function.
+			p.BarrierAll()
 			var task *goshmem.Task
 			if destroy {
 				task = goshmem.NewTask(p, func(owner, lo, hi int) {})
