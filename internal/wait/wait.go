@@ -76,17 +76,21 @@
 //	data sleeper                          data writer (RingData)
 //	------------                          ----------------------
 //	Data++                                store the data
-//	register in Sleepers (as above)       if Sleepers != 0 && Data != 0:
+//	register in Sleepers (as above)       if Data != 0:
 //	re-check, sleep                           wake (as above)
 //	unregister; Data--
 //
-// Data is raised before Sleepers, so a writer whose load of Sleepers
-// sees the registration also sees Data raised (loads and stores keep
-// their order on the machines Go supports under the memory model's
-// sequentially consistent atomics); a writer whose load of Sleepers
-// does not see it is the case of the contract above, in which the
-// re-check sees the data. A control-only sleeper's wake-ups come from
-// Ring, which ignores Data.
+// A data writer loads Data, not Sleepers, so that a PE asleep in a
+// barrier costs the PE streaming puts into it nothing but that load
+// (an outlined call per put before). The contract above holds with
+// Data in Sleepers' place: Data is raised with a full fence before the
+// sleeper registers, and so before its membarrier and its re-check. A
+// writer whose load of Data runs after that membarrier sees it raised
+// and wakes (wake then reads Sleepers); one whose load ran before had
+// its store drained by the membarrier, and the re-check sees the data;
+// an atomic writer and the sleeper's Data++ are a Dekker pair. Data is
+// lowered only after the sleeper has unregistered. A control-only
+// sleeper's wake-ups come from Ring, which ignores Data.
 //
 // # Goroutine PEs
 //
@@ -391,15 +395,13 @@ func Ring(b Bell) {
 // RingData is Ring for a write of data into the owner's heap (a put, an
 // AMO, a signal): it wakes only sleepers that wait for data, not those
 // whose condition reads only control words (Backoff.ControlOnly). One
-// load when nobody sleeps, as Ring.
+// load when no data sleeper sleeps, also while the owner sleeps in a
+// barrier: it loads Data, not Sleepers. That is as safe as Ring's load
+// of Sleepers, because a data sleeper raises Data before it registers
+// (and before its membarrier and re-check) and lowers it only after it
+// has unregistered ("Control-only sleepers"); wake then looks at
+// Sleepers.
 func RingData(b Bell) {
-	if b.Door.Sleepers.Load() != 0 {
-		wakeData(b)
-	}
-}
-
-//go:noinline
-func wakeData(b Bell) {
 	if b.Door.Data.Load() != 0 {
 		wake(b)
 	}
