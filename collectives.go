@@ -142,7 +142,7 @@ const flatMax = 1 << 10
 // through the exchange (reduceDropbox, chosen first: smallReduce); the
 // rest are reduceAny's.
 func reduce[T any](t *Team, routine string, dst, src []T, fold func(dst, a, b []T)) {
-	t.check(routine)
+	t.enter(routine)
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
 	if t.smallReduce && len(src) > 0 && fitsDropbox[T](t, len(src)) {
@@ -337,7 +337,7 @@ func scratch[T any](t *Team, i, n int) []T {
 // sync keeps the root's src in place until every member has it.
 func Broadcast[T any](t *Team, dst, src []T, root int) {
 	const routine = "Broadcast"
-	t.check(routine)
+	t.enter(routine)
 	t.checkPE(routine, "root PE", root)
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
@@ -597,7 +597,7 @@ func broadcastHier[T any](t *Team, dst, src []T, root int) {
 // directly into every member's dst.
 func FCollect[T any](t *Team, dst, src []T) {
 	const routine = "FCollect"
-	t.check(routine)
+	t.enter(routine)
 	n := len(src)
 	if len(dst) < n*t.NPEs() {
 		panicf("%s: dest has %d elements, want at least %d (%d PEs x %d)", routine, len(dst), n*t.NPEs(), t.NPEs(), n)
@@ -756,7 +756,7 @@ func fcollectRing[T any](t *Team, dst, src []T) {
 // block directly into every member's dst. dst must hold the total.
 func Collect[T any](t *Team, dst, src []T) {
 	const routine = "Collect"
-	t.check(routine)
+	t.enter(routine)
 	if uint64(len(src)) > math.MaxUint32 {
 		collectTooLong(routine, len(src)) // (the members publish their counts as 32-bit words)
 	}
@@ -881,7 +881,7 @@ func Alltoalls[T any](t *Team, dst, src []T, dstStride, srcStride, n int) {
 }
 
 func alltoalls[T any](t *Team, routine string, dst, src []T, dstStride, srcStride, n int) {
-	t.check(routine)
+	t.enter(routine)
 	members := t.NPEs()
 	if dstStride < 1 || srcStride < 1 || n < 0 {
 		panicf("%s: strides must be >= 1 and n >= 0 (got dst stride %d, src stride %d, n %d)", routine, dstStride, srcStride, n)
@@ -1007,7 +1007,7 @@ func SumExscan[T Summable](t *Team, dst, src []T) { scan(t, "SumExscan", dst, sr
 // scan folds, on each member, the sources of the members before it
 // (read in place where mapped), into a scratch buffer, then writes dst.
 func scan[T Summable](t *Team, routine string, dst, src []T, inclusive bool) {
-	t.check(routine)
+	t.enter(routine)
 	dst = fitDest(routine, dst, len(src))
 	checkSym(t, routine, dst, src)
 	n := len(src)

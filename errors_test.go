@@ -1108,6 +1108,128 @@ func TestFinalizeEarlyNoHang(t *testing.T) {
 	}
 }
 
+// TestFinalizeEarlyTeamNoHang: a member that returns from its function
+// (and so calls Finalize) without making a collective call on a team,
+// while the other members wait in it, fails the job with a message
+// naming it and the calls it made, instead of a hang in which the
+// others wait in the team's call and it waits in Finalize's barrier.
+// PE 1 of 3 leaves after made calls on the team; PEs 0 and 2 make
+// one more.
+func TestFinalizeEarlyTeamNoHang(t *testing.T) {
+	ops := []struct {
+		name string
+		// made is how many calls PE 1 makes on the team before it leaves.
+		made int
+		call func(tm *goshmem.Team, x []int64)
+	}{
+		{"Sync", 0, func(tm *goshmem.Team, _ []int64) { tm.Sync() }},
+		{"Barrier after one", 1, func(tm *goshmem.Team, _ []int64) { tm.Barrier() }},
+		{"SumReduce after two", 2, func(tm *goshmem.Team, x []int64) { goshmem.SumReduce(tm, x[:1], x[1:2]) }},
+		{"SumReduce of 1 KiB", 0, func(tm *goshmem.Team, x []int64) { goshmem.SumReduce(tm, x[:128], x[128:256]) }},
+		{"Broadcast from PE 1", 0, func(tm *goshmem.Team, x []int64) { goshmem.Broadcast(tm, x[:1], x[1:2], 1) }},
+		{"FCollect", 0, func(tm *goshmem.Team, x []int64) { goshmem.FCollect(tm, x[:3], x[3:4]) }},
+		{"Collect", 0, func(tm *goshmem.Team, x []int64) { goshmem.Collect(tm, x[:3], x[3:4]) }},
+		{"Alltoall", 0, func(tm *goshmem.Team, x []int64) { goshmem.Alltoall(tm, x[:3], x[3:6], 1) }},
+	}
+	for _, m := range modes {
+		for _, team := range []string{"split", "TeamShared"} {
+			for _, op := range ops {
+				t.Run(m.name+"/"+team+"/"+op.name, func(t *testing.T) {
+					start := time.Now()
+					err := runErrCfg(t, m.cfg, 3, func(p *goshmem.PE) {
+						x := mustCalloc[int64](p, 256)
+						tm := goshmem.TeamShared(p)
+						if team == "split" {
+							var err error
+							if tm, err = goshmem.TeamWorld(p).SplitStrided(0, 1, 3, nil); err != nil {
+								panic(err)
+							}
+						}
+						if tm.NPEs() != 3 {
+							return // (TeamShared over CMA holds the PE alone)
+						}
+						for range op.made {
+							op.call(tm, x)
+						}
+						if p.MyPE() == 1 {
+							return // Finalize
+						}
+						op.call(tm, x)
+						t.Errorf("PE %d finished a %s that PE 1 never called", p.MyPE(), op.name)
+					})
+					if m.name == "cma" && team == "TeamShared" {
+						if err != nil {
+							t.Fatalf("job error %v; TeamShared over CMA holds one PE, and nothing waits", err)
+						}
+						return
+					}
+					calls := "calls"
+					if op.made == 1 {
+						calls = "call"
+					}
+					want := fmt.Sprintf("PE 1 (pid %%d) called Finalize after %d collective %s on a team", op.made, calls)
+					if err == nil || !strings.Contains(err.Error(), strings.SplitN(want, " (pid", 2)[0]) ||
+						!strings.Contains(err.Error(), fmt.Sprintf("called Finalize after %d collective %s on a team", op.made, calls)) {
+						t.Fatalf("job error = %v, want one saying %q", err, want)
+					}
+					if d := time.Since(start); d > 10*time.Second {
+						t.Errorf("the job took %v to notice", d)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestFinalizeEarlyTeamCorrect: a PE that has made every collective
+// call of a correct program and entered Finalize is no failure for
+// members still waiting, in their last team call or in a wait of their
+// own: the check of TestFinalizeEarlyTeamNoHang fails only a member
+// that made fewer calls.
+func TestFinalizeEarlyTeamCorrect(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			err := runErrCfg(t, m.cfg, 3, func(p *goshmem.PE) {
+				x := mustCalloc[int64](p, 8)
+				flag := mustCalloc[int64](p, 1)
+				tm, err := goshmem.TeamWorld(p).SplitStrided(0, 1, 3, nil)
+				if err != nil {
+					panic(err)
+				}
+				for i := range 20 {
+					x[1] = int64(i)
+					goshmem.SumReduce(tm, x[:1], x[1:2])
+					tm.Sync()
+				}
+				// PE 1 roots the last broadcast, and finalizes as soon as
+				// its part is done (at once where PEs map each other);
+				// PE 0 first waits for a word of PE 2's, which PE 2
+				// stores late: PE 0 sleeps in a wait of its own while
+				// PE 1 may be in Finalize.
+				switch p.MyPE() {
+				case 1:
+					x[2] = 7
+					goshmem.Broadcast(tm, x[3:4], x[2:3], 1)
+					return
+				case 2:
+					time.Sleep(50 * time.Millisecond)
+					goshmem.P(p.Ctx(), &flag[0], 1, 0)
+					goshmem.Broadcast(tm, x[3:4], x[2:3], 1)
+				case 0:
+					goshmem.WaitUntil(p, &flag[0], goshmem.CmpEQ, 1)
+					goshmem.Broadcast(tm, x[3:4], x[2:3], 1)
+				}
+				if x[3] != 7 {
+					panic(fmt.Sprintf("PE %d: broadcast %d, want 7", p.MyPE(), x[3]))
+				}
+			})
+			if err != nil {
+				t.Fatalf("job error %v, want none", err)
+			}
+		})
+	}
+}
+
 // TestNewTaskFailureNamesIt: a PE that waits in NewTask (or
 // Task.Destroy) when the job fails is told so in those words, not as a
 // SyncAll it never called.

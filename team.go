@@ -40,6 +40,12 @@ type Team struct {
 	central uint32 // central barrier: the arrival count the next one waits for, less n (centralSync)
 	named   string // for predefined teams, their name
 	dead    bool
+	// calls counts the collective calls this PE made on the team
+	// (enter; the world team's syncs are the PE's barriers, counted
+	// there), and closing is set when TeamDestroy starts: see
+	// teams.checkFinal. Atomic: another goroutine of the PE reads them.
+	calls   atomic.Uint32
+	closing atomic.Bool
 	// collBlock is the team's block of the collectives' scratch
 	// (node.PE.CollScratch), the same on every member; -1: none (a
 	// team inside one host, or none was free on every member).
@@ -210,7 +216,9 @@ type TeamConfig struct {
 //	line 16     post word: slot numbers at team creation, failure votes;
 //	            args word: the hash of the creation's arguments;
 //	            scratch word: the blocks of the collectives' scratch
-//	            free on the PE (a mask), at team creation
+//	            free on the PE (a mask), at team creation; final word:
+//	            the collective calls the member made on the team,
+//	            stored when it enters Finalize (teams.publishFinal)
 //	line 17     Collect's published length
 //	line 18-19  tree barrier: release from the parent, one word per child
 //	line 20     tree broadcast: the parent has the data
@@ -257,6 +265,7 @@ const (
 	postWord          = maxRounds * wordsPerLine
 	argsWord          = postWord + 1               // team creation: the hash of the split's arguments
 	scratchWord       = postWord + 2               // team creation: the scratch blocks free on the PE
+	finalWord         = postWord + 3               // Finalize: the collective calls this member made on the team
 	countWord         = postWord + wordsPerLine    // Collect's published length
 	releaseWord       = countWord + wordsPerLine   // tree barrier: release from the parent
 	childWord         = releaseWord + wordsPerLine // tree barrier: one word per child
@@ -375,6 +384,67 @@ func (ts *teams) finalize() {
 	ts.made = nil
 }
 
+// each calls f for every team of this PE that checkFinal and
+// publishFinal look at (the predefined ones and the splits), under mu,
+// until f returns false. f must not panic.
+func (ts *teams) each(f func(t *Team) bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, t := range [...]*Team{ts.world, ts.shared, ts.host, ts.leaders, ts.numa} {
+		if t != nil && !f(t) {
+			return
+		}
+	}
+	for t := range ts.made {
+		if !f(t) {
+			return
+		}
+	}
+}
+
+// publishFinal is TeamFinal.Publish: it stores, in this PE's slot of
+// each of its teams, how many collective calls it made on the team.
+func (ts *teams) publishFinal(pe *PE) {
+	ts.each(func(t *Team) bool {
+		if !t.closing.Load() {
+			pe.TeamSet(pe.MyPE(), t.slot, finalWord, t.calls.Load())
+		}
+		return true
+	})
+}
+
+// checkFinal is TeamFinal.Check: it fails the job if a member of one of
+// this PE's teams entered Finalize having made fewer collective calls on
+// the team than this PE, which then waits, or will, in a call that the
+// member never makes. A team being destroyed is left out, and looked at
+// again after the member's word is read: a member past TeamDestroy's
+// sync may already hold another team in that slot (the store of closing
+// comes before this PE's arrival in that sync, so a word read while
+// closing still reads false is this team's). It runs on the slow path
+// of waits while a PE of the host is in Finalize, and allocates nothing.
+func (ts *teams) checkFinal(pe *PE, routine string) {
+	late, calls := -1, uint32(0)
+	ts.each(func(t *Team) bool {
+		c := t.calls.Load()
+		if c == 0 || t.closing.Load() {
+			return true
+		}
+		for i, q := range t.worlds {
+			if i == t.me {
+				continue
+			}
+			if f, ok := pe.FinalWord(q, int(t.slots[i]), finalWord); ok && int32(f-c) < 0 && !t.closing.Load() {
+				late, calls = q, f
+				return false
+			}
+		}
+		return true
+	})
+	if late >= 0 {
+		pe.FailTeamFinal(routine, late, calls)
+	}
+}
+
 func teamsOf(pe *PE) *teams {
 	return pe.Ext(func() any { return newTeams(pe) }).(*teams)
 }
@@ -402,6 +472,7 @@ func newTeams(pe *PE) *teams {
 	}
 	ts := &teams{pool: teamshared.NewPool(node.TeamSlots), made: map[*Team]struct{}{}}
 	pe.OnFinalize(ts.finalize)
+	pe.SetTeamFinal(&node.TeamFinal{Publish: func() { ts.publishFinal(pe) }, Check: func(routine string) { ts.checkFinal(pe, routine) }})
 	mk := func(name string, m teamshared.Members, slot int) *Team {
 		me := m.Index(pe.MyPE())
 		if me < 0 {
@@ -850,6 +921,24 @@ func (t *Team) check(routine string) {
 	}
 }
 
+// enter is check for a collective call on the team: it counts the call
+// (calls), which every member makes in the same order.
+func (t *Team) enter(routine string) {
+	t.check(routine)
+	mem.StoreRelease(&t.calls, t.calls.Load()+1)
+}
+
+// enterSync is enter for TeamSync and TeamBarrier: on a world team whose
+// sync is the PE's barrier (nodeSync) the PE counts them with
+// BarrierAll and SyncAll, which a program may use in their place.
+func (t *Team) enterSync(routine string) {
+	if t != nil && t.nodeSync {
+		t.check(routine)
+		return
+	}
+	t.enter(routine)
+}
+
 //go:noinline
 func (t *Team) invalid(routine string) {
 	if t == nil {
@@ -877,14 +966,14 @@ func (t *Team) badPE(routine, arg string, pe int) {
 // (shmem_team_sync). It is a dissemination barrier on the members'
 // slots: every flag has one writer and its own cache line.
 func (t *Team) Sync() {
-	t.check("TeamSync")
+	t.enterSync("TeamSync")
 	t.sync("TeamSync")
 }
 
 // Barrier completes this PE's outstanding operations on the default
 // context, then synchronizes the team.
 func (t *Team) Barrier() {
-	t.check("TeamBarrier")
+	t.enterSync("TeamBarrier")
 	t.pe.Ctx().Quiet()
 	t.sync("TeamBarrier")
 }
@@ -970,7 +1059,7 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 	if t == nil {
 		return nil, fmt.Errorf("goshmem.TeamSplitStrided: parent %w", ErrInvalidTeam)
 	}
-	t.check("TeamSplitStrided")
+	t.enter("TeamSplitStrided")
 	m, err := t.members.SplitStrided(start, stride, size)
 	if err == nil {
 		err = checkTeamConfig(cfg)
@@ -1012,7 +1101,7 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	if t == nil {
 		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: parent %w", ErrInvalidTeam)
 	}
-	t.check("TeamSplit2D")
+	t.enter("TeamSplit2D")
 	xm, ym, err := t.members.Split2D(t.me, xrange)
 	if err == nil {
 		err = checkTeamConfig(xcfg)
@@ -1202,6 +1291,10 @@ func (t *Team) Destroy() {
 	if t.named != "" {
 		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
 	}
+	// Not looked at by teams.checkFinal from here on: once the members
+	// have synchronized below, one may take this team's slot for
+	// another team and store that team's final count in it.
+	t.closing.Store(true)
 	t.ctxMu.Lock()
 	ctxs := t.ctxs
 	t.ctxs = nil

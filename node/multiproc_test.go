@@ -69,6 +69,21 @@ var scenarios = map[string]func(pe *goshmem.PE){
 	"sigkill":    scenarioSigkill,
 	"globalexit": scenarioGlobalExit,
 	"barriers":   func(pe *goshmem.PE) { barriers(pe, 2000) },
+	// PE 1 returns (Finalize) after two reductions on TeamShared while
+	// the others make a third: they must fail naming it, not hang.
+	"team-finalize-early": func(pe *goshmem.PE) {
+		x, err := goshmem.Calloc[int64](pe, 2)
+		if err != nil {
+			panic(err)
+		}
+		tm := goshmem.TeamShared(pe)
+		for i := range 3 {
+			if i == 2 && pe.MyPE() == 1 {
+				return
+			}
+			goshmem.SumReduce(tm, x[:1], x[1:])
+		}
+	},
 	// PE 0 panics while PE 1, in the same process under -pes-per-proc
 	// 2, computes for 30 s without calling goshmem: the launcher ends
 	// the process long before PE 1 comes back.
@@ -457,6 +472,23 @@ func TestGoexitFails(t *testing.T) {
 		r := runJob(t, "goexit", n, 1, false)
 		if r.code == 0 || !strings.Contains(r.stderr, fmt.Sprintf("PE %d stopped its goroutine (runtime.Goexit", n-1)) {
 			t.Errorf("%d PEs: exit code %d, stderr:\n%s\nwant a failure naming PE %d's runtime.Goexit", n, r.code, r.stderr, n-1)
+		}
+	}
+}
+
+// TestFinalizeEarlyTeamProcesses: PEs in processes of their own (with
+// the dissemination and the central barrier): a PE that finalizes after
+// two collective calls on TeamShared, while the others wait in a
+// third, ends the job with a message naming it; it hung before.
+func TestFinalizeEarlyTeamProcesses(t *testing.T) {
+	for _, env := range [][]string{nil, {"SHMEM_BARRIER_ALGORITHM=central"}} {
+		r := runJob(t, "team-finalize-early", 3, 1, false, env...)
+		want := "called Finalize after 2 collective calls on a team it belongs to"
+		if r.code == 0 || !strings.Contains(r.stderr, "PE 1") || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: exit code %d after %v, stderr:\n%s\nwant a failure saying PE 1 %s", env, r.code, r.elapsed, r.stderr, want)
+		}
+		if r.elapsed > 20*time.Second {
+			t.Errorf("%v: the job took %v to end", env, r.elapsed)
 		}
 	}
 }

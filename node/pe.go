@@ -123,6 +123,9 @@ type PE struct {
 	endMu      sync.Mutex
 	shareable  map[weak.Pointer[Ctx]]struct{}
 	atFinalize []func()
+	// teamFinal is the API layer's check of its teams against PEs
+	// that entered Finalize (SetTeamFinal; nil before it has teams).
+	teamFinal atomic.Pointer[TeamFinal]
 
 	task tasks // tasks it executes and steals (task.go)
 
@@ -646,6 +649,9 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 		if p.syncWait.Load() != 0 && p.job.ctl.Header.Finalized.Load() != 0 {
 			p.checkFinalized(routine)
 		}
+		if p.job.ctl.Header.Finalizing.Load() != 0 {
+			p.checkTeamsFinal(routine)
+		}
 		if p.x != nil && n > 0 && p.job.x.polls {
 			polled = true
 			hot = p.job.x.talking()
@@ -765,6 +771,66 @@ func (p *PE) checkFinalized(routine string) {
 			p.checkAbort(routine)
 		}
 	})
+}
+
+// TeamFinal is how the API layer, which keeps the teams, lets a PE
+// notice a member that entered Finalize while it waits in a collective
+// call on their team that the member never made (the world team's
+// barriers have checkFinalized): without it the two wait for each
+// other for ever, the member in Finalize's barrier.
+//
+//   - Publish runs first in Finalize: it stores, in a word of each of
+//     the PE's teams' slots, how many collective calls the PE made on
+//     that team (all it will ever make). The PE then becomes
+//     StateFinalizing and wakes its host's sleepers.
+//   - Check runs on the slow path of a wait while some PE of the host
+//     is in Finalize (and this one is not): for each of this PE's
+//     teams, a member that entered Finalize having made fewer calls
+//     on it than this PE never makes the one this PE is in. Check then
+//     calls FailTeamFinal. In a program whose PEs make the same
+//     collective calls no member has made fewer, so Check never fails
+//     it, whatever this PE waits for.
+type TeamFinal struct {
+	Publish func()
+	Check   func(routine string)
+}
+
+// SetTeamFinal installs the API layer's TeamFinal (once it has teams).
+func (p *PE) SetTeamFinal(f *TeamFinal) { p.teamFinal.Store(f) }
+
+// checkTeamsFinal is the wait's call of TeamFinal.Check.
+//
+//go:noinline
+func (p *PE) checkTeamsFinal(routine string) {
+	if f := p.teamFinal.Load(); f != nil && p.slot.State.Load() != job.StateFinalizing {
+		f.Check(routine)
+	}
+}
+
+// FinalWord returns word w of team slot slot of PE q, and true, when q
+// is a PE of this host that has entered Finalize (see TeamFinal): read
+// where its heap is mapped here, else with CMA while q is still in
+// Finalize (once it has finalized its process may be gone). A PE of
+// another host is not looked at: this host's control block holds no
+// state for it.
+func (p *PE) FinalWord(q, slot, w int) (uint32, bool) {
+	if uint(q) >= uint(p.npes) {
+		return 0, false
+	}
+	switch st := p.job.ctl.Slot(q).State.Load(); {
+	case p.peers[q].base != nil && (st == job.StateFinalizing || st == job.StateFinalized),
+		st == job.StateFinalizing:
+		return p.TeamLoad(q, slot, w), true
+	}
+	return 0, false
+}
+
+// FailTeamFinal fails the job because PE q entered Finalize after
+// calls collective calls on a team in whose later call this PE waits
+// (TeamFinal), and panics with the job's error on behalf of routine.
+func (p *PE) FailTeamFinal(routine string, q int, calls uint32) {
+	p.job.fail(job.AbortTeamFinal, q, int(p.job.ctl.Slot(q).Pid.Load()), int(min(calls, math.MaxInt32)))
+	p.checkAbort(routine)
 }
 
 // checkAbort panics with a *JobError if the job has failed.

@@ -237,15 +237,26 @@ func (p *PE) probeCMA() error {
 		p.me, target, pid, p.job.transport.Name, err, hint)
 }
 
-// Finalize ends the PE's participation (shmem_finalize): it destroys
-// the PE's shareable contexts (those made without CtxPrivate; each
-// completes its operations), waits for every PE, runs what the API
-// layer registered with OnFinalize (it destroys the program's teams),
-// then marks this PE finished. Contexts made with CtxPrivate are the
+// Finalize ends the PE's participation (shmem_finalize): it lets the
+// API layer publish its teams' call counts (TeamFinal) and marks the PE
+// StateFinalizing, destroys the PE's shareable contexts (those made
+// without CtxPrivate; each completes its operations), waits for every
+// PE, runs what the API layer registered with OnFinalize (it destroys
+// the program's teams), then marks this PE finished. Contexts made with CtxPrivate are the
 // program's to destroy before. Calling Finalize twice is harmless.
 func (p *PE) Finalize() {
 	if p.finalized.Load() {
 		return
+	}
+	// From here on this PE makes no collective call on a team: a member
+	// waiting in one it never made learns so (TeamFinal).
+	if f := p.teamFinal.Load(); f != nil {
+		f.Publish()
+	}
+	if p.slot.State.Load() == job.StateRunning {
+		p.slot.State.Store(job.StateFinalizing)
+		p.job.ctl.Header.Finalizing.Add(1)
+		p.job.eachHostPE(func(q int) { wait.WakeAll(p.job.bell(q)) })
 	}
 	p.endMu.Lock()
 	ctxs := make([]*Ctx, 0, len(p.shareable))

@@ -102,6 +102,10 @@ const (
 	StateRunning   = 1
 	StateFinalized = 2
 	StateDead      = 3
+	// StateFinalizing: in Finalize, before its barrier. The PE makes no
+	// collective call on a team again; node's API layer has stored, in
+	// each of its teams' slots, how many it made (see node.PE.Finalize).
+	StateFinalizing = 4
 )
 
 // Abort kinds in Abort.Kind.
@@ -118,6 +122,7 @@ const (
 	AbortTorn        = 9  // a failure whose record was claimed and never published (Settled)
 	AbortStart       = 10 // a PE's start-up failed (its Init returned the error, or Main's PE panicked with it)
 	AbortFinalized   = 11 // a PE finalized after Code barriers of the job while another waited in a later one
+	AbortTeamFinal   = 12 // a PE entered Finalize after Code collective calls on a team while another member had made more
 )
 
 // Header is the start of the control block.
@@ -137,8 +142,14 @@ type Header struct {
 	_     [shm.CacheLine - 40]byte
 	Abort Abort
 	_     [shm.CacheLine - abortSize]byte
-	// Exits counts PEs that have finalized (for the launcher).
-	Finalized shm.Uint32
+	// Finalized counts PEs that have finalized (for the launcher), and
+	// Finalizing the PEs that have entered Finalize: a waiter looks at
+	// their teams' final call counts only when it is not 0 (node:
+	// checkTeamsFinal). Each is written once per PE, so they share a
+	// line.
+	Finalized  atomic.Uint32
+	Finalizing atomic.Uint32
+	_          [shm.CacheLine - 8]byte
 	// Tasks counts the tasks of this host's PEs that have chunks left
 	// to claim (see Task): a waiting PE looks for one to steal from
 	// only when it is not 0, so an idle steal check is one load of a
@@ -254,6 +265,12 @@ func Describe(kind uint32, pe, pid, code int) string {
 			n = "barrier"
 		}
 		return fmt.Sprintf("%s called Finalize after %d %s of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), while another PE waits in a later one, which PE %d will never join: the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
+	case AbortTeamFinal:
+		n := "calls"
+		if code == 1 {
+			n = "call"
+		}
+		return fmt.Sprintf("%s called Finalize after %d collective %s on a team it belongs to (TeamSync, TeamBarrier, the collectives, splits and TeamDestroy count), while another member of that team had made more and waits in one that PE %d will never make: the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
 	case AbortTorn:
 		return "a PE failed, and its process died while recording how"
 	case AbortHost:

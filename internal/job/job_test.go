@@ -349,6 +349,8 @@ func TestDescribe(t *testing.T) {
 		{job.AbortLost, 5, 66, 0, "PE 5 (pid 66) died (its process is gone)"},
 		{job.AbortFinalized, 1, 77, 1, "PE 1 (pid 77) called Finalize after 1 barrier of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), while another PE waits in a later one, which PE 1 will never join: the PEs made different collective calls (did PE 1 return early from the function Main or Run runs?)"},
 		{job.AbortFinalized, 0, 0, 5, "PE 0 called Finalize after 5 barriers of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), while another PE waits in a later one, which PE 0 will never join: the PEs made different collective calls (did PE 0 return early from the function Main or Run runs?)"},
+		{job.AbortTeamFinal, 2, 9, 1, "PE 2 (pid 9) called Finalize after 1 collective call on a team it belongs to (TeamSync, TeamBarrier, the collectives, splits and TeamDestroy count), while another member of that team had made more and waits in one that PE 2 will never make: the PEs made different collective calls (did PE 2 return early from the function Main or Run runs?)"},
+		{job.AbortTeamFinal, 0, 0, 0, "PE 0 called Finalize after 0 collective calls on a team it belongs to (TeamSync, TeamBarrier, the collectives, splits and TeamDestroy count), while another member of that team had made more and waits in one that PE 0 will never make: the PEs made different collective calls (did PE 0 return early from the function Main or Run runs?)"},
 		{job.AbortNone, 0, 0, 0, "PE 0 failed (kind 0, code 0)"},
 		{99, 1, 2, 3, "PE 1 (pid 2) failed (kind 99, code 3)"},
 	}
