@@ -242,8 +242,9 @@ func (p *PE) probeCMA() error {
 // StateFinalizing, destroys the PE's shareable contexts (those made
 // without CtxPrivate; each completes its operations), waits for every
 // PE, runs what the API layer registered with OnFinalize (it destroys
-// the program's teams), then marks this PE finished. Contexts made with CtxPrivate are the
-// program's to destroy before. Calling Finalize twice is harmless.
+// the program's teams), then marks this PE finished. Contexts made
+// with CtxPrivate are the program's to destroy before. Calling
+// Finalize twice is harmless.
 func (p *PE) Finalize() {
 	if p.finalized.Load() {
 		return
