@@ -639,7 +639,15 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 				p.job.x.pollIdle()
 				polled = false
 			}
-			if b.Sleep(p.door, cond) {
+			// A PE that enters or ends Finalize rings every doorbell
+			// of its host, so that waiters run the checks below; its
+			// ring may come before this one registers, and the sleep
+			// of a control-only wait in process has no timer. So the
+			// sleep's re-check also counts those entries and exits
+			// (atomic adds before the ring: the handshake of
+			// internal/wait holds).
+			ends := p.finalEvents()
+			if b.Sleep(p.door, func() bool { return cond() || p.finalEvents() != ends }) && cond() {
 				return
 			}
 		}
@@ -797,6 +805,13 @@ type TeamFinal struct {
 
 // SetTeamFinal installs the API layer's TeamFinal (once it has teams).
 func (p *PE) SetTeamFinal(f *TeamFinal) { p.teamFinal.Store(f) }
+
+// finalEvents counts the entries into Finalize and the ends of it of
+// this host's PEs.
+func (p *PE) finalEvents() uint32 {
+	h := p.job.ctl.Header
+	return h.Finalizing.Load() + h.Finalized.Load()
+}
 
 // checkTeamsFinal is the wait's call of TeamFinal.Check.
 //
