@@ -1580,3 +1580,34 @@ func TestSplitCopyLimit(t *testing.T) {
 		t.Errorf("bestCopyAgg without split = %+v, %v", a, ok)
 	}
 }
+
+// TestLimitColumnMeasuredApart: a bandwidth table whose sizes were also
+// timed against interleaved copies (-copy) says that its limit column,
+// bench/limits' figure from another moment, is no bound (the check
+// uses the interleaved rows); without them it says nothing of the kind.
+func TestLimitColumnMeasuredApart(t *testing.T) {
+	s := specByName(t, "put_bw")
+	for _, interleaved := range []bool{true, false} {
+		r := newResult(s, s.Full)
+		var cm []string
+		if interleaved {
+			cm = append(cm, copyref.Prefix+"65536 0.950 [0.900-0.990] 40000 42000")
+		}
+		feed(t, r, gosh, output(false, s.Title, osu.Size, osu.BandwidthMBs, []point{{"65536", 40000}}, cm...))
+		rep := sampleReport(t)
+		rep.Specs = append(rep.Specs, s)
+		rep.Results["put_bw"] = r
+		rep.Limits[limMemcpy] = &limitTable{Test: limMemcpy, Columns: []string{"Size", "MB/s"}, Rows: []point{{"65536", 30000}}}
+		var b bytes.Buffer
+		if err := writeReport(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		md := b.String()
+		if !strings.Contains(md, "| 64 KiB | 40000 |") || !strings.Contains(md, "30000 (memcpy)") {
+			t.Fatalf("interleaved %v: no put_bw row with its memcpy limit in:\n%s", interleaved, md)
+		}
+		if got := strings.Contains(md, "a goshmem figure above it is no beaten bound"); got != interleaved {
+			t.Errorf("interleaved %v: the note on the limit column is there: %v", interleaved, got)
+		}
+	}
+}

@@ -291,6 +291,9 @@ func writeBench(b *bufio.Writer, r *report, res *result, j job) {
 		p(" %s | %s |\n", fmtRange(g), fmtRange(pe))
 	}
 	p("\n")
+	if hasLimit && slices.ContainsFunc(res.Keys, func(k string) bool { return res.fig(gosh, k+keyVsCopy).ok() }) {
+		p("The limit column is bench/limits' figure, measured apart from these runs (the machine's memory bandwidth moves by 10%% and more within seconds): it is shown for scale, and a goshmem figure above it is no beaten bound. The limit check and the targets use the rows marked interleaved, the best copies timed between goshmem's own blocks.\n\n")
+	}
 	if s.Name == "ptr" {
 		p("ptr's rows come from its `# ns per store:` line (table 1 prints 0.00 us); the last row is a ratio, not ns.\n\n")
 	}
