@@ -1137,6 +1137,50 @@ func TestInterleavedHandoff(t *testing.T) {
 	}
 }
 
+// TestInterleavedHandoffLimit: the limit check of the 8-byte ping-pong
+// uses the ratio to each round's fastest bare block where the program
+// gives it. A loop as fast as the best way is below that way's median
+// in some runs (0.98, 0.99, 0.97 here) without beating the bare
+// hand-off; it beats a bound only if it beat every way in every round.
+func TestInterleavedHandoffLimit(t *testing.T) {
+	s := specByName(t, "put_pingpong")
+	lim := limits{limHandoff: &limitTable{Test: limHandoff, Rows: []point{{handoffMin, 0.02}}}}
+	comment := func(q, rq float64, round bool) string {
+		c := fmt.Sprintf("interleaved 8 B: put_pingpong 0.0600 us  hand-off 0.0600 us  ratio %.2f [0.90-1.10] over 20 rounds (hand-off per way, us:  store+pause 0.06", q)
+		if round {
+			c += fmt.Sprintf("; each round's fastest way: ratio %.2f [%.2f-1.20]", rq, rq-0.05)
+		}
+		return c + ")"
+	}
+	for _, c := range []struct {
+		q, rq []float64
+		round bool
+		fail  bool
+	}{
+		{[]float64{0.98, 0.99, 0.97}, []float64{1.04, 1.05, 1.03}, true, false}, // as fast as the best way
+		{[]float64{0.98, 0.99, 0.97}, []float64{0.96, 0.98, 0.99}, true, true},  // faster than every way in every run
+		{[]float64{0.98, 0.99, 0.97}, nil, false, true},                         // an old binary: the fixed way's ratio
+	} {
+		r := newResult(s, s.Quick)
+		for i := range c.q {
+			rq := 0.0
+			if c.round {
+				rq = c.rq[i]
+			}
+			feed(t, r, gosh, output(false, s.Title, osu.Size, osu.LatencyUs, []point{{"8", 0.06}}, comment(c.q[i], rq, c.round)))
+		}
+		if got := slices.Contains(r.Keys, keyRatioRoundBest); got != c.round {
+			t.Fatalf("%v: the round-best figure read: %v, want %v (keys %q)", c.q, got, c.round, r.Keys)
+		}
+		ev := evaluation{Results: map[string]*result{"put_pingpong": r}, Limits: lim, NP: 2, PeerWhy: "-peer=false"}
+		_, fails := ev.limitChecks()
+		failed := slices.ContainsFunc(fails, func(f limitFail) bool { return f.What == "interleaved bare hand-off" })
+		if failed != c.fail {
+			t.Errorf("%v / %v: limit failed %v (%+v), want %v", c.q, c.rq, failed, fails, c.fail)
+		}
+	}
+}
+
 // TestVsBarrierInterleaved checks that a collective's -vs-barrier
 // comment decides the target against goshmem's barrier (its per-size
 // ratios, the worst size), not the barrier program's figure of another

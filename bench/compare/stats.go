@@ -1244,7 +1244,14 @@ func (e evaluation) limitChecks() (int, []limitFail) {
 				// limit from another moment, beaten when goshmem's
 				// loop beat it in every run. It is the 8-byte
 				// figure's; the other small sizes have no reference
-				// of their own then.
+				// of their own then. Where the program gave it, the
+				// ratio to each round's fastest way of any kind: a
+				// loop exactly as fast as the best way lies below
+				// that way's median in about half the rounds (as
+				// with the copies, RoundPrefix).
+				if qr := r.fig(gosh, keyRatioRoundBest); qr.ok() {
+					q = qr
+				}
 				if k == "8" {
 					n++
 					if q.max() < 1 {

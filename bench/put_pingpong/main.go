@@ -226,7 +226,7 @@ func interleaved(b *osu.Bench, peer int, dst, src []uint8, flag []int64, k *int6
 	api() // warm-up
 	v := osu.Fastest(ways, osu.Interleaved(interleavedRounds, float64(2*n), ways))
 	if b.Me == 0 {
-		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  %s (hand-off per way, us:%s)", v.Loop, v.Bare, v.Ratio(), v.EachWay())
+		b.Out.Comment("interleaved 8 B: put_pingpong %.4f us  hand-off %.4f us  %s (hand-off per way, us:%s; %s)", v.Loop, v.Bare, v.Ratio(), v.EachWay(), v.RoundRatio())
 	}
 }
 

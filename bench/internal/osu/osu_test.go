@@ -485,6 +485,13 @@ func TestFastest(t *testing.T) {
 	if got, want := v.Ratio(), "ratio 1.00 [1.00-1.00] over 3 rounds"; got != want {
 		t.Errorf("Ratio() = %q, want %q", got, want)
 	}
+	// Each round's fastest block: 1, 2, 2 (a, b, a).
+	if want := []float64{1, 2, 1}; !slices.Equal(v.RoundBest, want) {
+		t.Errorf("RoundBest = %v, want %v", v.RoundBest, want)
+	}
+	if got, want := v.RoundRatio(), "each round's fastest way: ratio 1.00 [1.00-2.00]"; got != want {
+		t.Errorf("RoundRatio() = %q, want %q", got, want)
+	}
 	for _, c := range []struct {
 		x    float64
 		want string

@@ -274,7 +274,7 @@ func TestPingPongHandoff(t *testing.T) {
 		t.Skip("builds and runs benchmark programs")
 	}
 	t.Parallel()
-	re := regexp.MustCompile(`^interleaved 8 B: put_pingpong ([0-9.]+) us  hand-off ([0-9.]+) us  ratio ([0-9.]+) \[([0-9.]+)-([0-9.]+)\] over 20 rounds \(hand-off per way, us:  store\+pause ([0-9.]+)  xchg\+pause ([0-9.]+)  store\+tight ([0-9.]+)  xchg\+tight ([0-9.]+)\)$`)
+	re := regexp.MustCompile(`^interleaved 8 B: put_pingpong ([0-9.]+) us  hand-off ([0-9.]+) us  ratio ([0-9.]+) \[([0-9.]+)-([0-9.]+)\] over 20 rounds \(hand-off per way, us:  store\+pause ([0-9.]+)  xchg\+pause ([0-9.]+)  store\+tight ([0-9.]+)  xchg\+tight ([0-9.]+); each round's fastest way: ratio ([0-9.]+) \[([0-9.]+)-([0-9.]+)\]\)$`)
 	for _, c := range []struct {
 		npes int
 		args []string
@@ -291,14 +291,19 @@ func TestPingPongHandoff(t *testing.T) {
 				t.Errorf("%d PEs: figure %d %q not positive in %q", c.npes, i, s, m[0])
 			}
 		}
-		ways := v[5:]
-		// The hand-off is the median of each round's fastest way, so
-		// at most the median of any one way.
+		ways := v[5:9]
+		// The hand-off is the way with the least median, so at most
+		// the median of any one way.
 		if best := slices.Min(ways); v[1] > best {
 			t.Errorf("%d PEs: hand-off %v is slower than the way at %v (of %v)", c.npes, v[1], best, ways)
 		}
 		if v[3] > v[2] || v[2] > v[4] {
 			t.Errorf("%d PEs: ratio %v outside its range [%v-%v]", c.npes, v[2], v[3], v[4])
+		}
+		// Against each round's fastest block the loop's ratio is at
+		// least the one against a fixed way, round by round.
+		if r, lo, hi := v[9], v[10], v[11]; lo > r || r > hi || r < v[2] || lo < v[3] || hi < v[4] {
+			t.Errorf("%d PEs: each round's fastest: ratio %v [%v-%v], against the way %v [%v-%v]", c.npes, r, lo, hi, v[2], v[3], v[4])
 		}
 	}
 }
