@@ -32,14 +32,17 @@
 // PEs (a plain or an exchanging store through the pointer
 // goshmem.PtrTo returns; a poll with one CPU pause per load, the spin
 // of goshmem's waits, or without), each round starting with another
-// kind. A round's ratio is the loop's time over the fastest bare way's.
+// kind. A round's ratio is the loop's time over that of the bare way
+// with the least median over the rounds (the target's reference); the
+// ratio to each round's fastest bare block comes last (the limit
+// check's: a loop that beats it in every round beats every way).
 // The machine changes state on the scale of seconds here (the same
 // hand-off takes 0.03 us in one second and 0.25 us in the next), so a
 // hand-off limit measured by another program at another moment is no
 // reference; the blocks of a round run within milliseconds of each
 // other. PE 0 prints
 //
-//	# interleaved 8 B: put_pingpong 0.0612 us  hand-off 0.0601 us  ratio 1.01 [0.96-1.09] over 20 rounds (hand-off per way, us:  store+pause 0.0625  xchg+pause 0.0614  store+tight 0.0610  xchg+tight 0.0625)
+//	# interleaved 8 B: put_pingpong 0.0612 us  hand-off 0.0601 us  ratio 1.01 [0.96-1.09] over 20 rounds (hand-off per way, us:  store+pause 0.0625  xchg+pause 0.0614  store+tight 0.0610  xchg+tight 0.0625; each round's fastest way: ratio 1.03 [0.98-1.12])
 //
 // (medians over the blocks; the ratio is the median of the rounds'
 // ratios, with their range). Needs mapped PEs (PtrTo non-nil).
