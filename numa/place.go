@@ -237,9 +237,9 @@ func (t *Topology) BindingMap(bound, usable []int) string {
 //	not bound (may use CPUs 0-15); home NUMA node 0
 func (t *Topology) Describe(p Placement, bindTo string, usable []int) string {
 	if p.Bind == nil || bindTo == BindNone {
-		return fmt.Sprintf("not bound (may use %s); home NUMA node %d", cpusText(usable), p.Node)
+		return fmt.Sprintf("not bound (may use %s); home NUMA node %d", CPUsText(usable), p.Node)
 	}
-	cpus := cpusText(p.Bind)
+	cpus := CPUsText(p.Bind)
 	switch bindTo {
 	case BindCore:
 		return fmt.Sprintf("bound to core %d (%s) of socket %d, NUMA node %d", p.Core, cpus, p.Socket, p.Node)
@@ -381,9 +381,13 @@ func cpuNames(cpus []int) string {
 	return FormatCPUList(s)
 }
 
-// cpusText is "CPU 3" or "CPUs 0-3,8".
-func cpusText(cpus []int) string {
-	if len(cpus) == 1 {
+// CPUsText names a set of CPUs for a sentence: "CPU 3", "CPUs 0-3,8",
+// or "no CPUs".
+func CPUsText(cpus []int) string {
+	switch len(cpus) {
+	case 0:
+		return "no CPUs"
+	case 1:
 		return "CPU " + FormatCPUList(cpus)
 	}
 	return "CPUs " + FormatCPUList(cpus)

@@ -576,3 +576,20 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("unknown binding: %q", got)
 	}
 }
+
+// TestCPUsText: a set of CPUs is named in the singular, the plural, or
+// as none, in a sentence of oshinfo's or of Describe's.
+func TestCPUsText(t *testing.T) {
+	for _, c := range []struct {
+		cpus []int
+		want string
+	}{
+		{nil, "no CPUs"},
+		{[]int{3}, "CPU 3"},
+		{[]int{0, 1, 2, 3, 8}, "CPUs 0-3,8"},
+	} {
+		if got := CPUsText(c.cpus); got != c.want {
+			t.Errorf("CPUsText(%v) = %q, want %q", c.cpus, got, c.want)
+		}
+	}
+}

@@ -307,13 +307,13 @@ func usableCPUs(w *strings.Builder, topo *numa.Topology, sysfsRoot string) []int
 	if sysfsRoot != "" {
 		usable = topo.Usable(nil)
 		fmt.Fprintf(w, "  this process may use %s (as read from %s: the online CPUs, within the cgroup cpuset if any)\n",
-			cpusNamed(usable), sysfsRoot)
+			numa.CPUsText(usable), sysfsRoot)
 	} else if allowed, err := numa.Allowed(); err != nil {
 		usable = topo.Usable(nil)
-		fmt.Fprintf(w, "  cannot read this process's affinity (%v); assuming %s\n", err, cpusNamed(usable))
+		fmt.Fprintf(w, "  cannot read this process's affinity (%v); assuming %s\n", err, numa.CPUsText(usable))
 	} else {
 		usable = topo.Usable(allowed)
-		fmt.Fprintf(w, "  this process may use %s\n", cpusNamed(usable))
+		fmt.Fprintf(w, "  this process may use %s\n", numa.CPUsText(usable))
 	}
 	if len(usable) > 0 {
 		fmt.Fprintf(w, "  (%d of the %s, on %s)\n", len(usable), count(len(topo.Online), "online CPU"), count(topo.UsableCores(usable), "core"))
@@ -326,7 +326,7 @@ func usableCPUs(w *strings.Builder, topo *numa.Topology, sysfsRoot string) []int
 				mems = "node " + numa.FormatCPUList(topo.CpusetMems)
 			}
 		}
-		fmt.Fprintf(w, "  the cgroup cpuset restricts it to %s, memory on %s\n", cpusNamed(topo.Cpuset), mems)
+		fmt.Fprintf(w, "  the cgroup cpuset restricts it to %s, memory on %s\n", numa.CPUsText(topo.Cpuset), mems)
 	}
 	return usable
 }
@@ -371,24 +371,6 @@ func count(n int, noun string) string {
 		return "1 " + noun
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
-}
-
-// cpusNamed is "CPU 3", "CPUs 0-3" or "no CPUs".
-func cpusNamed(cpus []int) string {
-	switch len(cpus) {
-	case 0:
-		return "no CPUs"
-	case 1:
-		return "CPU " + strconv.Itoa(cpus[0])
-	}
-	return "CPUs " + numa.FormatCPUList(cpus)
-}
-
-func cpuList(cpus []int) string {
-	if len(cpus) == 0 {
-		return "none"
-	}
-	return numa.FormatCPUList(cpus)
 }
 
 // shareLine describes the shared copies (SHMEM_COPY_SHARE) of
