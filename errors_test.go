@@ -1133,6 +1133,9 @@ func TestFinalizeEarlyTeamNoHang(t *testing.T) {
 	}
 	for _, m := range modes {
 		for _, team := range []string{"split", "TeamShared"} {
+			if m.name == "cma" && team == "TeamShared" {
+				continue // over CMA TeamShared holds the PE alone: no member to wait for
+			}
 			for _, op := range ops {
 				t.Run(m.name+"/"+team+"/"+op.name, func(t *testing.T) {
 					start := time.Now()
@@ -1146,7 +1149,7 @@ func TestFinalizeEarlyTeamNoHang(t *testing.T) {
 							}
 						}
 						if tm.NPEs() != 3 {
-							return // (TeamShared over CMA holds the PE alone)
+							panic(fmt.Sprintf("%s has %d PEs, want 3", team, tm.NPEs()))
 						}
 						for range op.made {
 							op.call(tm, x)
@@ -1157,20 +1160,13 @@ func TestFinalizeEarlyTeamNoHang(t *testing.T) {
 						op.call(tm, x)
 						t.Errorf("PE %d finished a %s that PE 1 never called", p.MyPE(), op.name)
 					})
-					if m.name == "cma" && team == "TeamShared" {
-						if err != nil {
-							t.Fatalf("job error %v; TeamShared over CMA holds one PE, and nothing waits", err)
-						}
-						return
-					}
 					calls := "calls"
 					if op.made == 1 {
 						calls = "call"
 					}
-					want := fmt.Sprintf("PE 1 (pid %%d) called Finalize after %d collective %s on a team", op.made, calls)
-					if err == nil || !strings.Contains(err.Error(), strings.SplitN(want, " (pid", 2)[0]) ||
-						!strings.Contains(err.Error(), fmt.Sprintf("called Finalize after %d collective %s on a team", op.made, calls)) {
-						t.Fatalf("job error = %v, want one saying %q", err, want)
+					want := fmt.Sprintf("called Finalize after %d collective %s on a team", op.made, calls)
+					if err == nil || !strings.Contains(err.Error(), "PE 1 (pid") || !strings.Contains(err.Error(), want) {
+						t.Fatalf("job error = %v, want one saying PE 1 (pid N) %s", err, want)
 					}
 					if d := time.Since(start); d > 10*time.Second {
 						t.Errorf("the job took %v to notice", d)
