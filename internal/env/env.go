@@ -20,6 +20,15 @@
 //
 // An unset or empty (or all-blank) variable means the knob's default.
 // Surrounding blanks are ignored.
+//
+// # Deprecated names
+//
+// OpenSHMEM 1.4 renamed the four variables of the specification from
+// SGI SHMEM's SMA_ prefix to SHMEM_ and deprecated the old names; a
+// program or job script written for an older library may still set
+// them. A knob with such a name (Knob.Deprecated: SMA_SYMMETRIC_SIZE,
+// SMA_DEBUG, SMA_INFO, SMA_VERSION) reads it when its own variable is
+// unset or blank; the SHMEM_ name wins when both are set.
 package env
 
 import (
@@ -122,6 +131,10 @@ type Knob struct {
 	Default string   // the value used when the variable is unset or empty
 	Help    string   // one or more sentences for a user
 	Values  []string // the allowed values of an enum, in order; nil otherwise
+	// Deprecated is the specification's deprecated name of the
+	// variable (SMA_...), read when Name is unset or blank; "" when it
+	// has none.
+	Deprecated string
 }
 
 // Config holds the value of every knob.
@@ -213,16 +226,18 @@ type def struct {
 func defs() []def {
 	return []def{
 		sizeKnob(Knob{
-			Name:    VarSymmetricSize,
-			Default: "512M",
+			Name:       VarSymmetricSize,
+			Deprecated: "SMA_SYMMETRIC_SIZE",
+			Default:    "512M",
 			Help: "Bytes of symmetric heap per PE: a number with an optional suffix " +
 				"k, m, g or t (powers of 1024), fractions allowed, e.g. 64m or 1.5g. " +
 				"All PEs on a node together need this times their number in /dev/shm " +
 				"or memfd memory. At most 256t.",
 		}, MaxSymmetricSize, maxSymmetricSizeText, false, func(c *Config) *int64 { return &c.SymmetricSize }),
 		anyKnob(Knob{
-			Name:    VarDebug,
-			Default: "off",
+			Name:       VarDebug,
+			Deprecated: "SMA_DEBUG",
+			Default:    "off",
 			Help: "Run checks that are too costly for the hot path: every RMA and AMO " +
 				"takes the checked path, which verifies that the symmetric object lies " +
 				"inside one live allocation (not just inside the heap), and every Free " +
@@ -230,15 +245,17 @@ func defs() []def {
 				"0, off, no or false turns it on (the specification's \"Any\").",
 		}, func(c *Config) *bool { return &c.Debug }),
 		anyKnob(Knob{
-			Name:    VarInfo,
-			Default: "off",
+			Name:       VarInfo,
+			Deprecated: "SMA_INFO",
+			Default:    "off",
 			Help: "Print every knob, its value, default and help at start-up (what oshinfo prints). " +
 				"Any value but 0, off, no or false turns it on.",
 		}, func(c *Config) *bool { return &c.Info }),
 		anyKnob(Knob{
-			Name:    VarVersion,
-			Default: "off",
-			Help:    "Print the library version at start-up. Any value but 0, off, no or false turns it on.",
+			Name:       VarVersion,
+			Deprecated: "SMA_VERSION",
+			Default:    "off",
+			Help:       "Print the library version at start-up. Any value but 0, off, no or false turns it on.",
 		}, func(c *Config) *bool { return &c.Version }),
 		boolKnob(Knob{
 			Name:    VarHugePages,
@@ -520,7 +537,7 @@ func Load(getenv func(string) string) (Config, error) {
 	var c Config
 	var errs []error
 	for _, d := range defs() {
-		raw := getenv(d.Name)
+		name, raw := d.lookup(getenv)
 		v := strings.TrimSpace(raw)
 		if v != "" {
 			err := d.set(&c, v)
@@ -531,7 +548,7 @@ func Load(getenv func(string) string) (Config, error) {
 			if !errors.As(err, &e) {
 				e = &Error{Problem: err.Error()}
 			}
-			e.Name, e.Value, e.Default = d.Name, raw, d.Default
+			e.Name, e.Value, e.Default = name, raw, d.Default
 			errs = append(errs, e)
 		}
 		if err := d.set(&c, d.Default); err != nil {
@@ -539,6 +556,18 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// lookup returns the variable that sets k and its value: Name, or
+// Deprecated when Name is unset or blank (and Deprecated is set).
+func (k Knob) lookup(getenv func(string) string) (name, value string) {
+	value = getenv(k.Name)
+	if strings.TrimSpace(value) == "" && k.Deprecated != "" {
+		if v := getenv(k.Deprecated); strings.TrimSpace(v) != "" {
+			return k.Deprecated, v
+		}
+	}
+	return k.Name, value
 }
 
 // Default returns the Config of an empty environment.
@@ -673,15 +702,22 @@ func rangeKnob(k Knob, lo, hi int, field func(*Config) *int) def {
 	}}
 }
 
-// LoadOnly is Load of the knobs named only: the others keep their
-// defaults and their variables are not read (a package that needs a
-// few knobs reports only its own bad values).
+// LoadOnly is Load of the knobs named only (by Name): the others keep
+// their defaults and their variables are not read (a package that
+// needs a few knobs reports only its own bad values).
 func LoadOnly(getenv func(string) string, names ...string) (Config, error) {
-	return Load(func(k string) string {
-		for _, n := range names {
-			if n == k {
-				return getenv(k)
+	var read []string
+	for _, d := range defs() {
+		if slices.Contains(names, d.Name) {
+			read = append(read, d.Name)
+			if d.Deprecated != "" {
+				read = append(read, d.Deprecated)
 			}
+		}
+	}
+	return Load(func(k string) string {
+		if slices.Contains(read, k) {
+			return getenv(k)
 		}
 		return ""
 	})

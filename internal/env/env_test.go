@@ -2,6 +2,7 @@ package env
 
 import (
 	"errors"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -233,6 +234,65 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("Load with a bad value returned %+v; want the defaults", c)
 			}
 		})
+	}
+}
+
+// TestDeprecatedNames: OpenSHMEM 1.4 deprecated the SMA_ names of the
+// specification's four variables in favour of SHMEM_ ones. A
+// deprecated name is read when the SHMEM_ variable is unset or blank,
+// the SHMEM_ one wins when both are set, an invalid value names the
+// variable it came from, and the other knobs have no SMA_ name.
+func TestDeprecatedNames(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		edit func(*Config)
+	}{
+		{"SMA size", map[string]string{"SMA_SYMMETRIC_SIZE": "1g"}, func(c *Config) { c.SymmetricSize = 1 << 30 }},
+		{"SMA debug", map[string]string{"SMA_DEBUG": "1"}, func(c *Config) { c.Debug = true }},
+		{"SMA info", map[string]string{"SMA_INFO": "yes"}, func(c *Config) { c.Info = true }},
+		{"SMA version", map[string]string{"SMA_VERSION": "on"}, func(c *Config) { c.Version = true }},
+		{"SHMEM wins", map[string]string{"SMA_SYMMETRIC_SIZE": "1g", VarSymmetricSize: "2m"}, func(c *Config) { c.SymmetricSize = 2 << 20 }},
+		{"SHMEM off wins", map[string]string{"SMA_DEBUG": "1", VarDebug: "0"}, func(c *Config) {}},
+		{"SHMEM blank", map[string]string{"SMA_SYMMETRIC_SIZE": "1g", VarSymmetricSize: "  "}, func(c *Config) { c.SymmetricSize = 1 << 30 }},
+		{"SMA blank", map[string]string{"SMA_SYMMETRIC_SIZE": " "}, func(c *Config) {}},
+		{"no SMA_ for others", map[string]string{"SMA_TRANSPORT": "cma", "SMA_HEAP_POLICY": "none"}, func(c *Config) {}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want := wantDefaults()
+			tt.edit(&want)
+			got, err := Load(mapenv(tt.env))
+			if err != nil || got != want {
+				t.Errorf("Load(%v) = %+v, %v; want %+v", tt.env, got, err, want)
+			}
+		})
+	}
+	_, err := Load(mapenv(map[string]string{"SMA_SYMMETRIC_SIZE": "12x"}))
+	var e *Error
+	if !errors.As(err, &e) || e.Name != "SMA_SYMMETRIC_SIZE" || e.Value != "12x" || !strings.Contains(err.Error(), `SMA_SYMMETRIC_SIZE="12x"`) {
+		t.Errorf("Load(SMA_SYMMETRIC_SIZE=12x): %v; want an *Error naming SMA_SYMMETRIC_SIZE", err)
+	}
+	if _, err := Load(mapenv(map[string]string{"SMA_SYMMETRIC_SIZE": "12x", VarSymmetricSize: "1m"})); err != nil {
+		t.Errorf("a bad SMA_SYMMETRIC_SIZE under a good SHMEM_SYMMETRIC_SIZE: %v; want it unread", err)
+	}
+	if c, err := LoadOnly(mapenv(map[string]string{"SMA_SYMMETRIC_SIZE": "1g", "SMA_DEBUG": "1"}), VarSymmetricSize); err != nil || c.SymmetricSize != 1<<30 || c.Debug {
+		t.Errorf("LoadOnly(SHMEM_SYMMETRIC_SIZE) = size %d, debug %v, %v; want the SMA_ size only", c.SymmetricSize, c.Debug, err)
+	}
+	deprecated := map[string]string{}
+	for _, k := range Knobs() {
+		if k.Deprecated != "" {
+			deprecated[k.Name] = k.Deprecated
+		}
+	}
+	wantNames := map[string]string{VarSymmetricSize: "SMA_SYMMETRIC_SIZE", VarDebug: "SMA_DEBUG", VarInfo: "SMA_INFO", VarVersion: "SMA_VERSION"}
+	if !maps.Equal(deprecated, wantNames) {
+		t.Errorf("deprecated names %v; want %v", deprecated, wantNames)
+	}
+	var b strings.Builder
+	Print(&b, mapenv(map[string]string{"SMA_SYMMETRIC_SIZE": "1g"}))
+	if out := b.String(); !strings.Contains(out, "SHMEM_SYMMETRIC_SIZE") || !strings.Contains(out, "= 1g (from SMA_SYMMETRIC_SIZE)") ||
+		!strings.Contains(out, "Also read from SMA_SYMMETRIC_SIZE") {
+		t.Errorf("Print with SMA_SYMMETRIC_SIZE=1g does not show where the value came from:\n%s", out)
 	}
 }
 

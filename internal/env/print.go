@@ -23,10 +23,13 @@ func Print(w io.Writer, getenv func(string) string) {
 	}
 	var b strings.Builder
 	for _, d := range ds {
-		raw := getenv(d.Name)
+		from, raw := d.lookup(getenv)
 		shown := "(default)"
 		if strings.TrimSpace(raw) != "" {
 			shown = raw
+			if from != d.Name {
+				shown += " (from " + from + ")"
+			}
 		}
 		typ := d.Type
 		if len(d.Values) > 0 {
@@ -45,6 +48,9 @@ func Print(w io.Writer, getenv func(string) string) {
 			}
 		}
 		wrap(&b, d.Help)
+		if d.Deprecated != "" {
+			wrap(&b, fmt.Sprintf("Also read from %s, the name the specification deprecates, when %s is unset.", d.Deprecated, d.Name))
+		}
 	}
 	io.WriteString(w, b.String())
 }
