@@ -49,7 +49,7 @@ func Print(w io.Writer, getenv func(string) string) {
 		}
 		wrap(&b, d.Help)
 		if d.Deprecated != "" {
-			wrap(&b, fmt.Sprintf("Also read from %s, the name the specification deprecates, when %s is unset.", d.Deprecated, d.Name))
+			wrap(&b, "Also read from "+d.Deprecated+", the name the specification deprecates, when this one is unset.")
 		}
 	}
 	io.WriteString(w, b.String())
