@@ -46,6 +46,12 @@ type Team struct {
 	// teams.checkFinal. Atomic: another goroutine of the PE reads them.
 	calls   atomic.Uint32
 	closing atomic.Bool
+	// acrossHosts: the members span hosts; hostFirst is then the index
+	// of the team's first member on this PE's host, in whose slot this
+	// host's leader keeps the least final call count of the members on
+	// other hosts (remoteFinalWord, teams.checkFinal).
+	acrossHosts bool
+	hostFirst   int
 	// collBlock is the team's block of the collectives' scratch
 	// (node.PE.CollScratch), the same on every member; -1: none (a
 	// team inside one host, or none was free on every member).
@@ -218,7 +224,12 @@ type TeamConfig struct {
 //	            scratch word: the blocks of the collectives' scratch
 //	            free on the PE (a mask), at team creation; final word:
 //	            the collective calls the member made on the team,
-//	            stored when it enters Finalize (teams.publishFinal)
+//	            stored when it enters Finalize (teams.publishFinal);
+//	            remote final words (2, one 8-byte word), in the slot of
+//	            the team's first member on each host of a team that
+//	            spans hosts: the least calls of a member of another
+//	            host that entered Finalize, and which PE
+//	            (node.PE.TeamFinalAcross)
 //	line 17     Collect's published length
 //	line 18-19  tree barrier: release from the parent, one word per child
 //	line 20     tree broadcast: the parent has the data
@@ -266,6 +277,7 @@ const (
 	argsWord          = postWord + 1               // team creation: the hash of the split's arguments
 	scratchWord       = postWord + 2               // team creation: the scratch blocks free on the PE
 	finalWord         = postWord + 3               // Finalize: the collective calls this member made on the team
+	remoteFinalWord   = postWord + 4               // Finalize: calls<<32 | PE+1 of the member of another host that entered it with the fewest calls (8 bytes, words 4-5)
 	countWord         = postWord + wordsPerLine    // Collect's published length
 	releaseWord       = countWord + wordsPerLine   // tree barrier: release from the parent
 	childWord         = releaseWord + wordsPerLine // tree barrier: one word per child
@@ -403,11 +415,26 @@ func (ts *teams) each(f func(t *Team) bool) {
 }
 
 // publishFinal is TeamFinal.Publish: it stores, in this PE's slot of
-// each of its teams, how many collective calls it made on the team.
+// each of its teams, how many collective calls it made on the team, and
+// tells every other host of a team that spans hosts, in the slot of the
+// team's first member there (node.PE.TeamFinalAcross).
 func (ts *teams) publishFinal(pe *PE) {
+	var told []int // hosts told of the current team
 	ts.each(func(t *Team) bool {
-		if !t.closing.Load() {
-			pe.TeamSet(pe.MyPE(), t.slot, finalWord, t.calls.Load())
+		if t.closing.Load() {
+			return true
+		}
+		c := t.calls.Load()
+		pe.TeamSet(pe.MyPE(), t.slot, finalWord, c)
+		if !t.acrossHosts {
+			return true
+		}
+		told = told[:0]
+		for i, q := range t.worlds {
+			if h, _ := pe.HostOf(q); !slices.Contains(told, h) {
+				told = append(told, h)
+				pe.TeamFinalAcross(q, int(t.slots[i]), remoteFinalWord, c) // (false for this host)
+			}
 		}
 		return true
 	})
@@ -435,6 +462,15 @@ func (ts *teams) checkFinal(pe *PE, routine string) {
 			}
 			if f, ok := pe.FinalWord(q, int(t.slots[i]), finalWord); ok && int32(f-c) < 0 && !t.closing.Load() {
 				late, calls = q, f
+				return false
+			}
+		}
+		if t.acrossHosts {
+			// The members on other hosts, through this host's first
+			// member's slot.
+			v, ok := pe.TeamLoad64(t.worlds[t.hostFirst], int(t.slots[t.hostFirst]), remoteFinalWord)
+			if f := uint32(v >> 32); ok && v != 0 && int32(f-c) < 0 && !t.closing.Load() {
+				late, calls = int(uint32(v))-1, f
 				return false
 			}
 		}
@@ -529,6 +565,17 @@ func (t *Team) finish() {
 	for _, q := range t.worlds {
 		if q != t.pe.MyPE() {
 			t.others = append(t.others, q)
+		}
+	}
+	if here, ok := t.pe.HostOf(t.pe.MyPE()); ok {
+		t.hostFirst = -1
+		for i, q := range t.worlds {
+			h, _ := t.pe.HostOf(q)
+			if h != here {
+				t.acrossHosts = true
+			} else if t.hostFirst < 0 {
+				t.hostFirst = i
+			}
 		}
 	}
 	cfg := t.pe.Config()

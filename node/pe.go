@@ -762,23 +762,24 @@ func (p *PE) startCheck(from int) {
 }
 
 // checkFinalized fails the job when this PE waits in a barrier of the
-// whole job (sync) that a PE of this host will never join: one that
-// finalized after fewer of them. It runs on the slow path of a wait
-// only once some PE has finalized; Finalize rings every doorbell of its
-// host, so a sleeper looks at once. (A PE on another host has no slot
-// here; the wait then goes on, as with any program that never calls a
-// barrier its peers wait in.)
+// whole job (sync) that a PE will never join: one that finalized after
+// fewer of them. It runs on the slow path of a wait only once some PE
+// has finalized; Finalize rings every doorbell of its host, so a
+// sleeper looks at once. A PE of another host has no state here until
+// it enters Finalize: then its host tells this one how many barriers
+// it will have made, into its slot here (xpublishFinal), and this
+// host's sleepers are woken.
 //
 //go:noinline
 func (p *PE) checkFinalized(routine string) {
 	e := p.syncWait.Load()
-	p.job.eachHostPE(func(q int) {
+	for q := range p.npes {
 		s := p.job.ctl.Slot(q)
 		if s.State.Load() == job.StateFinalized && s.FinalSyncs.Load() < e {
 			p.job.fail(job.AbortFinalized, q, int(s.Pid.Load()), int(min(s.FinalSyncs.Load(), math.MaxInt32)))
 			p.checkAbort(routine)
 		}
-	})
+	}
 }
 
 // TeamFinal is how the API layer, which keeps the teams, lets a PE

@@ -258,6 +258,9 @@ func (p *PE) Finalize() {
 		p.slot.State.Store(job.StateFinalizing)
 		p.job.ctl.Header.Finalizing.Add(1)
 		p.job.eachHostPE(func(q int) { wait.WakeAll(p.job.bell(q)) })
+		if p.x != nil {
+			p.xpublishFinal(p.syncs + 1) // (Finalize's barrier is one more)
+		}
 	}
 	p.endMu.Lock()
 	ctxs := make([]*Ctx, 0, len(p.shareable))

@@ -6,6 +6,7 @@ import (
 	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/wait"
+	"github.com/goshmem/goshmem/internode"
 )
 
 // The team pool: each heap segment holds, after the user's heap,
@@ -55,6 +56,39 @@ func (p *PE) TeamSet(q, slot, w int, v uint32) {
 		return
 	}
 	p.cma(&p.ctx, "team synchronization", true, off, mem.ValueBytes(&v), q)
+}
+
+// TeamFinalAcross tells member q of a team, a PE of another host, that
+// this PE entered Finalize after calls collective calls on the team,
+// whose slot on q is slot: q's host's leader keeps, in the 8-byte word
+// that starts at word w of that slot, the least such count of the
+// team's members on other hosts, as calls<<32 | (PE+1) (TeamLoad64
+// reads it; 0: none). It reports false, and sends nothing, when q is
+// not on another host. Finalize's callers send it before Finalize's
+// barrier, which every host is still in.
+func (p *PE) TeamFinalAcross(q, slot, w int, calls uint32) bool {
+	x := p.job.x
+	if x == nil || !x.remote(q) {
+		return false
+	}
+	off := p.teamOff("Finalize", q, slot, w)
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	h := internode.Header{Op: xTeamFinal, PE: uint32(q), Off: uint64(off), Arg0: uint64(calls), Arg1: uint64(p.me)}
+	p.xsend("Finalize", &h, nil)
+	return true
+}
+
+// TeamLoad64 returns the 8-byte word that starts at word w of slot slot
+// of PE q, and true, when q's heap is mapped here (false otherwise).
+func (p *PE) TeamLoad64(q, slot, w int) (uint64, bool) {
+	off := p.teamOff("TeamLoad64", q, slot, w)
+	b := p.peers[q].base
+	if b == nil || off%8 != 0 {
+		return 0, false
+	}
+	return mem.At[atomic.Uint64](b, off).Load(), true
 }
 
 // TeamPut writes b at byte offset off of slot slot of PE q: a copy

@@ -46,6 +46,7 @@ package node
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -99,6 +100,16 @@ const (
 	// xIGet: Arg1&0xffffffff elements of Arg1>>32 bytes from PE's heap
 	// segment at Off, Off+Arg0, ...: xReply with them packed.
 	xIGet
+	// xFinal, to the leader PE of another host: PE Arg1 of the sender's
+	// host entered Finalize and will have made Arg0 barriers of the
+	// whole job when its Finalize's barrier completes (xpublishFinal).
+	xFinal
+	// xTeamFinal: PE Arg1 of the sender's host entered Finalize after
+	// Arg0 collective calls on a team of which PE is a member; the
+	// receiving leader keeps the least such count in the 8-byte word at
+	// Off of PE's heap segment, in PE's slot of the team
+	// (TeamFinalAcross).
+	xTeamFinal
 )
 
 // xPutFlag, in an xPut's Flags: once the payload is in the heap, store
@@ -1094,6 +1105,38 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 		}
 	case xExit:
 		(*xhost)(x).letExit()
+	case xFinal:
+		q := h.Arg1
+		if uint(h.PE) >= uint(len(x.hostOf)) || int(x.hostOf[h.PE]) != x.host || q >= uint64(len(x.hostOf)) || int(x.hostOf[q]) == x.host {
+			x.bad(from, h)
+			return
+		}
+		// Another host's PE has a slot here that nothing else uses:
+		// checkFinalized reads it as it reads this host's finalized
+		// PEs'.
+		s := j.ctl.Slot(int(q))
+		s.FinalSyncs.Store(h.Arg0)
+		s.State.Store(job.StateFinalized)
+		j.ctl.Header.Finalized.Add(1)
+		j.eachHostPE(func(pe int) { wait.WakeAll(j.bell(pe)) })
+	case xTeamFinal:
+		b, ok := x.target(h.PE, h.Off, 8)
+		if !ok || h.Off%8 != 0 || h.Arg1 >= uint64(len(x.hostOf)) || int(x.hostOf[h.Arg1]) == x.host || h.Arg0 > math.MaxUint32 {
+			x.bad(from, h)
+			return
+		}
+		w := mem.At[atomic.Uint64](b, uintptr(h.Off))
+		v := h.Arg0<<32 | (h.Arg1 + 1)
+		for {
+			old := w.Load()
+			if old != 0 && old>>32 <= h.Arg0 || w.CompareAndSwap(old, v) {
+				break
+			}
+		}
+		// As a PE of this host entering Finalize does (teams'
+		// checkFinal runs while the count is not 0).
+		j.ctl.Header.Finalizing.Add(1)
+		j.eachHostPE(func(pe int) { wait.WakeAll(j.bell(pe)) })
 	default:
 		x.bad(from, h)
 	}
@@ -1548,6 +1591,28 @@ func (p *PE) xpublishAlloc(routine string, seq, hash uint64) {
 			p.xsend(routine, &hd, nil)
 		}
 		p.xdirty(&p.ctx, l)
+	}
+}
+
+// xpublishFinal tells the leader of every other host that this PE
+// entered Finalize and will have made syncs barriers of the whole job
+// when its Finalize's barrier completes: a PE there that waits in a
+// later barrier waits for a PE that will never join it, and fails the
+// job (checkFinalized), where this host's PEs see the same in this PE's
+// slot. Without it, a job whose PEs on one host all returned early hung
+// on the other hosts. It goes before Finalize's barrier, which every
+// host is still in (or before): after it, a host that finished its
+// Finalize may be gone.
+func (p *PE) xpublishFinal(syncs uint64) {
+	x := p.job.x
+	xp := p.x
+	xp.mu.Lock()
+	defer xp.mu.Unlock()
+	for h, l := range x.cl.Leaders {
+		if h != x.host {
+			hd := internode.Header{Op: xFinal, PE: uint32(l), Arg0: syncs, Arg1: uint64(p.me)}
+			p.xsend("Finalize", &hd, nil)
+		}
 	}
 }
 

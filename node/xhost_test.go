@@ -654,6 +654,119 @@ func TestAcrossHosts(t *testing.T) {
 	}
 }
 
+func init() {
+	// xhost-final-early: PE GOSHMEM_TEST_VICTIM returns (and so calls
+	// Finalize) after one call, a BarrierAll or, with GOSHMEM_TEST_TEAM
+	// set, a SumReduce on a split of every PE; the others make two more
+	// (the first of two BarrierAlls is completed by the victim's
+	// Finalize, as on one host).
+	scenarios["xhost-final-early"] = func(pe *goshmem.PE) {
+		victim, _ := strconv.Atoi(os.Getenv("GOSHMEM_TEST_VICTIM"))
+		team := os.Getenv("GOSHMEM_TEST_TEAM") != ""
+		x, _ := goshmem.Calloc[int64](pe, 4)
+		tm, err := goshmem.TeamWorld(pe).SplitStrided(0, 1, pe.NPEs(), nil)
+		if err != nil {
+			fail(pe, "SplitStrided: %v", err)
+		}
+		call := func() {
+			if team {
+				goshmem.SumReduce(tm, x[:1], x[1:2])
+			} else {
+				pe.BarrierAll()
+			}
+		}
+		call()
+		if pe.MyPE() == victim {
+			fmt.Printf("PE %d returns\n", pe.MyPE())
+			return
+		}
+		call()
+		call()
+		fmt.Printf("PE %d passed a call that PE %d never made\n", pe.MyPE(), victim)
+	}
+	// xhost-final-correct: a correct program in which PE 0 (alone on
+	// its host) enters Finalize at once after its last calls on the
+	// world and on a split of every PE, while the other host's PEs go
+	// on with calls on a team of their own and wait for each other:
+	// nobody may be failed.
+	scenarios["xhost-final-correct"] = func(pe *goshmem.PE) {
+		me, n := pe.MyPE(), pe.NPEs()
+		x, _ := goshmem.Calloc[int64](pe, 4)
+		all, err := goshmem.TeamWorld(pe).SplitStrided(0, 1, n, nil)
+		if err != nil {
+			fail(pe, "SplitStrided: %v", err)
+		}
+		rest, err := goshmem.TeamWorld(pe).SplitStrided(1, 1, n-1, nil)
+		if err != nil {
+			fail(pe, "SplitStrided: %v", err)
+		}
+		for i := range 10 {
+			x[1] = int64(i)
+			goshmem.SumReduce(all, x[:1], x[1:2])
+			goshmem.SumReduce(goshmem.TeamWorld(pe), x[:1], x[1:2])
+		}
+		if me != 0 {
+			for i := range 200 {
+				if i == 100 {
+					time.Sleep(100 * time.Millisecond) // PE 0 is in Finalize by now
+				}
+				x[1] = int64(i)
+				goshmem.SumReduce(rest, x[:1], x[1:2])
+				if want := int64(i * (n - 1)); x[0] != want {
+					fail(pe, "SumReduce on the rest: %d, want %d", x[0], want)
+				}
+			}
+		}
+		fmt.Printf("PE %d ok final correct\n", me)
+	}
+}
+
+// TestAcrossHostsFinalizeEarly: a PE that returns early, alone on its
+// host or with every PE of its host, fails the job on the other hosts
+// with an error naming it (a world barrier, or a team's reduction,
+// that it will never make), instead of a hang: before, the other
+// hosts' PEs never learnt of it, and waited until the launcher's
+// timeout. A correct program whose PE enters Finalize while the other
+// host's PEs still make calls of their own is not failed.
+func TestAcrossHostsFinalizeEarly(t *testing.T) {
+	hydra(t)
+	for _, team := range []bool{false, true} {
+		for _, c := range []struct {
+			sizes  []int
+			victim int
+		}{{[]int{1, 1}, 1}, {[]int{1, 1}, 0}, {[]int{2, 1}, 2}, {[]int{1, 2, 1}, 3}} {
+			name := fmt.Sprintf("barrier/%v/PE%d", c.sizes, c.victim)
+			want := "barriers of the whole job"
+			env := []string{"GOSHMEM_TEST_VICTIM", strconv.Itoa(c.victim)}
+			if team {
+				name = fmt.Sprintf("team/%v/PE%d", c.sizes, c.victim)
+				want = "collective call on a team it belongs to"
+				env = append(env, "GOSHMEM_TEST_TEAM", "1")
+			}
+			t.Run(name, func(t *testing.T) {
+				start := time.Now()
+				out, err := runHydra(t, acrossHosts("xhost-final-early", c.sizes, env...)...)
+				if err == nil || !strings.Contains(out, fmt.Sprintf("PE %d called Finalize after", c.victim)) || !strings.Contains(out, want) {
+					t.Errorf("%v after %v; want a failure saying PE %d called Finalize after its %s:\n%s", err, time.Since(start), c.victim, want, out)
+				}
+				if strings.Contains(out, "passed a call") {
+					t.Errorf("a PE passed a call PE %d never made:\n%s", c.victim, out)
+				}
+				if d := time.Since(start); d > 20*time.Second {
+					t.Errorf("the job took %v to end", d)
+				}
+			})
+		}
+	}
+	t.Run("correct", func(t *testing.T) {
+		out, err := runHydra(t, acrossHosts("xhost-final-correct", []int{1, 2})...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		wantOK(t, out, 3, "ok final correct")
+	})
+}
+
 // TestAcrossHostsKilledPE: a PE killed on one host stops the PEs of the
 // other host (waiting in barriers) within 2 s, with an error naming
 // the failure, whether the dead PE was its host's leader (the other

@@ -145,8 +145,10 @@ type Header struct {
 	// Finalized counts PEs that have finalized (for the launcher), and
 	// Finalizing the PEs that have entered Finalize: a waiter looks at
 	// their teams' final call counts only when it is not 0 (node:
-	// checkTeamsFinal). Each is written once per PE, so they share a
-	// line.
+	// checkTeamsFinal). In a job across hosts each also counts what the
+	// other hosts' PEs told this host when they entered Finalize (their
+	// barriers, their teams' call counts; node's xFinal, xTeamFinal).
+	// They are written once per PE or message, so they share a line.
 	Finalized  atomic.Uint32
 	Finalizing atomic.Uint32
 	_          [shm.CacheLine - 8]byte
