@@ -1177,6 +1177,87 @@ func TestFinalizeEarlyTeamNoHang(t *testing.T) {
 	}
 }
 
+// TestFinalizeEarlyTeamDestroy: a member that returns from its
+// function (so calls Finalize) without destroying a team that the other
+// members then destroy fails the job with a message naming it, instead
+// of a hang in which they wait in TeamDestroy's sync and it waits in
+// Finalize's barrier. The members' own check leaves a team being
+// destroyed out (its slot may already hold another team on a member
+// past the sync), so the member in Finalize is the one that sees it.
+// PE 1 of 3 makes made calls on the team and leaves.
+func TestFinalizeEarlyTeamDestroy(t *testing.T) {
+	for _, m := range modes {
+		for _, made := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s/after %d", m.name, made), func(t *testing.T) {
+				start := time.Now()
+				err := runErrCfg(t, m.cfg, 3, func(p *goshmem.PE) {
+					x := mustCalloc[int64](p, 4)
+					tm, err := goshmem.TeamWorld(p).SplitStrided(0, 1, 3, nil)
+					if err != nil {
+						panic(err)
+					}
+					for range made {
+						goshmem.SumReduce(tm, x[:1], x[1:2])
+					}
+					if p.MyPE() == 1 {
+						return // Finalize, the team left alive
+					}
+					tm.Destroy()
+					t.Errorf("PE %d finished a TeamDestroy that PE 1 never called", p.MyPE())
+				})
+				calls := "calls"
+				if made == 1 {
+					calls = "call"
+				}
+				want := fmt.Sprintf("called Finalize after %d collective %s on a team", made, calls)
+				if err == nil || !strings.Contains(err.Error(), "PE 1 (pid") || !strings.Contains(err.Error(), want) {
+					t.Fatalf("job error = %v, want one saying PE 1 (pid N) %s", err, want)
+				}
+				if d := time.Since(start); d > 10*time.Second {
+					t.Errorf("the job took %v to notice", d)
+				}
+			})
+		}
+	}
+}
+
+// TestFinalizeTeamDestroyCorrect: a PE in Finalize while members of
+// other teams, or of its own teams that it destroyed, are still in
+// TeamDestroy is no failure. PE 1 destroys the split of all three and
+// finalizes; PEs 0 and 2 then destroy a team of their own, late, and a
+// team with PE 1 in it that nobody destroys stays alive.
+func TestFinalizeTeamDestroyCorrect(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			err := runErrCfg(t, m.cfg, 3, func(p *goshmem.PE) {
+				world := goshmem.TeamWorld(p)
+				all, err := world.SplitStrided(0, 1, 3, nil)
+				if err != nil {
+					panic(err)
+				}
+				pair, err := world.SplitStrided(0, 2, 2, nil) // PEs 0 and 2
+				if err != nil {
+					panic(err)
+				}
+				kept, err := world.SplitStrided(0, 1, 2, nil) // PEs 0 and 1, never destroyed
+				if err != nil {
+					panic(err)
+				}
+				_ = kept
+				all.Destroy()
+				if p.MyPE() == 1 {
+					return
+				}
+				time.Sleep(50 * time.Millisecond) // PE 1 is in Finalize by now
+				pair.Destroy()
+			})
+			if err != nil {
+				t.Fatalf("job error %v, want none", err)
+			}
+		})
+	}
+}
+
 // TestFinalizeEarlyTeamCorrect: a PE that has made every collective
 // call of a correct program and entered Finalize is no failure for
 // members still waiting, in their last team call or in a wait of their

@@ -229,7 +229,8 @@ type TeamConfig struct {
 //	            the team's first member on each host of a team that
 //	            spans hosts: the least calls of a member of another
 //	            host that entered Finalize, and which PE
-//	            (node.PE.TeamFinalAcross)
+//	            (node.PE.TeamFinalAcross); destroy word: 1 once the
+//	            member has started TeamDestroy (teams.checkDestroyed)
 //	line 17     Collect's published length
 //	line 18-19  tree barrier: release from the parent, one word per child
 //	line 20     tree broadcast: the parent has the data
@@ -278,6 +279,7 @@ const (
 	scratchWord       = postWord + 2               // team creation: the scratch blocks free on the PE
 	finalWord         = postWord + 3               // Finalize: the collective calls this member made on the team
 	remoteFinalWord   = postWord + 4               // Finalize: calls<<32 | PE+1 of the member of another host that entered it with the fewest calls (8 bytes, words 4-5)
+	destroyWord       = postWord + 6               // TeamDestroy: 1 once the member has started it
 	countWord         = postWord + wordsPerLine    // Collect's published length
 	releaseWord       = countWord + wordsPerLine   // tree barrier: release from the parent
 	childWord         = releaseWord + wordsPerLine // tree barrier: one word per child
@@ -481,6 +483,34 @@ func (ts *teams) checkFinal(pe *PE, routine string) {
 	}
 }
 
+// checkDestroyed is TeamFinal.Destroyed: this PE is in Finalize, and
+// a PE of its host is in TeamDestroy. A member of one of this PE's
+// teams (this host's: their slots are read here) that has started
+// TeamDestroy on it waits in the destroy's sync for this PE, which
+// never destroyed the team and never will: the job fails, naming this
+// PE, as a member waiting in any other call it never makes would
+// (checkFinal leaves teams being destroyed out: a member past their
+// sync may hold another team in the slot). A team this PE destroyed
+// is no longer among its teams.
+func (ts *teams) checkDestroyed(pe *PE, routine string) {
+	late, calls := false, uint32(0)
+	ts.each(func(t *Team) bool {
+		if t.closing.Load() || t.named != "" {
+			return true
+		}
+		for i, q := range t.worlds {
+			if i != t.me && pe.OnHost(q) && pe.TeamLoad(q, int(t.slots[i]), destroyWord) != 0 {
+				late, calls = true, t.calls.Load()
+				return false
+			}
+		}
+		return true
+	})
+	if late {
+		pe.FailTeamFinal(routine, pe.MyPE(), calls)
+	}
+}
+
 func teamsOf(pe *PE) *teams {
 	return pe.Ext(func() any { return newTeams(pe) }).(*teams)
 }
@@ -508,7 +538,11 @@ func newTeams(pe *PE) *teams {
 	}
 	ts := &teams{pool: teamshared.NewPool(node.TeamSlots), made: map[*Team]struct{}{}}
 	pe.OnFinalize(ts.finalize)
-	pe.SetTeamFinal(&node.TeamFinal{Publish: func() { ts.publishFinal(pe) }, Check: func(routine string) { ts.checkFinal(pe, routine) }})
+	pe.SetTeamFinal(&node.TeamFinal{
+		Publish:   func() { ts.publishFinal(pe) },
+		Check:     func(routine string) { ts.checkFinal(pe, routine) },
+		Destroyed: func(routine string) { ts.checkDestroyed(pe, routine) },
+	})
 	mk := func(name string, m teamshared.Members, slot int) *Team {
 		me := m.Index(pe.MyPE())
 		if me < 0 {
@@ -1342,6 +1376,10 @@ func (t *Team) Destroy() {
 	// have synchronized below, one may take this team's slot for
 	// another team and store that team's final count in it.
 	t.closing.Store(true)
+	// A member in Finalize that never destroys the team looks for this
+	// word (teams.checkDestroyed): this PE waits for it below.
+	t.pe.TeamSet(t.pe.MyPE(), t.slot, destroyWord, 1)
+	t.pe.DestroyBegins()
 	t.ctxMu.Lock()
 	ctxs := t.ctxs
 	t.ctxs = nil
@@ -1356,6 +1394,7 @@ func (t *Team) Destroy() {
 	// meanwhile took one and cleared a flag of the sync still to come
 	// (a hang found with goroutine PEs over CMA).
 	t.sync("TeamDestroy")
+	t.pe.DestroyEnds()
 	if h := t.hier; h != nil {
 		for _, lt := range h.levels {
 			lt.Destroy() // nil on the levels this PE is not in

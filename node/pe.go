@@ -657,8 +657,11 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 		if p.syncWait.Load() != 0 && p.job.ctl.Header.Finalized.Load() != 0 {
 			p.checkFinalized(routine)
 		}
-		if p.job.ctl.Header.Finalizing.Load() != 0 {
+		if h := p.job.ctl.Header; h.Finalizing.Load() != 0 {
 			p.checkTeamsFinal(routine)
+			if h.Destroys.Load() != h.Destroyed.Load() && p.slot.State.Load() == job.StateFinalizing {
+				p.checkTeamsDestroyed(routine)
+			}
 		}
 		if p.x != nil && n > 0 && p.job.x.polls {
 			polled = true
@@ -799,19 +802,59 @@ func (p *PE) checkFinalized(routine string) {
 //     calls FailTeamFinal. In a program whose PEs make the same
 //     collective calls no member has made fewer, so Check never fails
 //     it, whatever this PE waits for.
+//   - Destroyed runs on the slow path of a wait of this PE while it is
+//     in Finalize and some TeamDestroy of the host is under way: a
+//     member of a team this PE never destroyed that waits in its
+//     TeamDestroy waits for a call this PE never makes (Check leaves
+//     teams being destroyed out). Destroyed then calls FailTeamFinal
+//     for this PE.
 type TeamFinal struct {
-	Publish func()
-	Check   func(routine string)
+	Publish   func()
+	Check     func(routine string)
+	Destroyed func(routine string)
 }
 
 // SetTeamFinal installs the API layer's TeamFinal (once it has teams).
 func (p *PE) SetTeamFinal(f *TeamFinal) { p.teamFinal.Store(f) }
 
 // finalEvents counts the entries into Finalize and the ends of it of
-// this host's PEs.
+// this host's PEs, and the TeamDestroy calls they started.
 func (p *PE) finalEvents() uint32 {
 	h := p.job.ctl.Header
-	return h.Finalizing.Load() + h.Finalized.Load()
+	return h.Finalizing.Load() + h.Finalized.Load() + h.Destroys.Load()
+}
+
+// checkTeamsDestroyed is the wait's call of TeamFinal.Destroyed.
+//
+//go:noinline
+func (p *PE) checkTeamsDestroyed(routine string) {
+	if f := p.teamFinal.Load(); f != nil && f.Destroyed != nil {
+		f.Destroyed(routine)
+	}
+}
+
+// DestroyBegins and DestroyEnds bracket a TeamDestroy of this PE (the
+// API layer's): a PE of the host in Finalize that never destroyed the
+// team must learn that a member waits for it there (TeamFinal.Destroyed);
+// one may sleep in Finalize's barrier, so they are woken.
+func (p *PE) DestroyBegins() {
+	h := p.job.ctl.Header
+	h.Destroys.Add(1)
+	if h.Finalizing.Load() != 0 {
+		p.job.eachHostPE(func(q int) { wait.WakeAll(p.job.bell(q)) })
+	}
+}
+
+// DestroyEnds: see DestroyBegins.
+func (p *PE) DestroyEnds() { p.job.ctl.Header.Destroyed.Add(1) }
+
+// OnHost reports whether PE q shares this PE's host (every PE does in a
+// job on one host).
+func (p *PE) OnHost(q int) bool {
+	if x := p.job.x; x != nil {
+		return !x.remote(q)
+	}
+	return uint(q) < uint(p.npes)
 }
 
 // checkTeamsFinal is the wait's call of TeamFinal.Check.

@@ -151,7 +151,13 @@ type Header struct {
 	// They are written once per PE or message, so they share a line.
 	Finalized  atomic.Uint32
 	Finalizing atomic.Uint32
-	_          [shm.CacheLine - 8]byte
+	// Destroys and Destroyed count the TeamDestroy calls of this host's
+	// PEs started and ended: while they differ, a PE in Finalize looks
+	// for a member of a team it never destroyed that waits in that
+	// team's TeamDestroy (node: checkTeamsDestroyed).
+	Destroys  atomic.Uint32
+	Destroyed atomic.Uint32
+	_         [shm.CacheLine - 16]byte
 	// Tasks counts the tasks of this host's PEs that have chunks left
 	// to claim (see Task): a waiting PE looks for one to steal from
 	// only when it is not 0, so an idle steal check is one load of a
