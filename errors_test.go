@@ -1160,20 +1160,28 @@ func TestFinalizeEarlyTeamNoHang(t *testing.T) {
 						op.call(tm, x)
 						t.Errorf("PE %d finished a %s that PE 1 never called", p.MyPE(), op.name)
 					})
-					calls := "calls"
-					if op.made == 1 {
-						calls = "call"
-					}
-					want := fmt.Sprintf("called Finalize after %d collective %s on a team", op.made, calls)
-					if err == nil || !strings.Contains(err.Error(), "PE 1 (pid") || !strings.Contains(err.Error(), want) {
-						t.Fatalf("job error = %v, want one saying PE 1 (pid N) %s", err, want)
-					}
-					if d := time.Since(start); d > 10*time.Second {
-						t.Errorf("the job took %v to notice", d)
-					}
+					wantTeamFinal(t, err, op.made, start)
 				})
 			}
 		}
+	}
+}
+
+// wantTeamFinal fails t unless err, the error of a job started at
+// start, says that PE 1 called Finalize after made collective calls on
+// a team while another member waited in a later one, within 10 s.
+func wantTeamFinal(t *testing.T, err error, made int, start time.Time) {
+	t.Helper()
+	calls := "calls"
+	if made == 1 {
+		calls = "call"
+	}
+	want := fmt.Sprintf("called Finalize after %d collective %s on a team", made, calls)
+	if err == nil || !strings.Contains(err.Error(), "PE 1 (pid") || !strings.Contains(err.Error(), want) {
+		t.Fatalf("job error = %v, want one saying PE 1 (pid N) %s", err, want)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the job took %v to notice", d)
 	}
 }
 
@@ -1205,17 +1213,7 @@ func TestFinalizeEarlyTeamDestroy(t *testing.T) {
 					tm.Destroy()
 					t.Errorf("PE %d finished a TeamDestroy that PE 1 never called", p.MyPE())
 				})
-				calls := "calls"
-				if made == 1 {
-					calls = "call"
-				}
-				want := fmt.Sprintf("called Finalize after %d collective %s on a team", made, calls)
-				if err == nil || !strings.Contains(err.Error(), "PE 1 (pid") || !strings.Contains(err.Error(), want) {
-					t.Fatalf("job error = %v, want one saying PE 1 (pid N) %s", err, want)
-				}
-				if d := time.Since(start); d > 10*time.Second {
-					t.Errorf("the job took %v to notice", d)
-				}
+				wantTeamFinal(t, err, made, start)
 			})
 		}
 	}
