@@ -455,7 +455,22 @@ func (ts *teams) checkFinal(pe *PE, routine string) {
 	late, calls := -1, uint32(0)
 	ts.each(func(t *Team) bool {
 		c := t.calls.Load()
-		if c == 0 || t.closing.Load() {
+		if c == 0 {
+			return true
+		}
+		if t.acrossHosts {
+			// The members on other hosts, through this host's first
+			// member's slot. A team being destroyed is looked at too:
+			// a member of another host sent its count only for a team
+			// it had not destroyed, so not for one whose slot a member
+			// may have taken again.
+			v, ok := pe.TeamLoad64(t.worlds[t.hostFirst], int(t.slots[t.hostFirst]), remoteFinalWord)
+			if f := uint32(v >> 32); ok && v != 0 && int32(f-c) < 0 {
+				late, calls = int(uint32(v))-1, f
+				return false
+			}
+		}
+		if t.closing.Load() {
 			return true
 		}
 		for i, q := range t.worlds {
@@ -464,15 +479,6 @@ func (ts *teams) checkFinal(pe *PE, routine string) {
 			}
 			if f, ok := pe.FinalWord(q, int(t.slots[i]), finalWord); ok && int32(f-c) < 0 && !t.closing.Load() {
 				late, calls = q, f
-				return false
-			}
-		}
-		if t.acrossHosts {
-			// The members on other hosts, through this host's first
-			// member's slot.
-			v, ok := pe.TeamLoad64(t.worlds[t.hostFirst], int(t.slots[t.hostFirst]), remoteFinalWord)
-			if f := uint32(v >> 32); ok && v != 0 && int32(f-c) < 0 && !t.closing.Load() {
-				late, calls = int(uint32(v))-1, f
 				return false
 			}
 		}
@@ -1372,6 +1378,7 @@ func (t *Team) Destroy() {
 	if t.named != "" {
 		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
 	}
+	t.enter("TeamDestroy") // a collective call: a member of another host that never makes it is seen by its count (checkFinal)
 	// Not looked at by teams.checkFinal from here on: once the members
 	// have synchronized below, one may take this team's slot for
 	// another team and store that team's final count in it.

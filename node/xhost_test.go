@@ -659,10 +659,12 @@ func init() {
 	// Finalize) after one call, a BarrierAll or, with GOSHMEM_TEST_TEAM
 	// set, a SumReduce on a split of every PE; the others make two more
 	// (the first of two BarrierAlls is completed by the victim's
-	// Finalize, as on one host).
+	// Finalize, as on one host), or, with GOSHMEM_TEST_TEAM=destroy,
+	// destroy the split.
 	scenarios["xhost-final-early"] = func(pe *goshmem.PE) {
 		victim, _ := strconv.Atoi(os.Getenv("GOSHMEM_TEST_VICTIM"))
 		team := os.Getenv("GOSHMEM_TEST_TEAM") != ""
+		destroy := os.Getenv("GOSHMEM_TEST_TEAM") == "destroy"
 		x, _ := goshmem.Calloc[int64](pe, 4)
 		tm, err := goshmem.TeamWorld(pe).SplitStrided(0, 1, pe.NPEs(), nil)
 		if err != nil {
@@ -680,15 +682,20 @@ func init() {
 			fmt.Printf("PE %d returns\n", pe.MyPE())
 			return
 		}
-		call()
-		call()
+		if destroy {
+			tm.Destroy()
+		} else {
+			call()
+			call()
+		}
 		fmt.Printf("PE %d passed a call that PE %d never made\n", pe.MyPE(), victim)
 	}
 	// xhost-final-correct: a correct program in which PE 0 (alone on
 	// its host) enters Finalize at once after its last calls on the
-	// world and on a split of every PE, while the other host's PEs go
-	// on with calls on a team of their own and wait for each other:
-	// nobody may be failed.
+	// world and on a split of every PE, which it destroys with the
+	// others, while the other host's PEs go on with calls on a team of
+	// their own, wait for each other and destroy it: nobody may be
+	// failed.
 	scenarios["xhost-final-correct"] = func(pe *goshmem.PE) {
 		me, n := pe.MyPE(), pe.NPEs()
 		x, _ := goshmem.Calloc[int64](pe, 4)
@@ -705,6 +712,7 @@ func init() {
 			goshmem.SumReduce(all, x[:1], x[1:2])
 			goshmem.SumReduce(goshmem.TeamWorld(pe), x[:1], x[1:2])
 		}
+		all.Destroy()
 		if me != 0 {
 			for i := range 200 {
 				if i == 100 {
@@ -716,6 +724,7 @@ func init() {
 					fail(pe, "SumReduce on the rest: %d, want %d", x[0], want)
 				}
 			}
+			rest.Destroy()
 		}
 		fmt.Printf("PE %d ok final correct\n", me)
 	}
@@ -723,14 +732,15 @@ func init() {
 
 // TestAcrossHostsFinalizeEarly: a PE that returns early, alone on its
 // host or with every PE of its host, fails the job on the other hosts
-// with an error naming it (a world barrier, or a team's reduction,
-// that it will never make), instead of a hang: before, the other
+// with an error naming it (a world barrier, a team's reduction or the
+// team's TeamDestroy, that it will never make), instead of a hang:
+// before, the other
 // hosts' PEs never learnt of it, and waited until the launcher's
 // timeout. A correct program whose PE enters Finalize while the other
 // host's PEs still make calls of their own is not failed.
 func TestAcrossHostsFinalizeEarly(t *testing.T) {
 	hydra(t)
-	for _, team := range []bool{false, true} {
+	for _, team := range []string{"", "1", "destroy"} {
 		for _, c := range []struct {
 			sizes  []int
 			victim int
@@ -738,10 +748,10 @@ func TestAcrossHostsFinalizeEarly(t *testing.T) {
 			name := fmt.Sprintf("barrier/%v/PE%d", c.sizes, c.victim)
 			want := "barriers of the whole job"
 			env := []string{"GOSHMEM_TEST_VICTIM", strconv.Itoa(c.victim)}
-			if team {
-				name = fmt.Sprintf("team/%v/PE%d", c.sizes, c.victim)
+			if team != "" {
+				name = fmt.Sprintf("team-%s/%v/PE%d", team, c.sizes, c.victim)
 				want = "collective call on a team it belongs to"
-				env = append(env, "GOSHMEM_TEST_TEAM", "1")
+				env = append(env, "GOSHMEM_TEST_TEAM", team)
 			}
 			t.Run(name, func(t *testing.T) {
 				start := time.Now()
