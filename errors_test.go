@@ -459,6 +459,52 @@ func TestDeadPEInWait(t *testing.T) {
 	}
 }
 
+// TestQuietNoticesFailure: a PE that only puts and calls Quiet, never
+// waiting, stops with a *JobError once another PE has failed, as a wait
+// does (Quiet looks at the job's abort state), on the default context
+// and on one it created.
+func TestQuietNoticesFailure(t *testing.T) {
+	for _, m := range modes {
+		for _, own := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/own context %v", m.name, own), func(t *testing.T) {
+				var je *goshmem.JobError
+				start := time.Now()
+				err := runErrCfg(t, m.cfg, 2, func(p *goshmem.PE) {
+					x := mustCalloc[int64](p, 1)
+					c := p.Ctx()
+					if own {
+						var err error
+						if c, err = p.CtxCreate(0); err != nil {
+							panic(err)
+						}
+					}
+					p.BarrierAll()
+					if p.MyPE() == 1 {
+						panic(errors.New("PE 1 failed"))
+					}
+					defer func() {
+						je, _ = recover().(*goshmem.JobError)
+					}()
+					for i := int64(0); time.Since(start) < 10*time.Second; i++ {
+						goshmem.P(c, &x[0], i, 1)
+						c.Quiet()
+					}
+				})
+				if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("the job took %v to stop PE 0", d)
+				}
+				if pe := panicError(t, err); pe.PE != 1 {
+					t.Errorf("PanicError of PE %d, want PE 1", pe.PE)
+				}
+				if je == nil || je.PE != 0 || je.Routine != "Quiet" {
+					t.Fatalf("PE 0 stopped with %v; want a *JobError of its Quiet", je)
+				}
+				checkContains(t, "JobError", je.Error(), "PE 1", "panicked")
+			})
+		}
+	}
+}
+
 // TestDebugChecks: with SHMEM_DEBUG, accesses inside the heap but
 // outside any live allocation are caught, and so is a mismatched Free.
 func TestDebugChecks(t *testing.T) {
@@ -1345,7 +1391,8 @@ func TestNewTaskFailureNamesIt(t *testing.T) {
 
 // TestLargePutsNoticeFailure: a PE that only streams large puts and
 // quiets, and never waits, stops when the job fails (it went on until
-// the launcher killed it, or forever without one).
+// the launcher killed it, or forever without one). TestQuietNoticesFailure
+// has small puts.
 func TestLargePutsNoticeFailure(t *testing.T) {
 	var msg atomic.Value
 	start := time.Now()
@@ -1366,8 +1413,10 @@ func TestLargePutsNoticeFailure(t *testing.T) {
 			p.Ctx().Quiet()
 		}
 	})
-	if got, _ := msg.Load().(string); !strings.Contains(got, "Put on PE 0 stopped") || !strings.Contains(got, "PE 1") {
-		t.Errorf("PE 0's panic %q, want it to stop its Put naming PE 1", got)
+	// (Its Put or its Quiet, whichever comes first after the failure:
+	// both look at the job's abort state.)
+	if got, _ := msg.Load().(string); !(strings.Contains(got, "Put on PE 0 stopped") || strings.Contains(got, "Quiet on PE 0 stopped")) || !strings.Contains(got, "PE 1") {
+		t.Errorf("PE 0's panic %q, want it to stop its Put or Quiet naming PE 1", got)
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("the putting PE stopped after %v", d)

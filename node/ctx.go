@@ -61,7 +61,15 @@ type Ctx struct {
 	// x: which hosts the context wrote, for its Quiet (nil in a job on
 	// one host; xhost.go).
 	x *ctxHostsState
-	_ [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 8 - 2 - 6 - 8]byte // the fields above take 104 bytes
+	// quietGate is the word Quiet's fast path tests: the job's abort
+	// state (Header.Abort.State), so that a loop of puts and Quiets
+	// that never waits stops when the job fails, as a wait does; or,
+	// for a context whose Quiet always takes the slow path (destroyed,
+	// or with writes on other hosts to complete), the PE's word that
+	// is never 0 (PE.nonzero). One test keeps Quiet within the
+	// inliner's budget.
+	quietGate *atomic.Uint32
+	_         [2*shm.CacheLine - 8 - 24 - 24 - 8 - 16 - 8 - 2 - 6 - 8 - 8]byte // the fields above take 112 bytes
 	// fence is the word Quiet's full barrier is taken on; it is this
 	// context's own line.
 	fence atomic.Uint32
@@ -80,9 +88,10 @@ func (p *PE) ctxCreate(routine string, opts CtxOptions) (*Ctx, error) {
 	if opts&^(CtxSerialized|CtxPrivate|CtxNostore) != 0 {
 		panicf("%s: unknown option bits %#x; use CtxSerialized, CtxPrivate, CtxNostore", routine, uint(opts))
 	}
-	c := &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug}
+	c := &Ctx{pe: p, peers: p.peers, opts: opts, slow: p.job.cfg.Debug, quietGate: &p.job.ctl.Header.Abort.State}
 	if p.x != nil {
 		c.opts |= ctxHosts
+		c.quietGate = &p.nonzero
 		c.x = p.job.x.newCtxHosts()
 	}
 	if opts&CtxPrivate == 0 {
@@ -173,6 +182,7 @@ func (c *Ctx) Destroy() {
 	}
 	c.Quiet()
 	c.opts |= ctxDestroyed
+	c.quietGate = &c.pe.nonzero
 	c.slow = true
 	if c.opts&CtxPrivate == 0 {
 		c.pe.forgetShareable(weak.Make(c))
@@ -210,7 +220,12 @@ func nilCtx(routine string) {
 func (c *Ctx) quietSlow() {
 	if c != nil && c.opts&ctxDestroyed == 0 {
 		c.fence.Add(1)
-		c.pe.xquiet(c) // its puts and AMOs on other hosts
+		if c.pe.job.ctl.Header.Abort.State.Load() != 0 {
+			c.pe.checkAbort("Quiet") // the job failed
+		}
+		if c.opts&ctxHosts != 0 {
+			c.pe.xquiet(c) // its puts and AMOs on other hosts
+		}
 		return
 	}
 	c.noop("Quiet")
@@ -238,11 +253,11 @@ func deadCtx(routine string) {
 // locked instruction on the context's own cache line does. On the
 // invalid (nil) context it does nothing.
 func (c *Ctx) Quiet() {
-	if c == nil || c.opts&(ctxDestroyed|ctxHosts) != 0 {
-		c.quietSlow()
-	} else {
+	if c != nil && c.quietGate.Load() == 0 {
 		c.fence.Add(1)
+		return
 	}
+	c.quietSlow() // also when the job has failed: it panics
 }
 
 // Fence orders the context's puts, AMOs and signals to each PE

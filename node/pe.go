@@ -63,8 +63,11 @@ type PE struct {
 	peers    []peer
 	slot     *job.Slot
 	door     wait.Bell // this PE's own doorbell, on which its waits sleep
-	policy   *wait.Policy
-	thread   ThreadLevel
+	// nonzero is 1 from the PE's start on: the Quiet gate of its
+	// contexts whose Quiet always takes the slow path (Ctx.quietGate).
+	nonzero atomic.Uint32
+	policy  *wait.Policy
+	thread  ThreadLevel
 
 	alloc *symalloc.Allocator
 	// isolated holds the heap offsets of the live blocks of
@@ -192,9 +195,11 @@ func newPE(j *Job, me int) *PE {
 			p.collScratch = mem.ByteSlice(p.heap.Base, off, int(size))
 		}
 	}
-	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug}
+	p.nonzero.Store(1)
+	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug, quietGate: &j.ctl.Header.Abort.State}
 	if p.x != nil {
 		p.ctx.opts = ctxHosts
+		p.ctx.quietGate = &p.nonzero
 		p.ctx.x = j.x.newCtxHosts()
 	}
 	p.initTasks()
