@@ -629,6 +629,11 @@ func TestAcrossHosts(t *testing.T) {
 		// PEs 1 and 3 (and 4, in the second).
 		{"xhost-gather", []int{1, 1, 1, 1}, "ok gather", nil, []int{0, 1, 0, 1}},
 		{"xhost-teams", []int{1, 1, 1, 2}, "ok xpmem", nil, []int{0, 1, 0, 1}},
+		// Random puts, AMOs, signals and gets of 1 B to 256 KiB
+		// checked against a model (random_rma_test.go).
+		{"rma-random", []int{2, 1}, "ok random rma", nil, nil},
+		{"rma-random", []int{1, 1, 1}, "ok random rma", nil, nil},
+		{"rma-random", []int{1, 1, 1, 1}, "ok random rma", []string{"SHMEM_INTERNODE_POLL", "off"}, []int{0, 1, 0, 1}},
 	} {
 		name := tc.scenario
 		for i, n := range tc.sizes {
