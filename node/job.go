@@ -52,6 +52,15 @@ type Job struct {
 	window   []byte     // the address space the heaps are mapped into
 	heaps    [][]byte   // per PE: its heap and team pool; nil where not mapped
 	bases    []mem.Base // per PE; nil where not mapped
+	// serve: per PE of this host in a job that spans hosts, its heap as
+	// this process maps it to serve the other hosts' RMA and AMOs when
+	// it is the host's leader (xsink): bases[pe], or under
+	// SHMEM_TRANSPORT=cma, where the PEs reach each other through CMA,
+	// a mapping that only the leader's service uses. serveErr: why a
+	// heap could not be mapped for it (newXhost reports it when this
+	// process leads).
+	serve    []mem.Base
+	serveErr []error
 	policy   wait.Policy
 	// central: SyncAll and BarrierAll use the central counter barrier
 	// (centralBarrier), the same choice in every process of the job.
@@ -112,7 +121,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		return nil, err
 	}
 	j.heapSize = uintptr(j.ctl.Header.HeapSize) // the user's heap; the team pool follows it
-	failed, err := j.mapHeaps(cfg, segs)
+	failed, err := j.mapHeaps(cfg, segs, host)
 	if err != nil {
 		j.close()
 		return nil, err
@@ -124,7 +133,7 @@ func openJob(cfg Config, segs *job.Segments, firstPE, localPEs int, envNodes str
 		}
 		for q := range j.bases {
 			if !on[q] {
-				j.heaps[q], j.bases[q] = nil, nil // another host's PE
+				j.heaps[q], j.bases[q], j.serve[q] = nil, nil, nil // another host's PE
 			}
 		}
 	}
@@ -358,7 +367,11 @@ func (j *Job) bell(q int) wait.Bell {
 // peers that could not be mapped were not (they are reached with CMA),
 // and an error when a local heap cannot be mapped or
 // SHMEM_TRANSPORT=xpmem cannot be met.
-func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err error) {
+//
+// In a job that spans hosts (host lists this host's PEs) it also fills
+// serve: under SHMEM_TRANSPORT=cma the heaps of this host's other
+// processes are mapped too, for the leader's service only.
+func (j *Job) mapHeaps(cfg Config, segs *job.Segments, host []int) (failed []string, err error) {
 	align := heapAlign(int64(j.heapSize))
 	span := (uintptr(segs.Stride) + align - 1) &^ (align - 1)
 	if span > uintptr(math.MaxInt)/uintptr(j.npes) {
@@ -369,6 +382,11 @@ func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err err
 	}
 	j.heaps = make([][]byte, j.npes)
 	j.bases = make([]mem.Base, j.npes)
+	j.serve, j.serveErr = make([]mem.Base, j.npes), make([]error, j.npes)
+	onHost := make([]bool, j.npes)
+	for _, q := range host {
+		onHost[q] = true
+	}
 	fd := segs.Heaps.Fd()
 	// used: what of each stride holds the heap and its team pool.
 	used := uintptr(segs.Stride)
@@ -380,12 +398,14 @@ func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err err
 		for pe := 0; pe < j.npes; pe++ {
 			j.heaps[pe] = j.window[uintptr(pe)*span:][:used:used]
 			j.bases[pe] = mem.RegionOf(j.heaps[pe]).Base
+			j.serve[pe] = j.bases[pe]
 		}
 		return nil, nil
 	}
 	for pe := 0; pe < j.npes; pe++ {
 		local := pe >= j.firstPE && pe < j.firstPE+j.localPEs
-		if !local && cfg.Transport == "cma" {
+		serveOnly := !local && cfg.Transport == "cma"
+		if serveOnly && !onHost[pe] {
 			continue
 		}
 		at := j.window[uintptr(pe)*span:][:used:used]
@@ -395,6 +415,14 @@ func (j *Job) mapHeaps(cfg Config, segs *job.Segments) (failed []string, err err
 		}
 		if err == nil {
 			err = sys.MapFixed(fd, segs.HeapOffset(pe), at)
+		}
+		if err == nil {
+			j.serve[pe] = mem.RegionOf(at).Base
+		} else {
+			j.serveErr[pe] = err
+		}
+		if serveOnly {
+			continue // the PEs of this process reach it through CMA
 		}
 		if err != nil {
 			if local {

@@ -447,3 +447,32 @@ func TestRandomRMAInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func init() {
+	// amo-contend: every PE adds 1 to one counter on each PE, 4000
+	// times, fetching every other time: under SHMEM_TRANSPORT=cma the
+	// host's PEs emulate their AMOs under the target's lock, and the
+	// other hosts' AMOs, which the target's leader applies, must take
+	// the same lock (before, counts were lost).
+	scenarios["amo-contend"] = func(pe *goshmem.PE) {
+		const adds = 4000
+		me, n := pe.MyPE(), pe.NPEs()
+		ctr, _ := goshmem.Calloc[int64](pe, 1)
+		c := pe.Ctx()
+		for i := range adds {
+			for k := range n {
+				q := (me + k) % n
+				if i%2 == 0 {
+					goshmem.AtomicAdd(c, &ctr[0], 1, q)
+				} else {
+					goshmem.AtomicFetchAdd(c, &ctr[0], 1, q)
+				}
+			}
+		}
+		pe.BarrierAll()
+		if ctr[0] != int64(n*adds) {
+			fail(pe, "counter %d, want %d: AMOs were not atomic", ctr[0], n*adds)
+		}
+		fmt.Printf("PE %d ok amo contend\n", me)
+	}
+}

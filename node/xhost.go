@@ -191,12 +191,13 @@ type xflags struct {
 type xhost struct {
 	j      *Job
 	cl     *Cluster
-	host   int     // this host
-	hostOf []int32 // host of every PE
-	local  []int   // this host's PEs, ascending
-	idx    []int32 // per PE: its index among its host's PEs
-	leader bool    // this process hosts this host's leader PE
-	name   string  // the backend
+	host   int          // this host
+	hostOf []int32      // host of every PE
+	local  []int        // this host's PEs, ascending
+	idx    []int32      // per PE: its index among its host's PEs
+	leader bool         // this process hosts this host's leader PE
+	emul   atomic.Int32 // xsink.emulated's answer once known: 1 no, 2 yes
+	name   string       // the backend
 	tr     internode.Transport
 	// trSet is closed once tr is set: the Sink may get frames (and
 	// answer them) before the backend's Open has returned.
@@ -348,6 +349,17 @@ func newXhost(j *Job, cl *Cluster, rank int, seg *shm.Segment) (*xhost, error) {
 		}
 	}
 	x.leader = cl.Leaders[x.host] == rank
+	if x.leader {
+		// The leader writes and reads every heap of its host for the
+		// other hosts (xsink), through its own mapping of each.
+		for _, q := range x.local {
+			if x.j.serve[q] == nil {
+				return nil, fmt.Errorf("goshmem: PE %d (host %s's leader) cannot map the symmetric heap of PE %d on its host: %v; "+
+					"a leader must map every heap of its host to serve the other hosts' puts, gets and atomics (the heaps are memfd segments: check the memory and mapping limits, e.g. ulimit -v and vm.max_map_count)",
+					rank, cl.Hosts[x.host], q, x.j.serveErr[q])
+			}
+		}
+	}
 	if seg.Size() < xhostSize(len(x.local)) {
 		return nil, fmt.Errorf("goshmem: the host's cross-host segment has %d bytes, want %d", seg.Size(), xhostSize(len(x.local)))
 	}
@@ -474,11 +486,8 @@ func (x *xhost) open(pc *pmi.Client) error {
 func (x *xhost) expose(rm internode.RemoteMemory) error {
 	size := x.j.heapSize + job.PoolBytes
 	for _, q := range x.local {
-		h := x.j.heaps[q]
-		if uintptr(len(h)) < size {
-			continue // not mapped here (CMA): frames only
-		}
-		if err := rm.Expose(uint32(q), h[:size]); err != nil {
+		h := mem.ByteSlice(x.j.serve[q], 0, int(size)) // (mapped: newXhost checked)
+		if err := rm.Expose(uint32(q), h); err != nil {
 			return fmt.Errorf("goshmem: PE %d (host %s's leader): exposing PE %d's heap (%d bytes) for RDMA: %w; or turn RDMA off with SHMEM_INTERNODE_RDMA=0",
 				x.cl.Leaders[x.host], x.cl.Hosts[x.host], q, size, err)
 		}
@@ -689,7 +698,7 @@ func (x *xhost) putFrom(h *internode.Header, rest []byte) {
 		return // cannot happen: the PE checked it
 	}
 	src := x.local[h.Ctx]
-	data := mem.ByteSlice(x.j.bases[src], uintptr(h.Arg0), int(h.Arg1))
+	data := mem.ByteSlice(x.j.serve[src], uintptr(h.Arg0), int(h.Arg1))
 	var notify internode.Header
 	notify.Decode(rest)
 	notify.Op, notify.PE, notify.Off, notify.Ctx, notify.Len = xPut, h.PE, h.Off, h.Ctx, 0
@@ -718,7 +727,7 @@ func (x *xhost) getInto(h *internode.Header) {
 		return // cannot happen: the PE checked it
 	}
 	dst := x.local[h.Ctx]
-	ok, err := x.rm.Read(int(x.hostOf[h.PE]), h.PE, h.Off, mem.ByteSlice(x.j.bases[dst], uintptr(h.Arg0), int(h.Arg1)))
+	ok, err := x.rm.Read(int(x.hostOf[h.PE]), h.PE, h.Off, mem.ByteSlice(x.j.serve[dst], uintptr(h.Arg0), int(h.Arg1)))
 	// An error: Failed has been told; the PE's frames then stop it with
 	// the job's failure.
 	box := x.box(int(h.Ctx))
@@ -949,12 +958,64 @@ func (x *xsink) target(pe uint32, off uint64, n uint64) (mem.Base, bool) {
 	if uint(pe) >= uint(len(x.hostOf)) || int(x.hostOf[pe]) != x.host {
 		return nil, false
 	}
-	b := x.j.bases[pe]
+	b := x.j.serve[pe]
 	size := uint64(x.j.heapSize) + job.PoolBytes
 	if b == nil || off > size || n > size-off {
 		return nil, false
 	}
 	return b, true
+}
+
+// emulated reports whether this host's PEs emulate AMOs under the
+// targets' locks (Job.amoLocked: some PE of the host reaches another
+// through CMA). The sink reads the slots itself, since a frame may
+// come before this process's PEs have looked (Job.afterStart): every
+// slot of the host is filled before its PE enters the start-up
+// barrier, and another host's PE sends nothing before it has left it.
+func (x *xsink) emulated() bool {
+	switch x.emul.Load() {
+	case 1:
+		return false
+	case 2:
+		return true
+	}
+	v := int32(1)
+	for _, q := range x.local {
+		if x.j.ctl.Slot(q).Mapped.Load() == 2 {
+			v = 2
+		}
+	}
+	x.emul.Store(v)
+	return v == 2
+}
+
+// lockAMO takes the lock of PE pe's emulated AMOs when this host
+// emulates them, for an AMO or signal that the sink applies with the
+// CPU's atomics: it would not be atomic with a host-mate's emulated
+// read, modify and write. It returns the lock to release, or nil. The
+// holder keeps it for one CMA read and write; should the holder die
+// with it, the sink stops waiting once the job has failed.
+func (x *xsink) lockAMO(pe uint32) *atomic.Uint32 {
+	if !x.emulated() {
+		return nil
+	}
+	l := &x.j.ctl.Slot(int(pe)).AMOLock
+	for n := 1; !l.CompareAndSwap(0, 1); n++ {
+		if n%64 == 0 {
+			if x.j.ctl.Header.Abort.State.Load() != 0 {
+				return nil
+			}
+			runtime.Gosched()
+		}
+	}
+	return l
+}
+
+// unlockAMO releases a lock lockAMO took (nil: none).
+func unlockAMO(l *atomic.Uint32) {
+	if l != nil {
+		l.Store(0)
+	}
 }
 
 // ctlWordIn reports whether a 4-byte control word at offset off lies
@@ -1005,17 +1066,21 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 				x.bad(from, h)
 				return
 			}
+			l := x.lockAMO(h.PE)
 			atomic.StoreUint32(mem.At[uint32](b, uintptr(h.Arg1)), uint32(h.Arg0))
+			unlockAMO(l)
 		case xPutSigSet, xPutSigAdd:
 			if _, ok := x.target(h.PE, h.Arg1, 8); !ok || h.Arg1%8 != 0 {
 				x.bad(from, h)
 				return
 			}
+			l := x.lockAMO(h.PE)
 			if w := mem.At[uint64](b, uintptr(h.Arg1)); h.Flags == xPutSigAdd {
 				atomic.AddUint64(w, h.Arg0)
 			} else {
 				atomic.StoreUint64(w, h.Arg0)
 			}
+			unlockAMO(l)
 		default:
 			x.bad(from, h)
 			return
@@ -1051,11 +1116,13 @@ func (x *xsink) Deliver(from int, h *internode.Header, buf []byte) {
 			return
 		}
 		var old uint64
+		l := x.lockAMO(h.PE)
 		if size == 4 {
 			old = uint64(apply32(Op(h.Flags), mem.At[uint32](b, uintptr(h.Off)), uint32(h.Arg0), uint32(h.Arg1)))
 		} else {
 			old = apply64(Op(h.Flags), mem.At[uint64](b, uintptr(h.Off)), h.Arg0, h.Arg1)
 		}
+		unlockAMO(l)
 		if Op(h.Flags) != OpFetch {
 			wait.Ring(j.bell(int(h.PE)))
 		}

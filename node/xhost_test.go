@@ -634,6 +634,22 @@ func TestAcrossHosts(t *testing.T) {
 		{"rma-random", []int{2, 1}, "ok random rma", nil, nil},
 		{"rma-random", []int{1, 1, 1}, "ok random rma", nil, nil},
 		{"rma-random", []int{1, 1, 1, 1}, "ok random rma", []string{"SHMEM_INTERNODE_POLL", "off"}, []int{0, 1, 0, 1}},
+		// Random collectives on random teams and sizes, checked
+		// against the definition (random_coll_test.go).
+		{"coll-random", []int{2, 1}, "ok random coll", nil, nil},
+		{"coll-random", []int{2, 1, 2}, "ok random coll", nil, nil},
+		{"coll-random", []int{1, 1, 1, 1}, "ok random coll", nil, []int{0, 1, 0, 1}},
+		// Hosts whose PEs reach each other through CMA: the leader
+		// maps its host's heaps for the other hosts' RMA all the same
+		// (before, every frame to another PE of its host was refused
+		// as malformed) and applies their AMOs under the targets' locks
+		// (before, remote AMOs raced with the host's emulated ones).
+		{"coll-random", []int{1, 2, 1}, "ok random coll", []string{"SHMEM_TRANSPORT", "cma"}, nil},
+		{"rma-random", []int{2, 2}, "ok random rma", []string{"SHMEM_TRANSPORT", "cma", "GOSHMEM_TEST_ROUNDS", "20"}, nil},
+		{"rma-random", []int{1, 2, 1}, "ok random rma", []string{"SHMEM_TRANSPORT", "cma", "GOSHMEM_TEST_ROUNDS", "20"}, nil},
+		{"amo-contend", []int{2, 1}, "ok amo contend", []string{"SHMEM_TRANSPORT", "cma"}, nil},
+		{"amo-contend", []int{2, 2}, "ok amo contend", []string{"SHMEM_TRANSPORT", "cma"}, nil},
+		{"amo-contend", []int{2, 2}, "ok amo contend", nil, nil},
 	} {
 		name := tc.scenario
 		for i, n := range tc.sizes {
