@@ -1125,9 +1125,11 @@ func TestMessagesNameRoutineAndArgument(t *testing.T) {
 
 // TestFinalizeEarlyNoHang: a PE that returns early from its function
 // (its Finalize then matches the others' BarrierAll, a program error)
-// must not leave the other PEs waiting forever in their next barrier:
-// the job fails, naming that PE and that it finalized, in every mode
-// and with each world barrier algorithm.
+// must not leave the other PEs waiting forever in their next barrier,
+// nor let them past the BarrierAll its Finalize met (they would go on
+// as if it had called it, and hang in a WaitUntil for it): the job
+// fails in that BarrierAll, naming that PE and that it finalized, in
+// every mode and with each world barrier algorithm.
 func TestFinalizeEarlyNoHang(t *testing.T) {
 	for _, m := range modes {
 		for _, alg := range []string{"dissemination", "central"} {
@@ -1139,7 +1141,8 @@ func TestFinalizeEarlyNoHang(t *testing.T) {
 					if p.MyPE() == 1 {
 						return // Finalize: the others' first BarrierAll completes with it
 					}
-					p.BarrierAll()
+					p.BarrierAll() // met by PE 1's Finalize
+					t.Errorf("PE %d passed a BarrierAll that PE 1 never called (its Finalize met it)", p.MyPE())
 					p.BarrierAll() // PE 1 will never come
 					t.Errorf("PE %d passed a barrier that PE 1, finalized, never made", p.MyPE())
 				})

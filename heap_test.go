@@ -1,6 +1,7 @@
 package goshmem_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -404,15 +405,24 @@ func TestMismatchedAllocation(t *testing.T) {
 			x := mustMalloc[byte](p, 64)
 			_, _ = goshmem.Realloc(p, x, 1000*(p.MyPE()+1))
 		}, []string{"goshmem.Realloc", "differ"}},
+		// PE 1 returns: its Finalize's barrier meets PE 0's Malloc.
 		{"extra Malloc", func(p *goshmem.PE) {
 			mustMalloc[byte](p, 64)
 			if p.MyPE() == 0 {
 				mustMalloc[byte](p, 64)
 			}
-		}, []string{"differ"}},
+		}, []string{"Malloc on PE 0", "PE 1", "called Finalize", "collective allocation"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := runErr(t, 2, testHeap, tc.alloc)
+			if tc.name == "extra Malloc" {
+				var je *goshmem.JobError
+				if !errors.As(err, &je) {
+					t.Fatalf("job error = %v (%T), want a *goshmem.JobError", err, err)
+				}
+				checkContains(t, tc.name, err.Error(), tc.want...)
+				return
+			}
 			pe := panicError(t, err)
 			checkContains(t, tc.name, pe.Error(), tc.want...)
 		})

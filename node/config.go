@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -87,6 +88,11 @@ type Config struct {
 	// beforeStart, set only by tests, runs on each PE of this process
 	// right before the start-up barrier (a PE that dies there).
 	beforeStart func(p *PE)
+	// loneWarn and loneOut, set only by tests, replace loneWarnAfter
+	// and stderr for the warning of a wait that only this PE can still
+	// satisfy (PE.warnLone).
+	loneWarn time.Duration
+	loneOut  io.Writer
 }
 
 // DefaultHeapSize is the symmetric heap size per PE when

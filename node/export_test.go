@@ -1,6 +1,11 @@
 package node
 
-import "github.com/goshmem/goshmem/internal/wait"
+import (
+	"io"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/wait"
+)
 
 // WithMapFault returns cfg with mapping of the heaps of the PEs for
 // which fail returns an error made to fail (tests of the CMA fallback).
@@ -102,4 +107,11 @@ func (p *PE) Shareable() int {
 	p.endMu.Lock()
 	defer p.endMu.Unlock()
 	return len(p.shareable)
+}
+
+// WithLoneWarn returns cfg with the warning of a wait that only its
+// own PE can still satisfy given after d, written to w.
+func WithLoneWarn(cfg Config, d time.Duration, w io.Writer) Config {
+	cfg.loneWarn, cfg.loneOut = d, w
+	return cfg
 }

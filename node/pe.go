@@ -1,8 +1,11 @@
 package node
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"math/bits"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -323,6 +326,79 @@ func (p *PE) sync(routine string) {
 	p.syncWait.Store(p.syncs)
 	p.syncIn(routine)
 	p.syncWait.Store(0)
+	if h := p.job.ctl.Header; h.Finalizing.Load()|h.Finalized.Load() != 0 && routine != "Finalize" {
+		p.checkFinalizeMet(routine)
+	}
+}
+
+// loneWarnAfter is how long a wait of the program (WaitUntil, a
+// signal, a lock) waits while every other PE is in Finalize before it
+// says so (PE.warnLone).
+const loneWarnAfter = 5 * time.Second
+
+// loneWait is what warnLone keeps per wait.
+type loneWait struct {
+	since  time.Time // when every other PE was first seen in Finalize
+	warned bool
+}
+
+// warnLone prints, once per wait, that a wait of the program (not one
+// of the runtime's synchronization, whose checks fail the job) has
+// waited loneWarnAfter while every other PE of the job had entered
+// Finalize, after which no PE puts, signals or updates again: only
+// this PE's own goroutines can still satisfy it, and most likely the
+// program hangs because a PE returned early. It is a warning, not a
+// failure: a program may satisfy the wait by a store of its own.
+//
+//go:noinline
+func (p *PE) warnLone(routine string, l *loneWait) {
+	if p.slot.State.Load() != job.StateRunning {
+		l.warned = true // its own Finalize's waits: the checks there fail the job
+		return
+	}
+	for q := range p.npes {
+		if st := p.job.ctl.Slot(q).State.Load(); q != p.me && st != job.StateFinalizing && st != job.StateFinalized {
+			l.since = time.Time{}
+			return
+		}
+	}
+	after, out := loneWarnAfter, io.Writer(os.Stderr)
+	if p.job.cfg.loneWarn > 0 {
+		after, out = p.job.cfg.loneWarn, p.job.cfg.loneOut
+	}
+	switch {
+	case p.npes == 1:
+		l.warned = true // nobody else could ever have satisfied it
+	case l.since.IsZero():
+		l.since = time.Now()
+	case time.Since(l.since) >= after:
+		l.warned = true
+		fmt.Fprintf(out, "goshmem: warning: %s on PE %d has waited %v while every other PE has entered Finalize, after which they put, signal and update nothing: only PE %d's own goroutines can still satisfy it (did a PE return early from the function Main or Run runs?)\n",
+			routine, p.me, after.Round(time.Millisecond), p.me)
+	}
+}
+
+// checkFinalizeMet fails the job when the barrier this PE just left
+// (not Finalize's) was completed by another PE's Finalize: a PE that
+// entered Finalize stores first how many barriers of the job it will
+// have made (FinalSyncs, before its arrival), so a barrier that met it
+// has that number. The program's PEs made different collective calls;
+// without this the barrier would return as if every PE had called it,
+// and the job would fail at the next barrier, or hang if this PE then
+// waited for that PE in a WaitUntil. Only a PE of another host whose
+// xFinal comes after the barrier's frames is seen late, at the next
+// barrier (checkFinalized).
+//
+//go:noinline
+func (p *PE) checkFinalizeMet(routine string) {
+	e := p.syncs
+	for q := range p.npes {
+		s := p.job.ctl.Slot(q)
+		if st := s.State.Load(); q != p.me && (st == job.StateFinalizing || st == job.StateFinalized) && s.FinalSyncs.Load() == e {
+			p.job.fail(job.AbortFinalizeMet, q, int(s.Pid.Load()), int(min(e, math.MaxInt32)))
+			p.checkAbort(routine)
+		}
+	}
 }
 
 // syncIn is sync's barrier.
@@ -603,6 +679,7 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 	if ctl {
 		b.ControlOnly()
 	}
+	var lone loneWait
 	for n := 0; !cond(); n++ {
 		if stole {
 			// It ran a chunk: look for the next one at once, not 64
@@ -661,6 +738,9 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 		}
 		if p.syncWait.Load() != 0 && p.job.ctl.Header.Finalized.Load() != 0 {
 			p.checkFinalized(routine)
+		}
+		if h := p.job.ctl.Header; !ctl && !lone.warned && h.Finalizing.Load()|h.Finalized.Load() != 0 {
+			p.warnLone(routine, &lone)
 		}
 		if h := p.job.ctl.Header; h.Finalizing.Load() != 0 {
 			p.checkTeamsFinal(routine)

@@ -255,6 +255,10 @@ func (p *PE) Finalize() {
 		f.Publish()
 	}
 	if p.slot.State.Load() == job.StateRunning {
+		// How many barriers of the job it will have made, before it
+		// says it finalizes: a BarrierAll that its barrier completes
+		// learns it (checkFinalizeMet).
+		p.slot.FinalSyncs.Store(p.syncs + 1)
 		p.slot.State.Store(job.StateFinalizing)
 		p.job.ctl.Header.Finalizing.Add(1)
 		p.job.eachHostPE(func(q int) { wait.WakeAll(p.job.bell(q)) })

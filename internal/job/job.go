@@ -123,6 +123,7 @@ const (
 	AbortStart       = 10 // a PE's start-up failed (its Init returned the error, or Main's PE panicked with it)
 	AbortFinalized   = 11 // a PE finalized after Code barriers of the job while another waited in a later one
 	AbortTeamFinal   = 12 // a PE entered Finalize after Code collective calls on a team while another member had made more
+	AbortFinalizeMet = 13 // a PE's Finalize barrier met another PE's BarrierAll, SyncAll or collective allocation, the Code-th barrier of the job
 )
 
 // Header is the start of the control block.
@@ -279,6 +280,12 @@ func Describe(kind uint32, pe, pid, code int) string {
 			n = "call"
 		}
 		return fmt.Sprintf("%s called Finalize after %d collective %s on a team it belongs to (TeamSync, TeamBarrier, the collectives, splits and TeamDestroy count), while another member of that team had made more and waits in one that PE %d will never make: the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
+	case AbortFinalizeMet:
+		n := "barriers"
+		if code == 1 {
+			n = "barrier"
+		}
+		return fmt.Sprintf("%s called Finalize after %d %s of the whole job (BarrierAll, SyncAll, collective allocations and Finalize count), the last of them Finalize's own, which met another PE's barrier (a BarrierAll, SyncAll or collective allocation) in its place: PE %d never called that one, the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
 	case AbortTorn:
 		return "a PE failed, and its process died while recording how"
 	case AbortHost:

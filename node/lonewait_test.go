@@ -1,0 +1,72 @@
+package node_test
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/node"
+)
+
+// syncBuffer is a bytes.Buffer safe for the PEs' goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLoneWaitWarns: a PE that waits in WaitUntil while every other PE
+// has returned (and so entered Finalize, after which no PE puts or
+// updates again) hangs unless one of its own goroutines satisfies the
+// wait; the wait says so once, naming itself, after the set time. It
+// must not fail the job: here the PE's own goroutine stores the value
+// later, and the job ends well. A wait satisfied while other PEs still
+// run says nothing.
+func TestLoneWaitWarns(t *testing.T) {
+	for _, lone := range []bool{true, false} {
+		var out syncBuffer
+		cfg := node.WithLoneWarn(node.Config{HeapSize: 1 << 20}, 150*time.Millisecond, &out)
+		err := goshmem.RunLocalConfig(cfg, 3, func(pe *goshmem.PE) {
+			x, _ := goshmem.Calloc[int64](pe, 1)
+			if pe.MyPE() != 0 {
+				if !lone {
+					time.Sleep(600 * time.Millisecond)
+					goshmem.P(pe.Ctx(), &x[0], 1, 0)
+				}
+				return
+			}
+			if lone {
+				go func() {
+					time.Sleep(600 * time.Millisecond)
+					atomic.StoreInt64(&x[0], 1) // (goshmem.P from here would be a second thread on the PE)
+				}()
+			}
+			goshmem.WaitUntil(pe, &x[0], goshmem.CmpEQ, 1)
+		})
+		if err != nil {
+			t.Fatalf("lone %v: the job failed: %v", lone, err)
+		}
+		got := out.String()
+		if want := "goshmem: warning: WaitUntil on PE 0 has waited 150ms while every other PE has entered Finalize"; lone && (!strings.Contains(got, want) || strings.Count(got, "warning") != 1) {
+			t.Errorf("lone: the output is %q, want one warning %q", got, want)
+		}
+		if !lone && got != "" {
+			t.Errorf("a wait satisfied by a running PE warned: %q", got)
+		}
+	}
+}
