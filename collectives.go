@@ -1225,8 +1225,8 @@ func (t *Team) seal(box mem.Base, hdr, e uint32) {
 // publishing (exchanges, barriers), plain stores measured no faster
 // (performance.md, "Publishing without a fence"), so those keep the
 // XCHG.
-func (t *Team) sealPlain(box mem.Base, e uint32) {
-	*mem.At[uint32](box, 4) = 0
+func (t *Team) sealPlain(box mem.Base, hdr, e uint32) {
+	*mem.At[uint32](box, 4) = hdr
 	t.pe.Publish(mem.At[atomic.Uint32](box, 0), e)
 	t.wakeOthers()
 }
@@ -1295,7 +1295,7 @@ func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(dst, 
 	e, off := t.xstart(uintptr(n) * mem.SizeOf[T]())
 	box := boxAt(t.slotBase[t.me], off)
 	fill(box, src)
-	t.seal(box, 0, e)
+	t.seal(box, uint32(n), e) // (the header: the count, which every member checks)
 	// src is in this member's dropbox now. This member's own
 	// contribution comes from src unless dst overlaps it: reading its
 	// own dropbox back costs a cache-line hand-off whenever the other
@@ -1314,6 +1314,7 @@ func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(dst, 
 			if !ok {
 				awaitSlow(t, routine, b, off, e)
 			}
+			checkCount(t, routine, b, m, n)
 			x = mem.Slice[T](b, 8, n)
 		}
 		switch m {
@@ -1397,7 +1398,7 @@ func fcollectDropbox[T any](t *Team, routine string, dst, src []T) {
 	e, off := t.xstart(uintptr(n) * mem.SizeOf[T]())
 	box := boxAt(t.slotBase[t.me], off)
 	fill(box, src)
-	t.seal(box, 0, e)
+	t.seal(box, uint32(n), e)
 	for m := 0; m < t.n; m++ {
 		if m == t.me {
 			copySmall(dst[m*n:(m+1)*n], src)
@@ -1407,6 +1408,7 @@ func fcollectDropbox[T any](t *Team, routine string, dst, src []T) {
 		if !ok {
 			awaitSlow(t, routine, b, off, e)
 		}
+		checkCount(t, routine, b, m, n)
 		copySmall(dst[m*n:(m+1)*n], mem.Slice[T](b, 8, n))
 	}
 }
@@ -1426,7 +1428,7 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 	e, off := t.xstart(uintptr(len(data)) * mem.SizeOf[T]())
 	box := boxAt(t.slotBase[t.me], off)
 	fill(box, data)
-	t.seal(box, 0, e)
+	t.seal(box, uint32(n), e)
 	for m := 0; m < members; m++ {
 		var blk []T
 		if m == t.me {
@@ -1436,6 +1438,7 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 			if !ok {
 				awaitSlow(t, routine, b, off, e)
 			}
+			checkCount(t, routine, b, m, n)
 			blk = mem.Slice[T](b, 8+uintptr(t.me*n)*mem.SizeOf[T](), n)
 		}
 		if dstStride == 1 {
@@ -1448,22 +1451,71 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 	}
 }
 
+// checkCount panics unless member m's published dropbox box (of this
+// call) holds count n in its header, as this member's does: the
+// members of a collective call pass the same count (OpenSHMEM leaves a
+// program that does not undefined; here it would read the wrong
+// number of elements). One load of the line this member has just read.
+func checkCount(t *Team, routine string, box mem.Base, m, n int) {
+	if c := *mem.At[uint32](box, 4); c != uint32(n) {
+		countMismatch(t, routine, m, int(c), n)
+	}
+}
+
+//go:noinline
+func countMismatch(t *Team, routine string, m, theirs, mine int) {
+	panicf("%s: PE %d passed a count of %d and PE %d passed %d: every member of a collective call must pass the same count (for Broadcast, the same number of elements as the root)",
+		routine, t.pe.MyPE(), mine, t.worlds[m], theirs)
+}
+
 // boxAt is the address off bytes past base (inside a team slot).
 func boxAt(base mem.Base, off uintptr) mem.Base { return mem.Add(base, off) }
 
 // awaitSlow waits until the dropbox box (at off in its member's slot)
-// holds call e. In an exchange with more PEs than CPUs and the PEs
-// bound (t.mates), it yields while a PE sharing this CPU has yet to publish call e in
-// the same dropbox (that PE needs the CPU), and spins once they all
-// have: then every PE of this CPU waits for a PE of another CPU, and
-// yielding would only pass the CPU back and forth between waiters (the
-// central barrier's CPU groups, node/pe.go).
+// holds call e; an exchange's wait (awaitExchange) also watches the
+// member's exchange dropbox of the other size, where a member that
+// passed another count publishes, and fails the call naming both.
 //
 //go:noinline
 func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 	seq := mem.At[atomic.Uint32](box, 0)
 	ready := func() bool { return int32(seq.Load()-e) >= 0 }
-	if t.mates == nil || !exchangeCall(off, e) { // (a broadcast: its readers wait for its root only)
+	if !exchangeCall(off, e) { // a broadcast: its readers wait for its root only
+		t.pe.WaitControl(routine, ready)
+		return
+	}
+	// A member whose count puts its part in the exchange dropbox of the
+	// other size (a program whose members pass different counts)
+	// publishes call e there, and would be waited for in vain: the wait
+	// looks at that one too, and fails naming both counts.
+	m := 0
+	for m < len(t.slotBase)-1 && boxAt(t.slotBase[m], off) != box {
+		m++
+	}
+	alt := exchangeBox(e)
+	if off == alt {
+		alt = exchangeSmallBox(e)
+	}
+	altBox := boxAt(t.slotBase[m], alt)
+	altSeq := mem.At[atomic.Uint32](altBox, 0)
+	either := func() bool { return ready() || int32(altSeq.Load()-e) >= 0 }
+	awaitExchange(t, routine, off, e, either)
+	if !ready() {
+		mine := *mem.At[uint32](boxAt(t.slotBase[t.me], off), 4) // (sealed before this wait)
+		countMismatch(t, routine, m, int(*mem.At[uint32](altBox, 4)), int(mine))
+	}
+}
+
+// awaitExchange waits until ready, for a member's publication of
+// exchange call e (in its dropbox at off). In an exchange with more PEs
+// than CPUs and the PEs bound (t.mates), it yields while a PE sharing
+// this CPU has yet to publish call e in the same dropbox (that PE needs
+// the CPU), and spins once they all have: then every PE of this CPU
+// waits for a PE of another CPU, and yielding would only pass the CPU
+// back and forth between waiters (the central barrier's CPU groups,
+// node/pe.go).
+func awaitExchange(t *Team, routine string, off uintptr, e uint32, ready func() bool) {
+	if t.mates == nil {
 		t.pe.WaitControl(routine, ready)
 		return
 	}
@@ -1554,15 +1606,16 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 		}
 		box := boxAt(t.slotBase[t.me], off)
 		fill(box, src)
-		t.sealPlain(box, e)
+		t.sealPlain(box, uint32(len(src)), e)
 		*last = e
 		copySmall(dst, src)
 		return
 	}
 	b, ok := t.boxReady(root, off, e)
 	if !ok {
-		awaitSlow(t, routine, b, off, e)
+		awaitBroadcast(t, routine, b, root, ring, e, len(dst))
 	}
+	checkCount(t, routine, b, root, len(dst))
 	bcastPrefetch(t, root, ring, k, next, bytes)
 	copySmall(dst, mem.Slice[T](b, 8, len(dst)))
 	t.pe.Publish(mem.At[atomic.Uint32](t.slotBase[t.me], doneWord*4), e)
@@ -1576,6 +1629,30 @@ func broadcastDropbox[T any](t *Team, routine string, dst, src []T, root int) {
 type bcastPos struct {
 	at   [2]uint8
 	seen uint32
+}
+
+// awaitBroadcast waits until the dropbox box of root's ring ring holds
+// broadcast e of n elements. A root whose count puts the broadcast in its other ring
+// (a program whose members pass different counts) publishes e in that
+// ring's next dropbox, and would be waited for in vain: the wait looks
+// there too, and fails naming both counts. (Where broadcasts of more
+// than 8 bytes take the ring of lines, t.centralSync, it does not.)
+//
+//go:noinline
+func awaitBroadcast(t *Team, routine string, box mem.Base, root, ring int, e uint32, n int) {
+	seq := mem.At[atomic.Uint32](box, 0)
+	ready := func() bool { return int32(seq.Load()-e) >= 0 }
+	if t.centralSync {
+		t.pe.WaitControl(routine, ready)
+		return
+	}
+	other := 1 - ring
+	altBox := boxAt(t.slotBase[root], bcastOff(other, int(t.bpos[root].at[other])))
+	altSeq := mem.At[atomic.Uint32](altBox, 0)
+	t.pe.WaitControl(routine, func() bool { return ready() || int32(altSeq.Load()-e) >= 0 })
+	if !ready() {
+		countMismatch(t, routine, root, int(*mem.At[uint32](altBox, 4)), n)
+	}
 }
 
 // broadcastLines is broadcastDropbox's large ring on a team whose PEs

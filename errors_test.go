@@ -1425,3 +1425,48 @@ func TestLargePutsNoticeFailure(t *testing.T) {
 		t.Errorf("the putting PE stopped after %v", d)
 	}
 }
+
+// TestCollectiveCountMismatch: members of a collective call that pass
+// different counts (OpenSHMEM leaves it undefined) fail the call with
+// both counts named, inside a shared-memory team, instead of reading
+// the wrong number of elements (before: silently wrong results) or
+// waiting in dropboxes of different sizes (before: a hang), whichever
+// the counts lead to.
+func TestCollectiveCountMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		routine string
+		call    func(w *goshmem.Team, d, x []int64, n int)
+		counts  [2]int
+	}{
+		{"reduce, both dropbox sizes", "SumReduce", func(w *goshmem.Team, d, x []int64, n int) { goshmem.SumReduce(w, d[:n], x[:n]) }, [2]int{4, 2}},
+		{"reduce, one dropbox size", "SumReduce", func(w *goshmem.Team, d, x []int64, n int) { goshmem.SumReduce(w, d[:n], x[:n]) }, [2]int{10, 5}},
+		{"fcollect", "FCollect", func(w *goshmem.Team, d, x []int64, n int) { goshmem.FCollect(w, d, x[:n]) }, [2]int{2, 1}},
+		{"alltoall", "Alltoall", func(w *goshmem.Team, d, x []int64, n int) { goshmem.Alltoall(w, d, x, n) }, [2]int{3, 2}},
+		{"broadcast, one ring", "Broadcast", func(w *goshmem.Team, d, x []int64, n int) { goshmem.Broadcast(w, d[:n], x[:n], 0) }, [2]int{2, 4}},
+		{"broadcast, both rings", "Broadcast", func(w *goshmem.Team, d, x []int64, n int) { goshmem.Broadcast(w, d[:n], x[:n], 0) }, [2]int{1, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := runErr(t, 2, 1<<20, func(p *goshmem.PE) {
+				x := mustCalloc[int64](p, 64)
+				d := mustCalloc[int64](p, 64)
+				w := goshmem.TeamWorld(p)
+				for range 3 { // the dropboxes and rings in use before
+					goshmem.SumReduce(w, d[:1], x[:1])
+					goshmem.Broadcast(w, d[:3], x[:3], 1)
+				}
+				tc.call(w, d, x, tc.counts[p.MyPE()])
+				if tc.routine != "Broadcast" || p.MyPE() != 0 { // (a root does not wait)
+					t.Errorf("PE %d: %s with counts %v returned", p.MyPE(), tc.routine, tc.counts)
+				}
+			})
+			pe := panicError(t, err)
+			a, b := tc.counts[0], tc.counts[1]
+			if !strings.Contains(pe.Error(), fmt.Sprintf("PE 0 passed a count of %d and PE 1 passed %d", a, b)) &&
+				!strings.Contains(pe.Error(), fmt.Sprintf("PE 1 passed a count of %d and PE 0 passed %d", b, a)) {
+				t.Errorf("%s: %q does not name both counts", tc.name, pe.Error())
+			}
+			checkContains(t, tc.name, pe.Error(), "goshmem."+tc.routine+": PE", "must pass the same count")
+		})
+	}
+}
