@@ -187,8 +187,8 @@ func argCases() []errCase {
 		}, want: strs("goshmem.PutSignal: unknown signal operation 7")},
 		{name: "CtxCreate options", npes: 1, fn: func(f *fixture) { _, _ = f.p.CtxCreate(goshmem.CtxOptions(1 << 5)) },
 			want: strs("goshmem.CtxCreate: unknown option bits 0x20")},
-		{name: "TeamCreateCtx options", npes: 1, fn: func(f *fixture) { _, _ = goshmem.TeamWorld(f.p).CtxCreate(goshmem.CtxOptions(1 << 5)) },
-			want: strs("goshmem.TeamCreateCtx: unknown option bits 0x20")},
+		{name: "Team.CtxCreate options", npes: 1, fn: func(f *fixture) { _, _ = goshmem.TeamWorld(f.p).CtxCreate(goshmem.CtxOptions(1 << 5)) },
+			want: strs("goshmem.Team.CtxCreate: unknown option bits 0x20")},
 		{name: "SetThreadLevel", npes: 1, fn: func(f *fixture) { f.p.SetThreadLevel(goshmem.ThreadLevel(9)) },
 			want: strs("goshmem.InitThread: unknown thread level 9", "ThreadSingle", "ThreadMultiple")},
 	}
@@ -1094,10 +1094,10 @@ func TestMessagesNameRoutineAndArgument(t *testing.T) {
 	// Team routines.
 	add("TeamWorldPE", "PE", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.WorldPE(7) })
 	add("TeamPtr", "PE", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.TeamPtr(w, x, -1) })
-	add("TeamSync", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Sync() })
-	add("TeamBarrier", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Barrier() })
+	add("Team.Sync", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Sync() })
+	add("Team.Barrier", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { (*goshmem.Team)(nil).Barrier() })
 	add("SumReduce", "team", func(c *C, w *T, x, g []int64, xv, gv *int64) { goshmem.SumReduce(nil, x, x) })
-	add("TeamDestroy", "TeamWorld", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.Destroy() })
+	add("Team.Destroy", "TeamWorld", func(c *C, w *T, x, g []int64, xv, gv *int64) { w.Destroy() })
 
 	for _, cfg := range []node.Config{{HeapSize: testHeap}, {HeapSize: testHeap, Transport: "cma"}} {
 		runCfg(t, cfg, 2, func(p *goshmem.PE) {
@@ -1260,7 +1260,7 @@ func TestFinalizeEarlyTeamDestroy(t *testing.T) {
 						return // Finalize, the team left alive
 					}
 					tm.Destroy()
-					t.Errorf("PE %d finished a TeamDestroy that PE 1 never called", p.MyPE())
+					t.Errorf("PE %d finished a Team.Destroy that PE 1 never called", p.MyPE())
 				})
 				wantTeamFinal(t, err, made, start)
 			})
@@ -1469,4 +1469,30 @@ func TestCollectiveCountMismatch(t *testing.T) {
 			checkContains(t, tc.name, pe.Error(), "goshmem."+tc.routine+": PE", "must pass the same count")
 		})
 	}
+}
+
+// TestAfterFinalize: a PE that communicates after its Finalize (a put,
+// a get, an AMO on the default context, a barrier) panics naming the
+// routine and that it finalized, instead of writing into heaps that the
+// job may have unmapped, or waiting for PEs that are gone.
+func TestAfterFinalize(t *testing.T) {
+	runCfg(t, node.Config{HeapSize: 1 << 20}, 2, func(p *goshmem.PE) {
+		x := mustCalloc[int64](p, 2)
+		c := p.Ctx()
+		p.Finalize()
+		for _, tc := range []struct {
+			name string
+			fn   func()
+		}{
+			{"P", func() { goshmem.P(c, &x[0], 1, 1-p.MyPE()) }},
+			{"Get", func() { goshmem.Get(c, make([]int64, 1), x[:1], 1-p.MyPE()) }},
+			{"AtomicFetchAdd", func() { goshmem.AtomicFetchAdd(c, &x[1], 1, 1-p.MyPE()) }},
+			{"BarrierAll", p.BarrierAll},
+		} {
+			want := fmt.Sprintf("goshmem.%s: PE %d has called Finalize", tc.name, p.MyPE())
+			if msg := panicMsg(tc.fn); !strings.HasPrefix(msg, want) {
+				t.Errorf("%s after Finalize: panic %q, want %q", tc.name, msg, want)
+			}
+		}
+	})
 }

@@ -265,7 +265,7 @@ func TestTaskStolenInEveryWait(t *testing.T) {
 					goshmem.AtomicSet(p.Ctx(), &w[1], 1, q)
 				}
 			}},
-		{"TeamSync",
+		{"Team.Sync",
 			func(p *goshmem.PE, _ []int64, _ []uint64, _ []int64) { goshmem.TeamWorld(p).Sync() }, nil},
 		{"SumReduce4KiB",
 			func(p *goshmem.PE, w []int64, _ []uint64, _ []int64) {

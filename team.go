@@ -900,7 +900,7 @@ func (t *Team) GetConfig() TeamConfig {
 	if t == nil {
 		return TeamConfig{}
 	}
-	t.check("TeamGetConfig")
+	t.check("Team.GetConfig")
 	return t.cfg
 }
 
@@ -932,9 +932,9 @@ func (t *Team) WorldPE(pe int) int {
 // and returns an error wrapping ErrInvalidTeam.
 func (t *Team) CtxCreate(opts CtxOptions) (*Ctx, error) {
 	if t == nil {
-		return nil, fmt.Errorf("goshmem.TeamCreateCtx: %w", ErrInvalidTeam)
+		return nil, fmt.Errorf("goshmem.Team.CtxCreate: %w", ErrInvalidTeam)
 	}
-	t.check("TeamCreateCtx")
+	t.check("Team.CtxCreate")
 	c, err := t.pe.CtxCreateTeam(t.worlds, opts)
 	if err != nil {
 		return nil, err
@@ -1032,7 +1032,7 @@ func (t *Team) invalid(routine string) {
 		panicf("%s: the team argument is SHMEM_TEAM_INVALID (a nil *Team); only the members of a split get a valid team", routine)
 	}
 	if t.dead {
-		panicf("%s: the team argument was destroyed (TeamDestroy, or Finalize for every team the program made)", routine)
+		panicf("%s: the team argument was destroyed (Team.Destroy, or Finalize for every team the program made)", routine)
 	}
 }
 
@@ -1053,16 +1053,16 @@ func (t *Team) badPE(routine, arg string, pe int) {
 // (shmem_team_sync). It is a dissemination barrier on the members'
 // slots: every flag has one writer and its own cache line.
 func (t *Team) Sync() {
-	t.enterSync("TeamSync")
-	t.sync("TeamSync")
+	t.enterSync("Team.Sync")
+	t.sync("Team.Sync")
 }
 
 // Barrier completes this PE's outstanding operations on the default
 // context, then synchronizes the team.
 func (t *Team) Barrier() {
-	t.enterSync("TeamBarrier")
+	t.enterSync("Team.Barrier")
 	t.pe.Ctx().Quiet()
-	t.sync("TeamBarrier")
+	t.sync("Team.Barrier")
 }
 
 func (t *Team) sync(routine string) {
@@ -1144,9 +1144,9 @@ func (t *Team) hierSync(routine string) {
 // ErrInvalidTeam. cfg may be nil.
 func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, error) {
 	if t == nil {
-		return nil, fmt.Errorf("goshmem.TeamSplitStrided: parent %w", ErrInvalidTeam)
+		return nil, fmt.Errorf("goshmem.Team.SplitStrided: parent %w", ErrInvalidTeam)
 	}
-	t.enter("TeamSplitStrided")
+	t.enter("Team.SplitStrided")
 	m, err := t.members.SplitStrided(start, stride, size)
 	if err == nil {
 		err = checkTeamConfig(cfg)
@@ -1154,11 +1154,11 @@ func (t *Team) SplitStrided(start, stride, size int, cfg *TeamConfig) (*Team, er
 	if err != nil {
 		// Still a collective: the other PEs learn of the bad arguments
 		// and fail too, instead of waiting for this PE forever.
-		err = fmt.Errorf("goshmem.TeamSplitStrided: %w", err)
+		err = fmt.Errorf("goshmem.Team.SplitStrided: %w", err)
 	} else if m.Index(t.pe.MyPE()) < 0 {
 		m = teamshared.Members{}
 	}
-	return t.create("TeamSplitStrided", m, cfg, splitArgs{start, stride, size}, err, true)
+	return t.create("Team.SplitStrided", m, cfg, splitArgs{start, stride, size}, err, true)
 }
 
 // checkTeamConfig returns the error of a split's configuration, nil
@@ -1186,9 +1186,9 @@ func checkTeamConfig(cfg *TeamConfig) error {
 // teams and an error wrapping ErrInvalidTeam.
 func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err error) {
 	if t == nil {
-		return nil, nil, fmt.Errorf("goshmem.TeamSplit2D: parent %w", ErrInvalidTeam)
+		return nil, nil, fmt.Errorf("goshmem.Team.Split2D: parent %w", ErrInvalidTeam)
 	}
-	t.enter("TeamSplit2D")
+	t.enter("Team.Split2D")
 	xm, ym, err := t.members.Split2D(t.me, xrange)
 	if err == nil {
 		err = checkTeamConfig(xcfg)
@@ -1197,7 +1197,7 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 		err = checkTeamConfig(ycfg)
 	}
 	if err != nil {
-		err = fmt.Errorf("goshmem.TeamSplit2D: %w", err)
+		err = fmt.Errorf("goshmem.Team.Split2D: %w", err)
 	}
 	// Every parent PE takes part in the creation of x and then of y;
 	// each fails or succeeds on every parent PE alike (bad arguments on
@@ -1205,11 +1205,11 @@ func (t *Team) Split2D(xrange int, xcfg, ycfg *TeamConfig) (x, y *Team, err erro
 	// after a failure of y every member of each x team destroys it
 	// together.
 	args := splitArgs{min(xrange, t.members.Size())}
-	x, err = t.create("TeamSplit2D", xm, xcfg, args, err, true)
+	x, err = t.create("Team.Split2D", xm, xcfg, args, err, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	y, err = t.create("TeamSplit2D", ym, ycfg, args, nil, true)
+	y, err = t.create("Team.Split2D", ym, ycfg, args, nil, true)
 	if err != nil {
 		if x != nil {
 			x.Destroy()
@@ -1374,11 +1374,11 @@ func (t *Team) Destroy() {
 	if t == nil {
 		return
 	}
-	t.check("TeamDestroy")
+	t.check("Team.Destroy")
 	if t.named != "" {
-		panicf("TeamDestroy: %s is predefined and cannot be destroyed", t.named)
+		panicf("Team.Destroy: %s is predefined and cannot be destroyed", t.named)
 	}
-	t.enter("TeamDestroy") // a collective call: a member of another host that never makes it is seen by its count (checkFinal)
+	t.enter("Team.Destroy") // a collective call: a member of another host that never makes it is seen by its count (checkFinal)
 	// Not looked at by teams.checkFinal from here on: once the members
 	// have synchronized below, one may take this team's slot for
 	// another team and store that team's final count in it.
@@ -1400,7 +1400,7 @@ func (t *Team) Destroy() {
 	// pool, where a team that another goroutine of this PE made
 	// meanwhile took one and cleared a flag of the sync still to come
 	// (a hang found with goroutine PEs over CMA).
-	t.sync("TeamDestroy")
+	t.sync("Team.Destroy")
 	t.pe.DestroyEnds()
 	if h := t.hier; h != nil {
 		for _, lt := range h.levels {

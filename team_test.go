@@ -363,8 +363,8 @@ func TestTeamInvalidSplits(t *testing.T) {
 				mine = append(mine, "")
 				continue
 			}
-			if !errors.Is(err, teamshared.ErrInvalidSplit) || !strings.HasPrefix(err.Error(), "goshmem.TeamSplitStrided: ") {
-				t.Errorf("SplitStrided(%d, %d, %d): error %q: want goshmem.TeamSplitStrided: ... wrapping ErrInvalidSplit", s.start, s.stride, s.size, err)
+			if !errors.Is(err, teamshared.ErrInvalidSplit) || !strings.HasPrefix(err.Error(), "goshmem.Team.SplitStrided: ") {
+				t.Errorf("SplitStrided(%d, %d, %d): error %q: want goshmem.Team.SplitStrided: ... wrapping ErrInvalidSplit", s.start, s.stride, s.size, err)
 			}
 			mine = append(mine, err.Error())
 		}
@@ -618,12 +618,12 @@ func teamQueries(tm *goshmem.Team, x []int64) []struct {
 		name string
 		fn   func()
 	}{
-		{"TeamGetConfig", func() { tm.GetConfig() }},
+		{"Team.GetConfig", func() { tm.GetConfig() }},
 		{"TeamWorldPE", func() { tm.WorldPE(0) }},
-		{"TeamCreateCtx", func() { tm.CtxCreate(0) }},
+		{"Team.CtxCreate", func() { tm.CtxCreate(0) }},
 		{"TeamPtr", func() { goshmem.TeamPtr(tm, x, 0) }},
-		{"TeamSplitStrided", func() { tm.SplitStrided(0, 1, 1, nil) }},
-		{"TeamSplit2D", func() { tm.Split2D(1, nil, nil) }},
+		{"Team.SplitStrided", func() { tm.SplitStrided(0, 1, 1, nil) }},
+		{"Team.Split2D", func() { tm.Split2D(1, nil, nil) }},
 	}
 }
 
@@ -635,8 +635,8 @@ func teamCollectives(tm *goshmem.Team, x []int64) []struct {
 		name string
 		fn   func()
 	}{
-		{"TeamSync", func() { tm.Sync() }},
-		{"TeamBarrier", func() { tm.Barrier() }},
+		{"Team.Sync", func() { tm.Sync() }},
+		{"Team.Barrier", func() { tm.Barrier() }},
 		{"SumReduce", func() { goshmem.SumReduce(tm, x, x) }},
 		{"ProdReduce", func() { goshmem.ProdReduce(tm, x, x) }},
 		{"MinReduce", func() { goshmem.MinReduce(tm, x, x) }},
@@ -691,21 +691,21 @@ func TestTeamInvalid(t *testing.T) {
 				t.Errorf("%s on the invalid team: error %v, want goshmem.%s: ... wrapping ErrInvalidTeam", name, err, name)
 			}
 		}
-		check("TeamSplitStrided", func() error {
+		check("Team.SplitStrided", func() error {
 			tm, err := inv.SplitStrided(0, 1, 1, nil)
 			if tm != nil {
 				t.Errorf("SplitStrided on the invalid team made a team")
 			}
 			return err
 		})
-		check("TeamSplit2D", func() error {
+		check("Team.Split2D", func() error {
 			xt, yt, err := inv.Split2D(1, nil, nil)
 			if xt != nil || yt != nil {
 				t.Errorf("Split2D on the invalid team made teams")
 			}
 			return err
 		})
-		check("TeamCreateCtx", func() error {
+		check("Team.CtxCreate", func() error {
 			c, err := inv.CtxCreate(0)
 			if c != nil {
 				t.Errorf("CtxCreate on the invalid team made a context")
@@ -757,7 +757,7 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 		for _, r := range append(teamRoutines(dead, x), struct {
 			name string
 			fn   func()
-		}{"TeamDestroy", func() { dead.Destroy() }}) {
+		}{"Team.Destroy", func() { dead.Destroy() }}) {
 			want := "goshmem." + r.name + ": the team argument was destroyed"
 			if msg := panicMsg(r.fn); !strings.Contains(msg, want) {
 				t.Errorf("%s on a destroyed team: panic %q, want %q", r.name, msg, want)
@@ -774,7 +774,7 @@ func TestTeamInvalidAndDestroyedPanic(t *testing.T) {
 			if c.tm == nil {
 				continue
 			}
-			want := "goshmem.TeamDestroy: " + c.name + " is predefined and cannot be destroyed"
+			want := "goshmem.Team.Destroy: " + c.name + " is predefined and cannot be destroyed"
 			if msg := panicMsg(c.tm.Destroy); msg != want {
 				t.Errorf("destroying %s: panic %q, want %q", c.name, msg, want)
 			}
@@ -969,7 +969,7 @@ func TestTeamExhaustion(t *testing.T) {
 		if tm != nil || err == nil {
 			t.Errorf("PE %d: team %d = %v, %v; want nil and an error", me, maxLiveTeams+1, tm != nil, err)
 		} else {
-			checkContains(t, "out of slots", err.Error(), "goshmem.TeamSplitStrided", "destroy", fmt.Sprint(maxLiveTeams))
+			checkContains(t, "out of slots", err.Error(), "goshmem.Team.SplitStrided", "destroy", fmt.Sprint(maxLiveTeams))
 			msgs.set(me, err.Error())
 		}
 		// Split2D fails the same way, on every PE.
@@ -1324,7 +1324,7 @@ func TestTeamSplitFailsOnEveryPE(t *testing.T) {
 						t.Errorf("PE %d: SplitStrided%v with PE 0 out of slots = %v, %v; want nil and an error on every PE", me, s, tm != nil, err)
 						continue
 					}
-					checkContains(t, "out of slots", err.Error(), fmt.Sprintf("goshmem.TeamSplitStrided: PE 0 belongs to %d teams", maxLiveTeams), "destroy")
+					checkContains(t, "out of slots", err.Error(), fmt.Sprintf("goshmem.Team.SplitStrided: PE 0 belongs to %d teams", maxLiveTeams), "destroy")
 					msgs.set(me, err.Error())
 				}
 				x, y, err := w.Split2D(1, nil, nil)
@@ -1571,7 +1571,7 @@ func TestTeamDestroyDestroysContexts(t *testing.T) {
 			{"Quiet", shared.Quiet, "goshmem.Quiet: the context was destroyed"},
 		} {
 			if msg := panicMsg(c.fn); !strings.HasPrefix(msg, c.want) {
-				t.Errorf("PE %d: %s after TeamDestroy: panic %q, want %q", p.MyPE(), c.name, msg, c.want)
+				t.Errorf("PE %d: %s after Team.Destroy: panic %q, want %q", p.MyPE(), c.name, msg, c.want)
 			}
 		}
 		goshmem.P(elsewhere, &x[1], 7, 1-p.MyPE()) // another team's context still works
@@ -1616,8 +1616,8 @@ func TestFinalizeDestroysTeams(t *testing.T) {
 			fn   func()
 			want string
 		}{
-			{"TeamSync on a team the program made", tm.Sync, "goshmem.TeamSync: the team argument was destroyed"},
-			{"TeamCreateCtx on a team the program made", func() { tm.CtxCreate(0) }, "goshmem.TeamCreateCtx: the team argument was destroyed"},
+			{"Team.Sync on a team the program made", tm.Sync, "goshmem.Team.Sync: the team argument was destroyed"},
+			{"Team.CtxCreate on a team the program made", func() { tm.CtxCreate(0) }, "goshmem.Team.CtxCreate: the team argument was destroyed"},
 			{"P on the team's shareable context", func() { goshmem.P(teamCtx, &x[2], 1, 0) }, "goshmem.P: the context was destroyed"},
 			{"P on a shareable context of CtxCreate", func() { goshmem.P(worldCtx, &x[2], 1, 0) }, "goshmem.P: the context was destroyed"},
 		} {

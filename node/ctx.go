@@ -127,7 +127,7 @@ func (p *PE) forgetShareable(w weak.Pointer[Ctx]) {
 // members, a team's world PE numbers in team order
 // (shmem_team_create_ctx).
 func (p *PE) CtxCreateTeam(members []int, opts CtxOptions) (*Ctx, error) {
-	c, err := p.ctxCreate("TeamCreateCtx", opts)
+	c, err := p.ctxCreate("Team.CtxCreate", opts)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +201,19 @@ func (c *Ctx) live(routine string) {
 	if c.opts&ctxDestroyed != 0 {
 		deadCtx(routine)
 	}
+	if c.isDefault && c.pe.finalized.Load() {
+		// (Private contexts outlive Finalize, as the program is to
+		// destroy them: TestFinalizeDestroysTeams.)
+		afterFinalize(routine, c.pe.me)
+	}
+}
+
+// afterFinalize panics: PE me called routine after its Finalize (the
+// default context takes the slow path from then on, which asks).
+//
+//go:noinline
+func afterFinalize(routine string, me int) {
+	panicf("%s: PE %d has called Finalize; after it a PE may call no routine that communicates (OpenSHMEM leaves it undefined)", routine, me)
 }
 
 //go:noinline

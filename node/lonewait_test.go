@@ -2,6 +2,9 @@ package node_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -9,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem"
+	"github.com/goshmem/goshmem/internal/launch"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -67,6 +71,38 @@ func TestLoneWaitWarns(t *testing.T) {
 		}
 		if !lone && got != "" {
 			t.Errorf("a wait satisfied by a running PE warned: %q", got)
+		}
+	}
+}
+
+func init() {
+	// hang-wait: every PE waits for a value nobody sets (a deadlock of
+	// the program), until the launcher's time limit.
+	scenarios["hang-wait"] = func(pe *goshmem.PE) {
+		x, _ := goshmem.Calloc[int64](pe, 1)
+		goshmem.WaitUntil(pe, &x[0], goshmem.CmpEQ, 42)
+	}
+}
+
+// TestTimeoutSaysWhere: when a hung job reaches the launcher's time
+// limit, every PE waiting in the runtime says where ("WaitUntil on PE
+// 2 stopped: the job's time limit expired"), the one clue to where the
+// job hung, before the launcher signals the processes (before, the
+// signal came at once and killed most of them before they could).
+func TestTimeoutSaysWhere(t *testing.T) {
+	for _, ppp := range []int{1, 2} {
+		var out, errb bytes.Buffer
+		cfg := launch.Config{NPEs: 4, PEsPerProc: ppp, Program: os.Args[0], Args: []string{"-test.run=^$"},
+			Env:    []string{scenarioVar + "=hang-wait", "SHMEM_SYMMETRIC_SIZE=8m"},
+			Stdout: &out, Stderr: &errb, Timeout: 2 * time.Second}
+		code, err := launch.Run(context.Background(), cfg)
+		if code != launch.ExitTimeout {
+			t.Fatalf("%d PEs per process: exit %d (%v), want %d\n%s", ppp, code, err, launch.ExitTimeout, errb.String())
+		}
+		for pe := range 4 {
+			if want := fmt.Sprintf("WaitUntil on PE %d stopped: the job's time limit expired", pe); !strings.Contains(errb.String(), want) {
+				t.Errorf("%d PEs per process: no %q in:\n%s", ppp, want, errb.String())
+			}
 		}
 	}
 }

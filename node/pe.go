@@ -322,6 +322,9 @@ func (p *PE) SyncAs(routine string) { p.sync(routine) }
 
 // sync is SyncAll on behalf of routine (named if the job fails).
 func (p *PE) sync(routine string) {
+	if p.finalized.Load() {
+		afterFinalize(routine, p.me)
+	}
 	p.syncs++
 	p.syncWait.Store(p.syncs)
 	p.syncIn(routine)

@@ -312,6 +312,7 @@ func (p *PE) Finalize() {
 		// The launcher sees a clean end; an error here changes nothing.
 		p.job.pmiEnd.Do(func() { c.Finalize() })
 	}
+	p.ctx.slow = true // RMA and AMOs from here on panic (Ctx.live)
 }
 
 // OnFinalize registers f to run once in Finalize, after its barrier.
@@ -434,6 +435,17 @@ func runPEs(j *Job, fn func(*PE)) error {
 		}
 		if first == nil {
 			first = err
+		}
+	}
+	if j.process {
+		// The caller reports the first; where the process's other PEs
+		// stopped is as much a clue to where a hung or failed job was
+		// (each PE of its own process reports its own).
+		for _, err := range errs {
+			var je *JobError
+			if err != first && errors.As(err, &je) {
+				fmt.Fprintln(os.Stderr, err)
+			}
 		}
 	}
 	return first

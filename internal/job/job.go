@@ -279,7 +279,7 @@ func Describe(kind uint32, pe, pid, code int) string {
 		if code == 1 {
 			n = "call"
 		}
-		return fmt.Sprintf("%s called Finalize after %d collective %s on a team it belongs to (TeamSync, TeamBarrier, the collectives, splits and TeamDestroy count), while another member of that team had made more and waits in one that PE %d will never make: the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
+		return fmt.Sprintf("%s called Finalize after %d collective %s on a team it belongs to (Team.Sync, Team.Barrier, the collectives, splits and Team.Destroy count), while another member of that team had made more and waits in one that PE %d will never make: the PEs made different collective calls (did PE %d return early from the function Main or Run runs?)", who, code, n, pe, pe)
 	case AbortFinalizeMet:
 		n := "barriers"
 		if code == 1 {

@@ -177,7 +177,13 @@ const (
 // Timing of the stop sequence.
 const (
 	termGrace = 500 * time.Millisecond // SIGTERM to SIGKILL
-	pollEvery = 10 * time.Millisecond  // checks while stopping
+	// reportGrace is how long a timed-out job's PEs have to say where
+	// they waited ("goshmem: SumReduce on PE 1 stopped: the job's time
+	// limit expired", the one clue to where a hung job hung) before
+	// SIGTERM: a waiting PE sees the abort at once (its doorbell is
+	// rung) and exits by itself.
+	reportGrace = 300 * time.Millisecond
+	pollEvery   = 10 * time.Millisecond // checks while stopping
 	// superviseEvery spaces the checks of the control block while the job
 	// runs: each wakes the launcher (and its Go runtime's monitor thread),
 	// which takes a CPU from a PE for a moment (Config.Background).
@@ -246,10 +252,12 @@ type launcher struct {
 	termSig   int // the first signal of a stop: SIGTERM, or the one that interrupted the launcher
 	killT     *time.Timer
 	killC     <-chan time.Time
-	spared    *proc    // the process that recorded the failure: it exits by itself, SIGKILL only
-	first     *failure // first failure seen (what NoSupervise reports)
-	unjoined  []*proc  // exited 0 without ever joining the job
-	stopMsg   string   // the launcher's own cause (timeout, interrupt)
+	termT     *time.Timer      // a timeout's SIGTERM, after reportGrace
+	termC     <-chan time.Time //
+	spared    *proc            // the process that recorded the failure: it exits by itself, SIGKILL only
+	first     *failure         // first failure seen (what NoSupervise reports)
+	unjoined  []*proc          // exited 0 without ever joining the job
+	stopMsg   string           // the launcher's own cause (timeout, interrupt)
 	// spareAll: the job ended by GlobalExit, and every PE process exits
 	// by itself with its status (its exit watcher sees the record), so
 	// none gets SIGTERM, which would end it by a signal instead.
@@ -651,10 +659,16 @@ func (l *launcher) supervise(ctx context.Context) {
 				l.stopMsg = "output closed (" + err.Error() + ")"
 			}
 			l.stop(&failure{kind: job.AbortInterrupted, pe: -1, code: sys.SIGPIPE})
+		case <-l.termC:
+			l.termC = nil
+			l.terminate()
 		case <-l.killC:
 			l.killC = nil
 			l.signalAll(sys.SIGKILL)
 		}
+	}
+	if l.termT != nil {
+		l.termT.Stop()
 	}
 	if l.killT != nil {
 		l.killT.Stop()
@@ -807,6 +821,17 @@ func (l *launcher) stop(f *failure) {
 	for pe := range l.cfg.NPEs {
 		wake(&l.ctl.Slot(pe).Door)
 	}
+	if f != nil && f.kind == job.AbortTimeout {
+		l.termT = time.NewTimer(reportGrace)
+		l.termC = l.termT.C
+		return
+	}
+	l.terminate()
+}
+
+// terminate sends the stop's first signal to every PE process and
+// SIGKILL after termGrace.
+func (l *launcher) terminate() {
 	l.signalAll(l.termSig)
 	l.killT = time.NewTimer(termGrace)
 	l.killC = l.killT.C
