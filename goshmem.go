@@ -59,7 +59,10 @@ const Version = "0.1.0"
 const SpecVersion = "1.5"
 
 type (
-	// PE is one processing element; see node.PE. Among its methods
+	// PE is one processing element; see node.PE, where its methods
+	// are documented (`go doc github.com/goshmem/goshmem/node PE`, or
+	// `go doc github.com/goshmem/goshmem/node PE.BarrierAll`: go doc
+	// does not list the methods of an alias here). Among its methods
 	// are the runtime layer's primitives that this package's teams,
 	// collectives and contexts are built on (TeamSet, TeamPut,
 	// TeamPutSet, TeamLoad, TeamClear, Wake, Translate, ...): they

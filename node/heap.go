@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/symalloc"
 	"github.com/goshmem/goshmem/numa"
@@ -115,7 +116,7 @@ func (p *PE) mapAlign() uintptr { return heapAlign(int64(p.heap.Size)) }
 func (p *PE) refuse(routine string, n, elem, align uintptr, sizeOK bool) error {
 	if !sizeOK {
 		return fmt.Errorf("goshmem.%s: %d elements of %d bytes are more bytes than the address space holds, so no symmetric heap can hold them "+
-			"(SHMEM_SYMMETRIC_SIZE is %d bytes per PE); allocate fewer elements", routine, n, elem, p.heap.Size)
+			"(SHMEM_SYMMETRIC_SIZE is %s per PE); allocate fewer elements", routine, n, elem, env.FormatSize(uint64(p.heap.Size)))
 	}
 	a := p.mapAlign()
 	return fmt.Errorf("goshmem.%s: alignment %d is larger than the %d bytes to which every PE's heap mapping is aligned "+
@@ -241,7 +242,7 @@ func (p *PE) blockOffset(routine string, addr uintptr) uintptr {
 func (p *PE) heapError(routine string, err error) error {
 	var ns *symalloc.ErrNoSpace
 	if errors.As(err, &ns) {
-		return fmt.Errorf("goshmem.%s: %w (SHMEM_SYMMETRIC_SIZE is %d bytes per PE)", routine, err, p.heap.Size)
+		return fmt.Errorf("goshmem.%s: %w", routine, err) // (the heap's size is in err)
 	}
 	return fmt.Errorf("goshmem.%s: %w", routine, err)
 }

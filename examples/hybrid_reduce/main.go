@@ -202,7 +202,7 @@ func buildHierarchy(pe *goshmem.PE, d int) *hierarchy {
 	if h.leaders != nil {
 		h.owned = append(h.owned, h.leaders)
 	}
-	h.how += fmt.Sprintf(", leaders team of %d PEs (SplitStrided, stride %d)", h.ndom, d)
+	h.how += fmt.Sprintf(", leaders team of %d %s (SplitStrided, stride %d)", h.ndom, map[bool]string{true: "PE", false: "PEs"}[h.ndom == 1], d)
 	return h
 }
 

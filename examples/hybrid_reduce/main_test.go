@@ -24,7 +24,7 @@ func TestHybridReduce(t *testing.T) {
 		{"4PEs", 4, 1, []string{"-n", "20000", "-i", "20", "-g", "2"}, "leaders team of 2 PEs"},
 		{"4PEs-2perproc", 4, 2, []string{"-n", "20000", "-i", "20", "-g", "3", "-v", "700"}, "leaders team of 2 PEs"},
 		{"3PEs-uneven", 3, 1, []string{"-n", "5000", "-i", "5", "-g", "2", "-d", "2"}, "leaders team of 2 PEs"},
-		{"2PEs-shared", 2, 2, []string{"-n", "5000", "-i", "5", "-d", "0"}, "leaders team of 1 PEs"},
+		{"2PEs-shared", 2, 2, []string{"-n", "5000", "-i", "5", "-d", "0"}, "leaders team of 1 PE "},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

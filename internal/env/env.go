@@ -231,8 +231,9 @@ func defs() []def {
 			Default:    "512M",
 			Help: "Bytes of symmetric heap per PE: a number with an optional suffix " +
 				"k, m, g or t (powers of 1024), fractions allowed, e.g. 64m or 1.5g. " +
-				"All PEs on a node together need this times their number in /dev/shm " +
-				"or memfd memory. At most 256t.",
+				"All PEs on a node together need this times their number in memory " +
+				"(memfd segments, backed as they are touched; start-up refuses more than " +
+				"the machine's memory and swap). At most 256t.",
 		}, MaxSymmetricSize, maxSymmetricSizeText, false, func(c *Config) *int64 { return &c.SymmetricSize }),
 		anyKnob(Knob{
 			Name:       VarDebug,

@@ -110,7 +110,7 @@ func ExamplePrint() {
 	// SHMEM_SYMMETRIC_SIZE                = 2g  [size, default 512M]
 	//     Bytes of symmetric heap per PE: a number with an optional suffix k, m, g
 	//     or t (powers of 1024), fractions allowed, e.g. 64m or 1.5g. All PEs on a
-	//     node together need this times their number in /dev/shm or memfd memory.
+	//     node together need this times their number in memory (memfd segments,
 }
 
 func ExampleUnrecognized() {

@@ -114,3 +114,22 @@ func ParseBool(s string) (bool, error) {
 	}
 	return false, &Error{Value: s, Problem: "not a boolean", Accept: "use 1/0, y/n, yes/no, true/false or on/off"}
 }
+
+// FormatSize writes n bytes for a message: the number of bytes, with
+// the size in the largest binary unit that it reaches in parentheses
+// ("536870912 bytes (512 MiB)", "1610612736 bytes (1.5 GiB)"); below
+// 1 KiB only the bytes.
+func FormatSize(n uint64) string {
+	b := strconv.FormatUint(n, 10) + " bytes"
+	if n < 1024 {
+		return b
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i, v := 0, float64(n)/1024
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	s := strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0")
+	return b + " (" + s + " " + units[i] + ")"
+}

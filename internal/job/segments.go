@@ -332,8 +332,8 @@ func checkBacking(npes, seg, heapSize int64) error {
 		if seg != heapSize {
 			pools = fmt.Sprintf(" (%d bytes with the team pools)", total)
 		}
-		return fmt.Errorf("goshmem: %d PEs x SHMEM_SYMMETRIC_SIZE=%d bytes = %d bytes of symmetric heap%s, but %s allows only %d bytes; "+
-			"lower SHMEM_SYMMETRIC_SIZE or start fewer PEs", npes, heapSize, npes*heapSize, pools, what, limit)
+		return fmt.Errorf("goshmem: %d PEs x SHMEM_SYMMETRIC_SIZE=%s = %s of symmetric heap%s, but %s allows only %s; "+
+			"lower SHMEM_SYMMETRIC_SIZE or start fewer PEs", npes, env.FormatSize(uint64(heapSize)), env.FormatSize(uint64(npes*heapSize)), pools, what, env.FormatSize(uint64(limit)))
 	}
 	return nil
 }

@@ -298,7 +298,7 @@ func TestCheckBacking(t *testing.T) {
 		{1, 1, true, nil},
 		{3, mib, true, nil},
 		{1, 0, true, nil},
-		{1 << 20, 1 << 40, false, []string{"1048576 PEs x SHMEM_SYMMETRIC_SIZE=1099511627776 bytes = 1152921504606846976 bytes", "allows only"}},
+		{1 << 20, 1 << 40, false, []string{"1048576 PEs x SHMEM_SYMMETRIC_SIZE=1099511627776 bytes (1 TiB) = 1152921504606846976 bytes (1 EiB)", "allows only"}},
 		{1, math.MaxInt64, false, []string{"SHMEM_SYMMETRIC_SIZE=9223372036854775807", "allows only"}},
 		{2, math.MaxInt64, false, []string{"2 heaps of 9223372036854775807 bytes overflow; lower SHMEM_SYMMETRIC_SIZE"}},
 		{1 << 40, 1 << 40, false, []string{"overflow", "SHMEM_SYMMETRIC_SIZE"}},

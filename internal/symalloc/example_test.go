@@ -39,6 +39,6 @@ func Example() {
 	// 128 4160 true hello
 	// <nil> <nil> 0
 	// offset 0x1000: not allocated: it lies in free space (double free?)
-	// symmetric heap exhausted: request of 2097152 bytes (align 64) does not fit in the 1048576-byte heap (0 bytes in use, largest free block 1048576); raise SHMEM_SYMMETRIC_SIZE
+	// symmetric heap exhausted: a request of 2097152 bytes (2 MiB), aligned to 64, does not fit in the heap of 1048576 bytes (1 MiB), with 0 bytes in use and a largest free block of 1048576 bytes; raise SHMEM_SYMMETRIC_SIZE
 	// 8
 }

@@ -49,6 +49,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/goshmem/goshmem/internal/env"
 )
 
 // NoOffset is the offset returned for a zero-size request (malloc(0)
@@ -85,9 +87,9 @@ type ErrNoSpace struct {
 }
 
 func (e *ErrNoSpace) Error() string {
-	return fmt.Sprintf("symmetric heap exhausted: request of %d bytes (align %d) does not fit in the %d-byte heap "+
-		"(%d bytes in use, largest free block %d); raise SHMEM_SYMMETRIC_SIZE",
-		e.Request, e.Align, e.HeapSize, e.InUse, e.Largest)
+	return fmt.Sprintf("symmetric heap exhausted: a request of %s, aligned to %d, does not fit in the heap of %s, "+
+		"with %d bytes in use and a largest free block of %d bytes; raise SHMEM_SYMMETRIC_SIZE",
+		env.FormatSize(uint64(e.Request)), e.Align, env.FormatSize(uint64(e.HeapSize)), e.InUse, e.Largest)
 }
 
 // seg is one segment of the heap: an allocated block or a maximal free

@@ -439,8 +439,8 @@ func TestErrNoSpace(t *testing.T) {
 	if *ns != want {
 		t.Errorf("ErrNoSpace = %+v, want %+v", *ns, want)
 	}
-	msg := "symmetric heap exhausted: request of 524288 bytes (align 4096) does not fit in the 1048583-byte heap " +
-		"(525312 bytes in use, largest free block 523264); raise SHMEM_SYMMETRIC_SIZE"
+	msg := "symmetric heap exhausted: a request of 524288 bytes (512 KiB), aligned to 4096, does not fit in the heap of 1048583 bytes (1 MiB), " +
+		"with 525312 bytes in use and a largest free block of 523264 bytes; raise SHMEM_SYMMETRIC_SIZE"
 	if err.Error() != msg {
 		t.Errorf("Error() = %q\nwant      %q", err.Error(), msg)
 	}
