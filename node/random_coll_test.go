@@ -288,6 +288,8 @@ func TestMultiProcessRandomColl(t *testing.T) {
 		{"5x2-mixed", 5, 2, nil},
 		{"6x3-goroutines", 6, 3, nil},
 		{"3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}},
+		{"6x1-domains", 6, 1, []string{"GOSHMEM_SIM_DOMAINS=3"}}, // hierarchical on one host
+		{"8x4-oversubscribed", 8, 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, "coll-random", tc.npes, tc.ppp, false, tc.env...)

@@ -399,6 +399,7 @@ func TestMultiProcessRandomRMA(t *testing.T) {
 		{"5x2-mixed", 5, 2, nil},
 		{"3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}},
 		{"3x1-debug", 3, 1, []string{"SHMEM_DEBUG=1"}},
+		{"8x4-oversubscribed", 8, 4, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, "rma-random", tc.npes, tc.ppp, false, tc.env...)
