@@ -118,6 +118,9 @@ type PE struct {
 
 	ctx       Ctx // the default context
 	finalized atomic.Bool
+	// finals is the header's Finalized and Finalizing counts as one
+	// word: a completed barrier tests it (sync, checkFinalizeMet).
+	finals *uint64
 
 	extOnce sync.Once
 	ext     any // package goshmem's per-PE state (teams)
@@ -199,6 +202,7 @@ func newPE(j *Job, me int) *PE {
 		}
 	}
 	p.nonzero.Store(1)
+	p.finals = mem.U64(&j.ctl.Header.Finalized) // (Finalizing follows it: job's TestFieldLines)
 	p.ctx = Ctx{pe: p, peers: p.peers, isDefault: true, slow: j.cfg.Debug, quietGate: &j.ctl.Header.Abort.State}
 	if p.x != nil {
 		p.ctx.opts = ctxHosts
@@ -329,7 +333,7 @@ func (p *PE) sync(routine string) {
 	p.syncWait.Store(p.syncs)
 	p.syncIn(routine)
 	p.syncWait.Store(0)
-	if h := p.job.ctl.Header; h.Finalizing.Load()|h.Finalized.Load() != 0 && routine != "Finalize" {
+	if atomic.LoadUint64(p.finals) != 0 && routine != "Finalize" {
 		p.checkFinalizeMet(routine)
 	}
 }

@@ -62,6 +62,7 @@ func TestFieldLines(t *testing.T) {
 		{"Header.CPUs", unsafe.Offsetof(h.CPUs), 36},
 		{"Header.Abort", unsafe.Offsetof(h.Abort), 1 * line},
 		{"Header.Finalized", unsafe.Offsetof(h.Finalized), 2 * line},
+		{"Header.Finalizing", unsafe.Offsetof(h.Finalizing), 2*line + 4}, // (node reads both as one 8-byte word)
 		{"Slot.Pid", unsafe.Offsetof(s.Pid), 0},
 		{"Slot.HeapAddr", unsafe.Offsetof(s.HeapAddr), 8},
 		{"Slot.Mapped", unsafe.Offsetof(s.Mapped), 16},
