@@ -107,6 +107,12 @@ func scenarioRandomColl(pe *goshmem.PE) {
 		add(x, row, 1, min(2, np-row))
 		add(y, col, 2, (np-col+1)/2)
 	}
+	// Two slots whose teams are destroyed and made again now and then
+	// (below): splits of the world or of the backwards team, so that
+	// team slots and scratch blocks are reused.
+	churn := []int{len(teams), len(teams) + 1}
+	split(0, 1, np)
+	split(np-1, -1, np)
 	// TeamShared: the PEs of this PE's host, in world order.
 	sh := goshmem.TeamShared(pe)
 	var shm []int
@@ -119,6 +125,33 @@ func scenarioRandomColl(pe *goshmem.PE) {
 	verbose := os.Getenv("GOSHMEM_TEST_VERBOSE") != ""
 	for r := 0; r < rounds; r++ {
 		g := rand.New(rand.NewPCG(uint64(r)+1, 99))
+		if g.IntN(8) == 0 {
+			// Every PE: destroy a churned team and split a new one off
+			// the world or the backwards team (members[1], every PE).
+			ci := churn[g.IntN(len(churn))]
+			if teams[ci] != nil {
+				teams[ci].Destroy()
+			}
+			parent, pm := w, members[0]
+			if g.IntN(2) == 0 {
+				parent, pm = teams[1], members[1]
+			}
+			start, stride := g.IntN(np), []int{-2, -1, 1, 2, 3}[g.IntN(5)]
+			most := 1 // members from start on with this stride
+			for i := start + stride; i >= 0 && i < np; i += stride {
+				most++
+			}
+			size := 1 + g.IntN(most)
+			t, err := parent.SplitStrided(start, stride, size, nil)
+			if err != nil {
+				fail(pe, "round %d: SplitStrided(%d, %d, %d): %v", r, start, stride, size, err)
+			}
+			m := make([]int, size)
+			for i := range m {
+				m[i] = pm[start+i*stride]
+			}
+			teams[ci], members[ci] = t, m
+		}
 		ti := g.IntN(len(teams))
 		kind := g.IntN(8)
 		t, mem := teams[ti], members[ti]
