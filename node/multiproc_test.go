@@ -855,8 +855,10 @@ func TestUnderHydraKilledPE(t *testing.T) {
 // and pass the RMA scenario with every heap mapped; across two of its
 // three hosts they pass the RMA scenario, every collective on split
 // teams, the small collectives against a naive reference, the barrier's
-// promises and strided RMA; across three, the teams and the reductions
-// back to back; 8 PEs on 2 hosts (4 each, on this machine's 2 CPUs) run
+// promises, strided RMA, and random RMA and random collectives checked
+// against a model (random_rma_test.go, random_coll_test.go); across
+// three, the teams, the reductions back to back and the random
+// collectives; 8 PEs on 2 hosts (4 each, on this machine's 2 CPUs) run
 // 1,000 barriers; GlobalExit on one host ends every PE with its status;
 // and a killed PE ends the job, also without the launcher's kill.
 func TestUnderSlurm(t *testing.T) {
@@ -890,6 +892,7 @@ func TestUnderSlurm(t *testing.T) {
 	// over the two hosts (3 and 2).
 	for _, sc := range []struct{ scenario, want string }{
 		{"xhost-teams", "ok xpmem"}, {"xhost-gather", "ok gather"}, {"xhost-barrier-sync", "ok barrier sync"}, {"xhost-strided", "ok strided"}, {"xhost-api", "ok api"},
+		{"rma-random", "ok random rma"}, {"coll-random", "ok random coll"},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "5", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
@@ -904,7 +907,7 @@ func TestUnderSlurm(t *testing.T) {
 	}{
 		{"xhost-teams", "ok xpmem", 3, 5}, {"xhost-reduce", "ok reduce", 3, 4}, {"xhost-barriers", "ok barriers", 2, 8},
 		{"xhost-api", "ok api", 3, 4}, {"xhost-gather", "ok gather", 3, 5}, {"xhost-strided", "ok strided", 3, 4},
-		{"xhost-barrier-sync", "ok barrier sync", 3, 5},
+		{"xhost-barrier-sync", "ok barrier sync", 3, 5}, {"coll-random", "ok random coll", 3, 5},
 	} {
 		out, err := testcluster.Run(t, 2*time.Minute, []string{scenarioVar + "=" + sc.scenario, "SHMEM_SYMMETRIC_SIZE=8m"},
 			"slurm.sh", "srun", "--mpi=pmi2", "-N", strconv.Itoa(sc.nodes), "-n", strconv.Itoa(sc.n), "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
