@@ -66,7 +66,7 @@ xtest() {
 	fi
 }
 if [ -x /opt/node.xtest ] && { [ -z "$run" ] || echo TestAcrossHosts | grep -Eq "$run"; }; then
-	xtest "scenarios" '^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-fence-1-1|xhost-fence-2-2|xhost-teams-2-2|xhost-reduce-2-1-2|xhost-ctx-1-1-1|xhost-api-2-2)$' 600
+	xtest "scenarios" '^TestAcrossHosts$/^(rma-1-1|rma-2-2|xhost-held-2-2|xhost-fence-1-1|xhost-fence-2-2|xhost-teams-2-2|xhost-reduce-2-1-2|xhost-ctx-1-1-1|xhost-api-2-2|rma-random-2-1|coll-random-2-1)$' 600
 	# A PE killed on one host (a leader, PE 2, or not, PE 3) ends the
 	# job over verbs as over tcp.
 	xtest "a killed PE" '^TestAcrossHostsKilledPE$' 300
