@@ -312,27 +312,14 @@ func scenarioRandomColl(pe *goshmem.PE) {
 // processes that map each other, goroutine PEs mixed in, more PEs than
 // CPUs (bound: the CPU groups), and through CMA.
 func TestMultiProcessRandomColl(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		npes, ppp int
-		env       []string
-	}{
+	runJobCases(t, "coll-random", "ok random coll", []jobCase{
 		{"4x1-xpmem", 4, 1, nil},
 		{"5x2-mixed", 5, 2, nil},
 		{"6x3-goroutines", 6, 3, nil},
 		{"3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}},
 		{"6x1-domains", 6, 1, []string{"GOSHMEM_SIM_DOMAINS=3"}}, // hierarchical on one host
 		{"8x4-oversubscribed", 8, 4, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := runJob(t, "coll-random", tc.npes, tc.ppp, false, tc.env...)
-			if r.err != nil || r.code != 0 {
-				t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
-			}
-			wantOK(t, r.stdout, tc.npes, "ok random coll")
-			t.Log(r.stdout)
-		})
-	}
+	})
 }
 
 // TestRandomCollInProcess runs them among goroutine PEs of this process.

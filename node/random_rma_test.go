@@ -390,23 +390,33 @@ func (m *rrModel) bitsAfter(q, idx, r, n int) uint64 {
 // processes that map each other, goroutine PEs mixed in, through CMA,
 // and with SHMEM_DEBUG's checks.
 func TestMultiProcessRandomRMA(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		npes, ppp int
-		env       []string
-	}{
+	runJobCases(t, "rma-random", "ok random rma", []jobCase{
 		{"4x1-xpmem", 4, 1, nil},
 		{"5x2-mixed", 5, 2, nil},
 		{"3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}},
 		{"3x1-debug", 3, 1, []string{"SHMEM_DEBUG=1"}},
 		{"8x4-oversubscribed", 8, 4, nil},
-	} {
+	})
+}
+
+// jobCase is a job of npes PEs, ppp per process, with env.
+type jobCase struct {
+	name      string
+	npes, ppp int
+	env       []string
+}
+
+// runJobCases runs scenario as each case's job (a subtest each): it must
+// end well, every PE printing want.
+func runJobCases(t *testing.T, scenario, want string, cases []jobCase) {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runJob(t, "rma-random", tc.npes, tc.ppp, false, tc.env...)
+			r := runJob(t, scenario, tc.npes, tc.ppp, false, tc.env...)
 			if r.err != nil || r.code != 0 {
 				t.Fatalf("code %d err %v\nstdout:\n%s\nstderr:\n%s", r.code, r.err, r.stdout, r.stderr)
 			}
-			wantOK(t, r.stdout, tc.npes, "ok random rma")
+			wantOK(t, r.stdout, tc.npes, want)
+			t.Log(r.stdout)
 		})
 	}
 }
