@@ -397,6 +397,11 @@ func TestMultiProcessRandomRMA(t *testing.T) {
 		{"3x1-debug", 3, 1, []string{"SHMEM_DEBUG=1"}},
 		{"8x4-oversubscribed", 8, 4, nil},
 	})
+	runJobCases(t, "lock-contend", "ok lock contend", []jobCase{
+		{"lock-4x1", 4, 1, nil},
+		{"lock-3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}},
+		{"lock-6x3", 6, 3, nil},
+	})
 }
 
 // jobCase is a job of npes PEs, ppp per process, with env.
@@ -485,5 +490,30 @@ func init() {
 			fail(pe, "counter %d, want %d: AMOs were not atomic", ctr[0], n*adds)
 		}
 		fmt.Printf("PE %d ok amo contend\n", me)
+	}
+}
+
+func init() {
+	// lock-contend: every PE increments a counter on the last PE by a
+	// G and a P inside a lock, 300 times: the lock excludes, and
+	// ClearLock completes the P before the next owner's G (across
+	// hosts, a put not yet applied would lose increments).
+	scenarios["lock-contend"] = func(pe *goshmem.PE) {
+		const rounds = 300
+		me, n := pe.MyPE(), pe.NPEs()
+		lock, _ := goshmem.Calloc[int64](pe, 1)
+		ctr, _ := goshmem.Calloc[int64](pe, 1)
+		c, target := pe.Ctx(), n-1
+		for range rounds {
+			pe.SetLock(&lock[0])
+			v := goshmem.G(c, &ctr[0], target)
+			goshmem.P(c, &ctr[0], v+1, target)
+			pe.ClearLock(&lock[0])
+		}
+		pe.BarrierAll()
+		if me == target && ctr[0] != int64(n*rounds) {
+			fail(pe, "counter %d, want %d: the lock did not exclude, or ClearLock did not complete the put", ctr[0], n*rounds)
+		}
+		fmt.Printf("PE %d ok lock contend\n", me)
 	}
 }

@@ -650,6 +650,11 @@ func TestAcrossHosts(t *testing.T) {
 		{"amo-contend", []int{2, 1}, "ok amo contend", []string{"SHMEM_TRANSPORT", "cma"}, nil},
 		{"amo-contend", []int{2, 2}, "ok amo contend", []string{"SHMEM_TRANSPORT", "cma"}, nil},
 		{"amo-contend", []int{2, 2}, "ok amo contend", nil, nil},
+		// A lock's critical section of a G and a P on another host:
+		// without ClearLock's Quiet it loses increments (checked).
+		{"lock-contend", []int{1, 1, 1}, "ok lock contend", nil, nil},
+		{"lock-contend", []int{2, 2}, "ok lock contend", nil, nil},
+		{"lock-contend", []int{1, 2, 1}, "ok lock contend", []string{"SHMEM_TRANSPORT", "cma"}, nil},
 	} {
 		name := tc.scenario
 		for i, n := range tc.sizes {
