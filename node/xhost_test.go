@@ -655,6 +655,11 @@ func TestAcrossHosts(t *testing.T) {
 		{"lock-contend", []int{1, 1, 1}, "ok lock contend", nil, nil},
 		{"lock-contend", []int{2, 2}, "ok lock contend", nil, nil},
 		{"lock-contend", []int{1, 2, 1}, "ok lock contend", []string{"SHMEM_TRANSPORT", "cma"}, nil},
+		// Random flags set by every kind of put and atomic set, awaited
+		// with every vector wait (random_wait_test.go).
+		{"wait-random", []int{1, 1, 1}, "ok random wait", nil, nil},
+		{"wait-random", []int{2, 2}, "ok random wait", []string{"SHMEM_INTERNODE_POLL", "off"}, nil},
+		{"wait-random", []int{1, 2, 1}, "ok random wait", []string{"SHMEM_TRANSPORT", "cma"}, nil},
 	} {
 		name := tc.scenario
 		for i, n := range tc.sizes {
