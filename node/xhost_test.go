@@ -799,6 +799,22 @@ func TestAcrossHostsFinalizeEarly(t *testing.T) {
 			})
 		}
 	}
+	// Hosts whose PEs reach each other through CMA (each PE a domain
+	// of its own): the victim a host's leader or not.
+	for _, team := range []string{"", "1", "destroy"} {
+		for _, victim := range []int{0, 1} {
+			t.Run(fmt.Sprintf("cma/team-%s/PE%d", team, victim), func(t *testing.T) {
+				env := []string{"GOSHMEM_TEST_VICTIM", strconv.Itoa(victim), "SHMEM_TRANSPORT", "cma"}
+				if team != "" {
+					env = append(env, "GOSHMEM_TEST_TEAM", team)
+				}
+				out, err := runHydra(t, acrossHosts("xhost-final-early", []int{1, 2}, env...)...)
+				if err == nil || !strings.Contains(out, fmt.Sprintf("PE %d called Finalize after", victim)) || strings.Contains(out, "passed a call") {
+					t.Errorf("%v; want a failure saying PE %d called Finalize after its calls, and no PE past a call it never made:\n%s", err, victim, out)
+				}
+			})
+		}
+	}
 	t.Run("correct", func(t *testing.T) {
 		out, err := runHydra(t, acrossHosts("xhost-final-correct", []int{1, 2})...)
 		if err != nil {
