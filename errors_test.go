@@ -1496,3 +1496,26 @@ func TestAfterFinalize(t *testing.T) {
 		}
 	})
 }
+
+// TestLaterRank: a process of a cluster launcher's job other than rank
+// 0 is told from its environment alone (PMI_RANK, else Slurm's
+// SLURM_PROCID), and only under a PMI launcher.
+func TestLaterRank(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{}, false},
+		{map[string]string{"PMI_RANK": "3"}, false}, // no launcher's PMI
+		{map[string]string{"PMI_FD": "5", "PMI_RANK": "0"}, false},
+		{map[string]string{"PMI_FD": "5", "PMI_RANK": "2"}, true},
+		{map[string]string{"PMI_PORT": "h:1", "PMI_RANK": " 7 "}, true},
+		{map[string]string{"PMI_FD": "5", "SLURM_PROCID": "1"}, true},
+		{map[string]string{"PMI_FD": "5", "SLURM_PROCID": "0"}, false},
+		{map[string]string{"PMI_FD": "5", "PMI_RANK": "x"}, false},
+	} {
+		if got := goshmem.LaterRank(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("laterRank(%v) = %v, want %v", tc.env, got, tc.want)
+		}
+	}
+}

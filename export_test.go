@@ -39,3 +39,6 @@ func BroadcastDepth(t *Team, b int) int {
 	l := (b + 63) / 64
 	return bcastLinesLow/l + (bcastLines-bcastLinesLow)/l
 }
+
+// LaterRank is laterRank, for its test.
+var LaterRank = laterRank

@@ -44,11 +44,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -214,7 +216,7 @@ func banner(cfg node.Config, pe *PE) {
 func Run(fn func(pe *PE)) error {
 	cfg, err := LoadConfig()
 	if err != nil {
-		return err
+		return &configError{err}
 	}
 	return node.Main(cfg, func(pe *PE) {
 		banner(cfg, pe)
@@ -235,8 +237,52 @@ func panicf(format string, args ...any) {
 	panic(fmt.Sprintf("goshmem."+format, args...))
 }
 
+// configError is a bad SHMEM_* value found by Run: every process of a
+// job started by a cluster launcher finds the same one.
+type configError struct{ error }
+
+func (e *configError) Unwrap() error { return e.error }
+
+// laterRank reports whether this process is a rank other than 0 of a
+// job that a cluster launcher started (PMI_RANK, or Slurm's
+// SLURM_PROCID), read from the environment without a PMI connection.
+func laterRank(getenv func(string) string) bool {
+	if getenv("PMI_FD") == "" && getenv("PMI_PORT") == "" {
+		return false
+	}
+	r := getenv("PMI_RANK")
+	if r == "" {
+		r = getenv("SLURM_PROCID")
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(r))
+	return err == nil && n > 0
+}
+
+// configReportDelay is how long a rank other than 0 waits before it
+// prints a configuration error: the launcher ends the job once rank 0
+// has failed with the same error (hydra does; srun with
+// --kill-on-bad-exit), so a job of N ranks prints it once, not N
+// times; a rank whose configuration alone is bad still prints it.
+const configReportDelay = time.Second
+
 func exit(err error) {
 	code := 1
+	if ce := (*configError)(nil); errors.As(err, &ce) {
+		if laterRank(os.Getenv) {
+			time.Sleep(configReportDelay) // rank 0 reports it and ends the job
+		}
+		if c, ok, perr := pmi.FromEnv(os.Getenv, 5*time.Second); ok && perr == nil {
+			// Rank 0 of a cluster launcher's job, or a later rank still
+			// alive (its configuration alone is bad: rank 0 is waiting
+			// for it in the wire-up): report, give the launcher a
+			// moment to forward it, then end the job.
+			fmt.Fprintln(os.Stderr, err)
+			time.Sleep(200 * time.Millisecond)
+			c.Abort(1, err.Error())
+			c.Close()
+			os.Exit(1)
+		}
+	}
 	if pe, ok := err.(*PanicError); ok {
 		if !pe.Reported() { // else printed when the PE panicked
 			fmt.Fprintf(os.Stderr, "%v\n\n%s", pe, pe.Stack)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,5 +105,39 @@ func TestTimeoutSaysWhere(t *testing.T) {
 				t.Errorf("%d PEs per process: no %q in:\n%s", ppp, want, errb.String())
 			}
 		}
+	}
+}
+
+// TestUnderHydraConfigError: a bad SHMEM_* value in a job that MPICH's
+// hydra started is reported once, by rank 0, which ends the job (the
+// other ranks, which find the same error, wait a moment for that end
+// instead of repeating it); a value bad on one later rank only is
+// reported by that rank, which ends the job, instead of leaving rank 0
+// waiting for it in the wire-up until the launcher's timeout.
+func TestUnderHydraConfigError(t *testing.T) {
+	hydra(t)
+	const msg = `unknown suffix "x" in SHMEM_SYMMETRIC_SIZE="12x"`
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"every rank", []string{"-n", "4", "-genv", scenarioVar, "rma", "-genv", "SHMEM_SYMMETRIC_SIZE", "12x", os.Args[0], "-test.run=^$"}},
+		{"rank 2 only", []string{"-n", "2", "-genv", scenarioVar, "rma", os.Args[0], "-test.run=^$",
+			":", "-n", "1", "-env", scenarioVar, "rma", "-env", "SHMEM_SYMMETRIC_SIZE", "12x", os.Args[0], "-test.run=^$"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			cmd := exec.Command(hydra(t), tc.args...)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the job succeeded:\n%s", out)
+			}
+			if n := strings.Count(string(out), msg); n != 1 {
+				t.Errorf("the error was printed %d times, want once:\n%s", n, out)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("the job took %v to end", d)
+			}
+		})
 	}
 }
