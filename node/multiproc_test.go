@@ -880,6 +880,13 @@ func TestUnderSlurm(t *testing.T) {
 	if err == nil || !strings.Contains(out, "srun --mpi=pmi2") || strings.Contains(out, "ok xpmem") {
 		t.Errorf("srun --mpi=none -n 2: %v, want every task to fail naming srun --mpi=pmi2\n%s", err, out)
 	}
+	// A bad SHMEM_* value on every task: printed once (rank 0, which
+	// ends the step through PMI), not once per task.
+	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=12x"},
+		"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "4", os.Args[0], "-test.run=^$")
+	if n := strings.Count(out, `unknown suffix "x" in SHMEM_SYMMETRIC_SIZE`); err == nil || n != 1 {
+		t.Errorf("a bad SHMEM_SYMMETRIC_SIZE on 4 tasks: %v, printed %d times, want a failure printed once\n%s", err, n, out)
+	}
 	// Across the two hosts, 2 PEs on each.
 	out, err = testcluster.Run(t, time.Minute, []string{scenarioVar + "=rma", "SHMEM_SYMMETRIC_SIZE=8m"},
 		"slurm.sh", "srun", "--mpi=pmi2", "-N", "2", "-n", "4", "-O", "--kill-on-bad-exit=1", os.Args[0], "-test.run=^$")
