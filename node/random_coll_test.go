@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/goshmem/goshmem"
@@ -58,10 +57,7 @@ func init() { scenarios["coll-random"] = scenarioRandomColl }
 
 func scenarioRandomColl(pe *goshmem.PE) {
 	me, np := pe.MyPE(), pe.NPEs()
-	rounds := 400
-	if s := os.Getenv("GOSHMEM_TEST_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
-	}
+	rounds := testRounds(400)
 	src, err1 := goshmem.Malloc[int64](pe, max(rcMaxReduce, np*rcMaxBlock))
 	dst, err2 := goshmem.Malloc[int64](pe, max(rcMaxReduce, np*rcMaxBlock))
 	if err1 != nil || err2 != nil {

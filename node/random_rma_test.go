@@ -182,10 +182,7 @@ func init() {
 
 func scenarioRandomRMA(pe *goshmem.PE) {
 	me, n := pe.MyPE(), pe.NPEs()
-	rounds := 8
-	if s := os.Getenv("GOSHMEM_TEST_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
-	}
+	rounds := testRounds(8)
 	data, err := goshmem.Calloc[byte](pe, n*rrSlot)
 	if err != nil {
 		fail(pe, "Calloc: %v", err)
@@ -402,6 +399,15 @@ func TestMultiProcessRandomRMA(t *testing.T) {
 		{"lock-3x1-cma", 3, 1, []string{"SHMEM_TRANSPORT=cma"}},
 		{"lock-6x3", 6, 3, nil},
 	})
+}
+
+// testRounds is GOSHMEM_TEST_ROUNDS, the rounds of a random scenario
+// (longer runs by hand), or def.
+func testRounds(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("GOSHMEM_TEST_ROUNDS")); err == nil {
+		return n
+	}
+	return def
 }
 
 // jobCase is a job of npes PEs, ppp per process, with env.

@@ -13,9 +13,7 @@ package node_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/goshmem/goshmem"
@@ -44,10 +42,7 @@ func init() { scenarios["wait-random"] = scenarioRandomWait }
 
 func scenarioRandomWait(pe *goshmem.PE) {
 	me, n := pe.MyPE(), pe.NPEs()
-	rounds := 60
-	if s := os.Getenv("GOSHMEM_TEST_ROUNDS"); s != "" {
-		rounds, _ = strconv.Atoi(s)
-	}
+	rounds := testRounds(60)
 	flags, _ := goshmem.Calloc[int64](pe, n*rwSlots)
 	c := pe.Ctx()
 	g := rand.New(rand.NewPCG(uint64(me)+11, 5))
