@@ -817,7 +817,7 @@ func collectDropbox[T any](t *Team, routine string, dst, src []T) {
 		if m != t.me {
 			b, ok := t.boxReady(m, off, e)
 			if !ok {
-				awaitSlow(t, routine, b, off, e)
+				awaitSlow(t, routine, m, off, e)
 			}
 			c = int(*mem.At[uint32](b, 4))
 		}
@@ -1165,7 +1165,7 @@ func scanHier[T Summable](t *Team, routine string, dst, src []T, inclusive bool)
 //
 //	b, ok := t.boxReady(m, off, e)
 //	if !ok {
-//		awaitSlow(t, routine, b, off, e)
+//		awaitSlow(t, routine, m, off, e)
 //	}
 //	// the header is *mem.At[uint32](b, 4), the data at b+8
 
@@ -1312,7 +1312,7 @@ func reduceDropbox[T any](t *Team, routine string, dst, src []T, fold func(dst, 
 		if m != t.me {
 			b, ok := t.boxReady(m, off, e)
 			if !ok {
-				awaitSlow(t, routine, b, off, e)
+				awaitSlow(t, routine, m, off, e)
 			}
 			checkCount(t, routine, b, m, n)
 			x = mem.Slice[T](b, 8, n)
@@ -1406,7 +1406,7 @@ func fcollectDropbox[T any](t *Team, routine string, dst, src []T) {
 		}
 		b, ok := t.boxReady(m, off, e)
 		if !ok {
-			awaitSlow(t, routine, b, off, e)
+			awaitSlow(t, routine, m, off, e)
 		}
 		checkCount(t, routine, b, m, n)
 		copySmall(dst[m*n:(m+1)*n], mem.Slice[T](b, 8, n))
@@ -1436,7 +1436,7 @@ func alltoallDropbox[T any](t *Team, routine string, dst, src []T, dstStride, sr
 		} else {
 			b, ok := t.boxReady(m, off, e)
 			if !ok {
-				awaitSlow(t, routine, b, off, e)
+				awaitSlow(t, routine, m, off, e)
 			}
 			checkCount(t, routine, b, m, n)
 			blk = mem.Slice[T](b, 8+uintptr(t.me*n)*mem.SizeOf[T](), n)
@@ -1471,14 +1471,14 @@ func countMismatch(t *Team, routine string, m, theirs, mine int) {
 // boxAt is the address off bytes past base (inside a team slot).
 func boxAt(base mem.Base, off uintptr) mem.Base { return mem.Add(base, off) }
 
-// awaitSlow waits until the dropbox box (at off in its member's slot)
-// holds call e; an exchange's wait (awaitExchange) also watches the
+// awaitSlow waits until member m's dropbox at off in its slot holds
+// call e; an exchange's wait (awaitExchange) also watches the
 // member's exchange dropbox of the other size, where a member that
 // passed another count publishes, and fails the call naming both.
 //
 //go:noinline
-func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
-	seq := mem.At[atomic.Uint32](box, 0)
+func awaitSlow(t *Team, routine string, m int, off uintptr, e uint32) {
+	seq := mem.At[atomic.Uint32](boxAt(t.slotBase[m], off), 0)
 	ready := func() bool { return int32(seq.Load()-e) >= 0 }
 	if !exchangeCall(off, e) { // a broadcast: its readers wait for its root only
 		t.pe.WaitControl(routine, ready)
@@ -1488,10 +1488,6 @@ func awaitSlow(t *Team, routine string, box mem.Base, off uintptr, e uint32) {
 	// other size (a program whose members pass different counts)
 	// publishes call e there, and would be waited for in vain: the wait
 	// looks at that one too, and fails naming both counts.
-	m := 0
-	for m < len(t.slotBase)-1 && boxAt(t.slotBase[m], off) != box {
-		m++
-	}
 	alt := exchangeBox(e)
 	if off == alt {
 		alt = exchangeSmallBox(e)
@@ -1698,7 +1694,7 @@ func broadcastLines[T any](t *Team, routine string, dst, src []T, root, bytes in
 		pub := boxAt(t.slotBase[root], bcastPub)
 		v := mem.At[atomic.Uint32](pub, 0).Load()
 		if int32(v-e) < 0 {
-			awaitSlow(t, routine, pub, bcastPub, e)
+			awaitSlow(t, routine, root, bcastPub, e)
 			v = mem.At[atomic.Uint32](pub, 0).Load()
 		}
 		pos.seen = v

@@ -50,7 +50,6 @@ import (
 
 	"github.com/goshmem/goshmem/internal/env"
 	"github.com/goshmem/goshmem/internal/mem"
-	"github.com/goshmem/goshmem/internal/pmi"
 	"github.com/goshmem/goshmem/node"
 )
 
@@ -271,15 +270,10 @@ func exit(err error) {
 		if laterRank(os.Getenv) {
 			time.Sleep(configReportDelay) // rank 0 reports it and ends the job
 		}
-		if c, ok, perr := pmi.FromEnv(os.Getenv, 5*time.Second); ok && perr == nil {
-			// Rank 0 of a cluster launcher's job, or a later rank still
-			// alive (its configuration alone is bad: rank 0 is waiting
-			// for it in the wire-up): report, give the launcher a
-			// moment to forward it, then end the job.
-			fmt.Fprintln(os.Stderr, err)
-			time.Sleep(200 * time.Millisecond)
-			c.Abort(1, err.Error())
-			c.Close()
+		// Rank 0 of a cluster launcher's job, or a later rank still
+		// alive (its configuration alone is bad: rank 0 is waiting for
+		// it in the wire-up), reports it and ends the job.
+		if node.AbortLaunch(err) {
 			os.Exit(1)
 		}
 	}

@@ -267,15 +267,27 @@ func (p *PE) amoXfer(routine string, put bool, off uintptr, b []byte, pe int) {
 // every 64 spins and after every yield, so that a holder that died is
 // noticed as soon as its death is recorded (watch.go).
 func (p *PE) amoLock(routine string, pe int) {
-	lock := &p.job.ctl.Slot(pe).AMOLock
-	abort := &p.job.ctl.Header.Abort.State
-	b := wait.Start(p.policy)
+	for !p.job.takeAMOLock(pe, p.policy) {
+		p.checkAbort(routine)
+	}
+}
+
+// takeAMOLock takes the lock of PE pe's emulated AMOs, pausing by pol
+// between tries, and reads the abort record every 64 spins and after
+// every yield: it returns false, without the lock, once the job has
+// failed (the holder may have died with it). PE.amoLock and the
+// leader's service to other hosts (xsink.lockAMO) take it.
+func (j *Job) takeAMOLock(pe int, pol *wait.Policy) bool {
+	lock := &j.ctl.Slot(pe).AMOLock
+	abort := &j.ctl.Header.Abort.State
+	b := wait.Start(pol)
 	for n := 0; !lock.CompareAndSwap(0, 1); n++ {
 		if b.Pause() == wait.Spinning && n&63 != 0 {
 			continue
 		}
 		if abort.Load() != 0 {
-			p.checkAbort(routine)
+			return false
 		}
 	}
+	return true
 }

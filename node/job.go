@@ -458,18 +458,26 @@ func attach(seg *shm.Segment, size int64, align uintptr) (*xpmem.Attachment, err
 	return acc.AttachAligned(0, size, align)
 }
 
+// someUnmapped reports whether the process of some PE of this host
+// could not map every peer's heap (its slot's Mapped is 2: CMA), so
+// that the host's AMOs are emulated under the targets' locks. The slots
+// of other hosts' PEs are never marked so here.
+func (j *Job) someUnmapped() bool {
+	for pe := 0; pe < j.npes; pe++ {
+		if j.ctl.Slot(pe).Mapped.Load() == 2 {
+			return true
+		}
+	}
+	return false
+}
+
 // afterStart runs once per process after the start-up barrier: every
 // PE's slot is filled in, so peers' pids and mapping results are known.
 // A process of a multi-process job then starts watching the next
 // process of the ring (watch.go).
 func (j *Job) afterStart() {
 	j.peersOnce.Do(func() {
-		for pe := 0; pe < j.npes; pe++ {
-			if j.ctl.Slot(pe).Mapped.Load() == 2 {
-				j.amoLocked = true
-				break
-			}
-		}
+		j.amoLocked = j.someUnmapped()
 		if j.process {
 			j.startRingWatch()
 		}

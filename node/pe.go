@@ -119,7 +119,8 @@ type PE struct {
 	ctx       Ctx // the default context
 	finalized atomic.Bool
 	// finals is the header's Finalized and Finalizing counts as one
-	// word: a completed barrier tests it (sync, checkFinalizeMet).
+	// word: a completed barrier (sync, checkFinalizeMet) and a wait's
+	// slow path (warnLone) test it.
 	finals *uint64
 
 	extOnce sync.Once
@@ -746,7 +747,7 @@ func (p *PE) waitLoop(routine string, pol *wait.Policy, ctl bool, cond func() bo
 		if p.syncWait.Load() != 0 && p.job.ctl.Header.Finalized.Load() != 0 {
 			p.checkFinalized(routine)
 		}
-		if h := p.job.ctl.Header; !ctl && !lone.warned && h.Finalizing.Load()|h.Finalized.Load() != 0 {
+		if !ctl && !lone.warned && atomic.LoadUint64(p.finals) != 0 {
 			p.warnLone(routine, &lone)
 		}
 		if h := p.job.ctl.Header; h.Finalizing.Load() != 0 {

@@ -143,6 +143,22 @@ func abortPMI(pc *pmi.Client, err error) error {
 	return &ReportedError{err}
 }
 
+// AbortLaunch ends, because of err, a job that a cluster launcher
+// started this process in, as a failed start-up does (abortPMI: it
+// prints err, gives the launcher a moment to forward it, and asks the
+// launcher through PMI to end the job). It returns false, having done
+// nothing, when the environment names no launcher's PMI or it cannot
+// be reached. Package goshmem uses it for a bad SHMEM_* value, found
+// before any PMI connection.
+func AbortLaunch(err error) bool {
+	pc, ok, perr := pmi.FromEnv(os.Getenv, 5*time.Second)
+	if !ok || perr != nil {
+		return false
+	}
+	abortPMI(pc, err)
+	return true
+}
+
 // ReportedError is a start-up error that the runtime has already
 // printed to stderr (before it asked the cluster launcher to end the
 // job): a caller that prints errors should not print it again. It

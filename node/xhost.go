@@ -980,10 +980,8 @@ func (x *xsink) emulated() bool {
 		return true
 	}
 	v := int32(1)
-	for _, q := range x.local {
-		if x.j.ctl.Slot(q).Mapped.Load() == 2 {
-			v = 2
-		}
+	if x.j.someUnmapped() {
+		v = 2
 	}
 	x.emul.Store(v)
 	return v == 2
@@ -999,16 +997,10 @@ func (x *xsink) lockAMO(pe uint32) *atomic.Uint32 {
 	if !x.emulated() {
 		return nil
 	}
-	l := &x.j.ctl.Slot(int(pe)).AMOLock
-	for n := 1; !l.CompareAndSwap(0, 1); n++ {
-		if n%64 == 0 {
-			if x.j.ctl.Header.Abort.State.Load() != 0 {
-				return nil
-			}
-			runtime.Gosched()
-		}
+	if !x.j.takeAMOLock(int(pe), &x.j.policy) {
+		return nil
 	}
-	return l
+	return &x.j.ctl.Slot(int(pe)).AMOLock
 }
 
 // unlockAMO releases a lock lockAMO took (nil: none).

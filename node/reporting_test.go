@@ -1,5 +1,9 @@
 package node_test
 
+// What a job reports when a program goes wrong: a wait that only
+// finalized PEs could satisfy, a time limit that expires, a bad SHMEM_*
+// value under a cluster launcher.
+
 import (
 	"bytes"
 	"context"
