@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -980,27 +981,103 @@ func ExampleMallocWithHints() {
 	// Output: counter: 2
 }
 
-// TestAllocationMismatchCounts: the mismatch message gives the call the
-// other PE has reached (it read the slot of its own parity, and said
-// "PE 1 is at call 0" of a PE that had made one call).
-func TestAllocationMismatchCounts(t *testing.T) {
-	var msg atomic.Value
-	runErr(t, 2, testHeap, func(p *goshmem.PE) {
-		defer func() {
-			if r := recover(); r != nil {
-				msg.Store(fmt.Sprint(r))
-				panic(r)
+// TestAllocationMismatchSaysWhich: when the PEs' collective allocation
+// calls differ, the message names the calls: how many each PE made and
+// its latest (it read the slot of its own parity once, and said "PE 1
+// is at call 0" of a PE that had made one call), or, at the same count,
+// the call of each PE that differed (it said only "with a different
+// history"). The message comes from either PE, so the wanted pieces
+// read the same from both sides.
+func TestAllocationMismatchSaysWhich(t *testing.T) {
+	cases := []struct {
+		name  string
+		debug bool
+		body  func(p *goshmem.PE)
+		want  []string
+		match string // a regexp whose two groups must differ
+	}{{
+		name: "counts",
+		body: func(p *goshmem.PE) {
+			mustMalloc[int64](p, 1)
+			if p.MyPE() == 0 {
+				mustMalloc[int64](p, 1) // PE 1 makes no second call
+			} else {
+				p.BarrierAll()
 			}
-		}()
-		mustMalloc[int64](p, 1)
-		if p.MyPE() == 0 {
-			mustMalloc[int64](p, 1) // PE 1 makes no second call
-		} else {
-			p.BarrierAll()
-		}
-	})
-	got, _ := msg.Load().(string)
-	checkContains(t, "PE 0 with 2 calls, PE 1 with 1", got, "after 2 allocation calls on PE 0, PE 1 is at call 1")
+		},
+		want: []string{"PE 0 has made 2 allocation calls (the latest an allocation of 8 bytes), PE 1 1 (the latest an allocation of 8 bytes)"},
+	}, {
+		name: "sizes",
+		body: func(p *goshmem.PE) { mustMalloc[int64](p, 8*(1+p.MyPE())) },
+		want: []string{"call 1 of each was an allocation of ", "an allocation of 64 bytes on PE 0", "an allocation of 128 bytes on PE 1"},
+	}, {
+		name: "alignments",
+		body: func(p *goshmem.PE) {
+			if _, err := goshmem.Align[int64](p, 64<<p.MyPE(), 1); err != nil {
+				panic(err)
+			}
+		},
+		want: []string{"call 1 of each was an allocation of 8 bytes aligned to ", "aligned to 64", "aligned to 128"},
+	}, {
+		name:  "frees under SHMEM_DEBUG",
+		debug: true,
+		body: func(p *goshmem.PE) {
+			a, b := mustMalloc[int64](p, 1), mustMalloc[int64](p, 1)
+			goshmem.Free(p, [][]int64{a, b}[p.MyPE()])
+		},
+		match: `call 3 of each was a Free of the block at heap offset (0x[0-9a-f]+) on PE \d but a Free of the block at heap offset (0x[0-9a-f]+) on PE \d`,
+	}, {
+		name: "an unchecked free before",
+		body: func(p *goshmem.PE) {
+			a, b := mustMalloc[int64](p, 1), mustMalloc[int64](p, 1)
+			goshmem.Free(p, [][]int64{a, b}[p.MyPE()])
+			mustMalloc[int64](p, 4)
+		},
+		want: []string{"after 4 calls, the latest an allocation of 32 bytes on both, their histories differ: an earlier call differed", "SHMEM_DEBUG"},
+	}, {
+		name: "realloc",
+		body: func(p *goshmem.PE) {
+			a := mustMalloc[int64](p, 1)
+			if _, err := goshmem.Realloc(p, a, 2+p.MyPE()); err != nil {
+				panic(err)
+			}
+		},
+		want: []string{"call 2 of each was a Realloc of the block at heap offset 0x", "to 16 bytes on PE 0", "to 24 bytes on PE 1"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var msgs [2]atomic.Value
+			err := runErrCfg(t, node.Config{HeapSize: testHeap, Debug: c.debug}, 2, func(p *goshmem.PE) {
+				defer func() {
+					if r := recover(); r != nil {
+						msgs[p.MyPE()].Store(fmt.Sprint(r))
+						panic(r)
+					}
+				}()
+				c.body(p)
+			})
+			if err == nil {
+				t.Fatal("the job succeeded; want a mismatch panic")
+			}
+			got := ""
+			for i := range msgs {
+				if m, ok := msgs[i].Load().(string); ok && strings.Contains(m, "symmetric allocations differ") {
+					got = m
+					break
+				}
+			}
+			if got == "" {
+				t.Fatalf("no PE panicked with a mismatch; job error: %v", err)
+			}
+			checkContains(t, c.name, got, c.want...)
+			if c.match != "" {
+				m := regexp.MustCompile(c.match).FindStringSubmatch(got)
+				if m == nil || m[1] == m[2] {
+					t.Errorf("message %q does not match %q with two different offsets", got, c.match)
+				}
+			}
+		})
+	}
 }
 
 // TestHeapHoldsWhatWasAsked: a heap of SHMEM_SYMMETRIC_SIZE=4097 bytes

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goshmem/goshmem/internal/env"
+	"github.com/goshmem/goshmem/internal/job"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/symalloc"
 	"github.com/goshmem/goshmem/numa"
@@ -247,6 +248,30 @@ func (p *PE) heapError(routine string, err error) error {
 	return fmt.Errorf("goshmem.%s: %w", routine, err)
 }
 
+// lastCall reads the latest allocation call that slot s published for
+// call number seq.
+func lastCall(s *job.Slot, seq uint64) symalloc.Call {
+	return symalloc.CallFromWords([2]uint64{s.AllocLast[seq&1][0].Load(), s.AllocLast[seq&1][1].Load()})
+}
+
+// allocDiff says how PE q's allocation calls differ from PE me's, which
+// made seq calls, the latest mine: q made at calls, the latest theirs.
+// Every call but Free without SHMEM_DEBUG is checked, so when both made
+// the same number of calls and their latest ones are alike the
+// difference lies in an earlier Free.
+func allocDiff(me, q int, seq, at uint64, mine, theirs symalloc.Call) string {
+	switch {
+	case at != seq:
+		return fmt.Sprintf("PE %d has made %d allocation calls (the latest %v), PE %d %d (the latest %v)", me, seq, mine, q, at, theirs)
+	case mine.Kind == symalloc.CallAlloc && theirs.Kind == symalloc.CallAlloc && mine.Arg0 == theirs.Arg0 && mine.Arg1 != theirs.Arg1:
+		return fmt.Sprintf("call %d of each was %v aligned to %d bytes on PE %d but aligned to %d on PE %d", seq, mine, mine.Arg1, me, theirs.Arg1, q)
+	case mine != theirs:
+		return fmt.Sprintf("call %d of each was %v on PE %d but %v on PE %d", seq, mine, me, theirs, q)
+	}
+	return fmt.Sprintf("after %d calls, the latest %v on both, their histories differ: an earlier call differed "+
+		"(a Free is compared with the other PEs' at once only under SHMEM_DEBUG)", seq, mine)
+}
+
 // allocSync publishes this PE's allocation state, waits for every PE,
 // and checks that all made the same sequence of calls.
 func (p *PE) allocSync(routine string) {
@@ -264,10 +289,13 @@ func (p *PE) allocSync(routine string) {
 // leader, so a mismatch between hosts is caught too.
 func (p *PE) publishAlloc(routine string) {
 	seq := p.alloc.Seq()
+	last := p.alloc.Last().Words()
+	p.slot.AllocLast[seq&1][0].Store(last[0])
+	p.slot.AllocLast[seq&1][1].Store(last[1])
 	p.slot.AllocHash[seq&1].Store(p.alloc.Hash())
 	p.slot.AllocSeq[seq&1].Store(seq)
 	if x := p.job.x; x != nil && x.cl.Leaders[x.host] == p.me {
-		p.xpublishAlloc(routine, seq, p.alloc.Hash())
+		p.xpublishAlloc(routine, seq, p.alloc.Hash(), last)
 	}
 }
 
@@ -283,13 +311,9 @@ func (p *PE) checkAlloc(routine string) {
 			// The slot of this parity holds q's state only when q made
 			// as many calls; its latest state is the larger of the two.
 			at := max(s.AllocSeq[0].Load(), s.AllocSeq[1].Load())
-			differs := ""
-			if at == seq {
-				differs = " with a different history"
-			}
-			panicf("%s: symmetric allocations differ between PE %d and PE %d: after %d allocation calls on PE %d, PE %d is at call %d%s; "+
+			panicf("%s: symmetric allocations differ between PE %d and PE %d: %s; "+
 				"every PE must call Malloc, Calloc, Align, Realloc and Free in the same order with the same sizes (and one goroutine of a PE at a time)",
-				routine, p.me, q, seq, p.me, q, at, differs)
+				routine, p.me, q, allocDiff(p.me, q, seq, at, p.alloc.Last(), lastCall(s, at)))
 		}
 	}
 }

@@ -1621,19 +1621,22 @@ func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
 	p.xsend(routine, &h, nil)
 }
 
-// xpublishAlloc writes this leader's allocation state (seq, hash: see
-// publishAlloc) into its slot in the control block of every other
-// host, three 32-bit words by leader (seq fits in one), counted as
+// xpublishAlloc writes this leader's allocation state (seq, hash and
+// its latest call: see publishAlloc) into its slot in the control block
+// of every other host, seven 32-bit words by leader (seq fits in one), counted as
 // writes to those hosts so that the allocation's barrier, whose xquiet
 // completes them, orders them before every PE there checks them.
-func (p *PE) xpublishAlloc(routine string, seq, hash uint64) {
+func (p *PE) xpublishAlloc(routine string, seq, hash uint64, last [2]uint64) {
 	x := p.job.x
 	s := p.job.ctl.Slot(p.me)
 	i := seq & 1
-	words := [3]struct {
+	l0, l1 := p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocLast[i][0])), p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocLast[i][1]))
+	words := [7]struct {
 		off uintptr
 		v   uint32
 	}{
+		{l0, uint32(last[0])}, {l0 + 4, uint32(last[0] >> 32)},
+		{l1, uint32(last[1])}, {l1 + 4, uint32(last[1] >> 32)},
 		{p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocSeq[i])), uint32(seq)},
 		{p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocHash[i])), uint32(hash)},
 		{p.job.ctlAddrOffset(mem.PtrAddr(&s.AllocHash[i])) + 4, uint32(hash >> 32)},

@@ -1040,6 +1040,15 @@ func TestAcrossHostsAllocMismatch(t *testing.T) {
 				if err == nil || !strings.Contains(out, "symmetric allocations differ") || strings.Contains(out, "no mismatch found") {
 					t.Errorf("allocations that differ between hosts: mpiexec %v, want a failure saying so:\n%s", err, out)
 				}
+				// The message names the calls that differ, read from the
+				// other host's leader as from a host-mate.
+				want := " of each was an allocation of 64 bytes on PE "
+				if free != "" {
+					want = ", the latest an allocation of 64 bytes on both, their histories differ"
+				}
+				if !strings.Contains(out, want) {
+					t.Errorf("the mismatch message does not say %q:\n%s", want, out)
+				}
 			})
 		}
 	}

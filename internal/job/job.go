@@ -336,10 +336,11 @@ type Slot struct {
 	Door Doorbell
 
 	// Line 2: the collective-allocation check: the sequence number and
-	// running hash of this PE's allocations, in two slots by parity.
+	// running hash of this PE's allocations, and its latest call
+	// (symalloc.Call.Words), in two slots by parity.
 	AllocSeq  [2]atomic.Uint64
 	AllocHash [2]atomic.Uint64
-	_         [shm.CacheLine - 32]byte
+	AllocLast [2][2]atomic.Uint64
 
 	// Line 3: the central barrier's counters: Epoch (PE 0's slot)
 	// counts the arrivals at every barrier; Group (in the slot of the

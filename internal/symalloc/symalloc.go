@@ -116,6 +116,7 @@ type Allocator struct {
 	inUse    uintptr
 	seq      uint64
 	hash     uint64
+	last     Call
 }
 
 // New returns an allocator for a heap of size bytes whose blocks all
@@ -200,6 +201,83 @@ func (a *Allocator) Seq() uint64 { return a.seq }
 // or order changes it (with overwhelming probability). The heap size is
 // not hashed.
 func (a *Allocator) Hash() uint64 { return a.hash }
+
+// Last returns the latest Alloc, Free or Realloc call (the zero Call
+// before the first): what a consistency check names when Hash differs.
+func (a *Allocator) Last() Call { return a.last }
+
+// Call is one Alloc, Free or Realloc call, as the consistency check
+// names it: Alloc(Arg0 = size, Arg1 = align), Free(Arg0 = off),
+// Realloc(Arg0 = off, Arg1 = size).
+type Call struct {
+	Kind       byte // CallAlloc, CallFree or CallRealloc; 0: none
+	Arg0, Arg1 uintptr
+}
+
+// Call kinds (as hashed).
+const (
+	CallAlloc   = opAlloc
+	CallFree    = opFree
+	CallRealloc = opRealloc
+)
+
+// callArgBits is how many bits of Arg0 Words keeps: above them it
+// stores callArgMax, which String names as too large.
+const (
+	callArgBits = 56
+	callArgMax  = 1<<callArgBits - 1
+)
+
+// Words encodes c in two words for another process to read (the kind
+// and Arg0 in the first, Arg0 saturated at 2^56-1; Arg1 in the second).
+func (c Call) Words() [2]uint64 {
+	a := uint64(c.Arg0)
+	if a > callArgMax && c.Arg0 != NoOffset {
+		a = callArgMax
+	} else if c.Arg0 == NoOffset {
+		a = callArgMax - 1
+	}
+	return [2]uint64{uint64(c.Kind)<<callArgBits | a, uint64(c.Arg1)}
+}
+
+// CallFromWords decodes what Words encoded.
+func CallFromWords(w [2]uint64) Call {
+	c := Call{Kind: byte(w[0] >> callArgBits), Arg0: uintptr(w[0] & callArgMax), Arg1: uintptr(w[1])}
+	if w[0]&callArgMax == callArgMax-1 {
+		c.Arg0 = NoOffset
+	}
+	return c
+}
+
+// String names the call as a user made it: "an allocation of 64 bytes"
+// (its alignment is Arg1), "a Free of the block at heap offset 0x40", "a
+// Realloc of the block at heap offset 0x40 to 128 bytes".
+func (c Call) String() string {
+	size := func(n uintptr) string {
+		if n >= callArgMax {
+			return "more than 2^56 bytes"
+		}
+		return fmt.Sprintf("%d bytes", n)
+	}
+	block := func(off uintptr) string {
+		switch {
+		case off == NoOffset:
+			return "no block"
+		case off >= callArgMax:
+			return "an offset beyond 2^56"
+		}
+		return fmt.Sprintf("the block at heap offset %#x", off)
+	}
+	switch c.Kind {
+	case CallAlloc:
+		return "an allocation of " + size(c.Arg0)
+	case CallFree:
+		return "a Free of " + block(c.Arg0)
+	case CallRealloc:
+		return fmt.Sprintf("a Realloc of %s to %d bytes", block(c.Arg0), c.Arg1)
+	}
+	return "no call"
+}
 
 // Alloc allocates a block of at least size bytes whose offset is a
 // multiple of align and returns its offset. align 0 means the minimum
@@ -521,4 +599,5 @@ func (a *Allocator) record(op byte, x, y, result uintptr, err error) {
 	h = (h ^ uint64(out)) * fnvPrime
 	a.hash = h
 	a.seq++
+	a.last = Call{Kind: op, Arg0: x, Arg1: y}
 }

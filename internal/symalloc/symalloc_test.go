@@ -676,3 +676,46 @@ func BenchmarkAllocFree(b *testing.B) {
 		})
 	}
 }
+
+// TestCallWords: Last names the latest call, and a Call survives the
+// two words another process reads (Arg0 beyond 2^56 saturates and says
+// so; NoOffset stays "no block").
+func TestCallWords(t *testing.T) {
+	a := New(1<<20, 0)
+	if got := a.Last(); got != (Call{}) || got.String() != "no call" {
+		t.Errorf("Last before any call = %+v (%v), want the zero Call", got, got)
+	}
+	off, err := a.Alloc(100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := a.Last(), (Call{CallAlloc, 100, 0}); got != want {
+		t.Errorf("Last after Alloc = %+v, want %+v", got, want)
+	}
+	if err := a.Free(off); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := a.Last(), (Call{CallFree, off, 0}); got != want {
+		t.Errorf("Last after Free = %+v, want %+v", got, want)
+	}
+	for _, c := range []struct {
+		call Call
+		back Call // what the words give back
+		text string
+	}{
+		{Call{CallAlloc, 64, 8}, Call{CallAlloc, 64, 8}, "an allocation of 64 bytes"},
+		{Call{CallFree, 0x40, 0}, Call{CallFree, 0x40, 0}, "a Free of the block at heap offset 0x40"},
+		{Call{CallRealloc, NoOffset, 24}, Call{CallRealloc, NoOffset, 24}, "a Realloc of no block to 24 bytes"},
+		{Call{CallRealloc, 0x80, 0}, Call{CallRealloc, 0x80, 0}, "a Realloc of the block at heap offset 0x80 to 0 bytes"},
+		{Call{CallAlloc, 1 << 60, 16}, Call{CallAlloc, callArgMax, 16}, "an allocation of more than 2^56 bytes"},
+		{Call{CallFree, 1<<56 + 5, 0}, Call{CallFree, callArgMax, 0}, "a Free of an offset beyond 2^56"},
+	} {
+		back := CallFromWords(c.call.Words())
+		if back != c.back {
+			t.Errorf("CallFromWords(%+v.Words()) = %+v, want %+v", c.call, back, c.back)
+		}
+		if got := back.String(); got != c.text {
+			t.Errorf("%+v: String() = %q, want %q", c.call, got, c.text)
+		}
+	}
+}
