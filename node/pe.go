@@ -393,9 +393,9 @@ func (p *PE) warnLone(routine string, l *loneWait) {
 // has that number. The program's PEs made different collective calls;
 // without this the barrier would return as if every PE had called it,
 // and the job would fail at the next barrier, or hang if this PE then
-// waited for that PE in a WaitUntil. Only a PE of another host whose
-// xFinal comes after the barrier's frames is seen late, at the next
-// barrier (checkFinalized).
+// waited for that PE in a WaitUntil. A PE of another host has its
+// slot here marked (xFinal) before any host hears of its arrival
+// (xpublishFinal).
 //
 //go:noinline
 func (p *PE) checkFinalizeMet(routine string) {

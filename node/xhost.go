@@ -1664,7 +1664,14 @@ func (p *PE) xpublishAlloc(routine string, seq, hash uint64, last [2]uint64) {
 // slot. Without it, a job whose PEs on one host all returned early hung
 // on the other hosts. It goes before Finalize's barrier, which every
 // host is still in (or before): after it, a host that finished its
-// Finalize may be gone.
+// Finalize may be gone. The frames count as writes to those hosts, so
+// Finalize's xquiet completes them before this PE arrives at the
+// barrier: every host has this PE's slot marked before any hears of
+// its arrival. (Without the round trip, a non-leader's xFinal, queued
+// for its leader's progress goroutine, could reach a host after the
+// barrier's frames that the leader sent itself: 1 run in 15 under
+// hydra on 2 hosts, where the barrier then completed as if this PE had
+// called it.)
 func (p *PE) xpublishFinal(syncs uint64) {
 	x := p.job.x
 	xp := p.x
@@ -1674,6 +1681,7 @@ func (p *PE) xpublishFinal(syncs uint64) {
 		if h != x.host {
 			hd := internode.Header{Op: xFinal, PE: uint32(l), Arg0: syncs, Arg1: uint64(p.me)}
 			p.xsend("Finalize", &hd, nil)
+			p.xdirty(&p.ctx, l)
 		}
 	}
 }

@@ -716,7 +716,8 @@ func init() {
 		if destroy {
 			tm.Destroy()
 		} else {
-			call()
+			call() // the call that PE victim's Finalize meets: it must fail
+			fmt.Printf("PE %d passed a call that PE %d never made\n", pe.MyPE(), victim)
 			call()
 		}
 		fmt.Printf("PE %d passed a call that PE %d never made\n", pe.MyPE(), victim)
