@@ -18,8 +18,8 @@ import (
 // address by team-relative PE number. A nil *Team is
 // SHMEM_TEAM_INVALID, what a split hands the PEs it leaves out. On it,
 // as the spec asks: MyPE, NPEs, TranslatePE and WorldPE return -1;
-// GetConfig returns the zero TeamConfig; TeamPtr returns nil;
-// SplitStrided, Split2D and CtxCreate create nothing and return an
+// TeamPtr returns nil; GetConfig returns the zero TeamConfig, and
+// SplitStrided, Split2D and CtxCreate create nothing, each with an
 // error wrapping ErrInvalidTeam; Destroy does nothing. Sync, Barrier
 // and every collective panic (a programmer error), naming the routine
 // and its team argument.
@@ -894,14 +894,17 @@ func (t *Team) NPEs() int {
 	return t.n
 }
 
-// GetConfig returns the team's configuration (shmem_team_get_config),
-// the zero TeamConfig for the invalid team.
-func (t *Team) GetConfig() TeamConfig {
+// GetConfig returns the team's configuration (shmem_team_get_config).
+// For the invalid team (nil) it returns the zero TeamConfig and an
+// error wrapping ErrInvalidTeam (the C routine's nonzero return), so
+// that it is told apart from a valid team made with the zero
+// configuration.
+func (t *Team) GetConfig() (TeamConfig, error) {
 	if t == nil {
-		return TeamConfig{}
+		return TeamConfig{}, fmt.Errorf("goshmem.Team.GetConfig: %w", ErrInvalidTeam)
 	}
 	t.check("Team.GetConfig")
-	return t.cfg
+	return t.cfg, nil
 }
 
 // TranslatePE returns the number in dst of PE pe of t, or -1 when it is

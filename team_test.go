@@ -222,8 +222,8 @@ func TestTeamPredefined(t *testing.T) {
 				if c.tm.MyPE() != me || c.tm.NPEs() != n {
 					t.Errorf("n=%d PE %d: %s: MyPE %d NPEs %d, want %d %d", n, me, c.name, c.tm.MyPE(), c.tm.NPEs(), me, n)
 				}
-				if cfg := c.tm.GetConfig(); cfg != (goshmem.TeamConfig{}) {
-					t.Errorf("n=%d: %s.GetConfig() = %+v, want the zero config", n, c.name, cfg)
+				if cfg, err := c.tm.GetConfig(); cfg != (goshmem.TeamConfig{}) || err != nil {
+					t.Errorf("n=%d: %s.GetConfig() = %+v, %v; want the zero config", n, c.name, cfg, err)
 				}
 				for q := 0; q < n; q++ {
 					if c.tm.WorldPE(q) != q || c.tm.TranslatePE(q, goshmem.TeamWorld(p)) != q {
@@ -328,8 +328,11 @@ func TestTeamTranslatePE(t *testing.T) {
 			if err != nil {
 				panic(err)
 			}
-			if a, b, c := cfgTeam.GetConfig().NumContexts, x.GetConfig().NumContexts, y.GetConfig().NumContexts; a != 3 || b != 5 || c != 7 {
-				t.Errorf("team configs: NumContexts %d, %d, %d; want 3, 5, 7", a, b, c)
+			ca, ea := cfgTeam.GetConfig()
+			cb, eb := x.GetConfig()
+			cc, ec := y.GetConfig()
+			if a, b, c := ca.NumContexts, cb.NumContexts, cc.NumContexts; a != 3 || b != 5 || c != 7 || ea != nil || eb != nil || ec != nil {
+				t.Errorf("team configs: NumContexts %d, %d, %d (errors %v, %v, %v); want 3, 5, 7", a, b, c, ea, eb, ec)
 			}
 			cfgTeam.Destroy()
 			x.Destroy()
@@ -618,7 +621,7 @@ func teamQueries(tm *goshmem.Team, x []int64) []struct {
 		name string
 		fn   func()
 	}{
-		{"Team.GetConfig", func() { tm.GetConfig() }},
+		{"Team.GetConfig", func() { _, _ = tm.GetConfig() }},
 		{"TeamWorldPE", func() { tm.WorldPE(0) }},
 		{"Team.CtxCreate", func() { tm.CtxCreate(0) }},
 		{"TeamPtr", func() { goshmem.TeamPtr(tm, x, 0) }},
@@ -712,16 +715,20 @@ func TestTeamInvalid(t *testing.T) {
 			}
 			return err
 		})
-		if msg := panicMsg(func() {
-			if cfg := inv.GetConfig(); cfg != (goshmem.TeamConfig{}) {
+		check("Team.GetConfig", func() error {
+			cfg, err := inv.GetConfig()
+			if cfg != (goshmem.TeamConfig{}) {
 				t.Errorf("GetConfig on the invalid team = %+v, want the zero config", cfg)
 			}
+			return err
+		})
+		if msg := panicMsg(func() {
 			if r := goshmem.TeamPtr(inv, x, 0); r != nil {
 				t.Errorf("TeamPtr on the invalid team = %p, want nil", r)
 			}
 			inv.Destroy()
 		}); msg != "" {
-			t.Errorf("GetConfig, TeamPtr or Destroy on the invalid team panicked: %s", msg)
+			t.Errorf("TeamPtr or Destroy on the invalid team panicked: %s", msg)
 		}
 		for _, r := range teamCollectives(inv, x) {
 			want := "goshmem." + r.name + ": the team argument is SHMEM_TEAM_INVALID"
