@@ -228,7 +228,9 @@ func (t *Topology) BindingMap(bound, usable []int) string {
 
 // Describe says in words where the PE placed at p runs, for
 // --report-bindings; bindTo is the binding Place was given and usable
-// the CPUs it was given. For example
+// the CPUs it was given. A core is numbered within its socket from 0,
+// in Place's order (coreIndex: hwloc's logical number, not core_id).
+// For example
 //
 //	bound to core 0 (CPUs 0,8) of socket 0, NUMA node 0
 //	bound to core 3 (CPU 3) of socket 0, NUMA node 0
@@ -242,7 +244,7 @@ func (t *Topology) Describe(p Placement, bindTo string, usable []int) string {
 	cpus := CPUsText(p.Bind)
 	switch bindTo {
 	case BindCore:
-		return fmt.Sprintf("bound to core %d (%s) of socket %d, NUMA node %d", p.Core, cpus, p.Socket, p.Node)
+		return fmt.Sprintf("bound to core %d (%s) of socket %d, NUMA node %d", t.coreIndex(p), cpus, p.Socket, p.Node)
 	case BindNUMA:
 		return fmt.Sprintf("bound to NUMA node %d (%s)", p.Node, cpus)
 	case BindSocket:
@@ -250,6 +252,30 @@ func (t *Topology) Describe(p Placement, bindTo string, usable []int) string {
 	default:
 		return fmt.Sprintf("bound to %s; home NUMA node %d", cpus, p.Node)
 	}
+}
+
+// coreIndex is the number of p's core within its socket, counting the
+// socket's online cores in Place's order from 0: hwloc's logical
+// numbering, which Open MPI's --report-bindings and the brackets of
+// BindingMap use. sysfs core_id may skip numbers (0-4, 8-12 on some
+// Intel parts) and, on some machines, repeat within a socket, so it
+// would name two cores alike. p.Core when p's CPU is not online in t.
+func (t *Topology) coreIndex(p Placement) int {
+	all := make(map[int]bool, len(t.CPUs))
+	for _, c := range t.CPUs {
+		all[c.ID] = true
+	}
+	n := 0
+	for _, c := range t.placeCores(all) {
+		if c.socket != p.Socket {
+			continue
+		}
+		if slices.Contains(c.usable, p.CPU) {
+			return n
+		}
+		n++
+	}
+	return p.Core
 }
 
 // placeCore is one core as Place sees it.

@@ -575,6 +575,32 @@ func TestDescribe(t *testing.T) {
 	if got := smt.Describe(Placement{CPU: 3, Node: 0, Bind: []int{3}}, "hwthread", smt.Online); got != "bound to CPU 3; home NUMA node 0" {
 		t.Errorf("unknown binding: %q", got)
 	}
+	// Cores are numbered within their socket in Place's order, as Open
+	// MPI's --report-bindings and the binding map count them, not by
+	// sysfs core_id: here socket 0's core_ids are 0, 2, 8, 8 (the last
+	// two told apart by their siblings), which printed "core 8" twice.
+	odd := fakeTopo(2, 4, 2, 1)
+	ids := []int{0, 2, 8, 8}
+	for i := range odd.CPUs {
+		c := &odd.CPUs[i]
+		if c.Socket == 0 {
+			c.Core = ids[c.ID%4]
+		}
+	}
+	p, err := Place(odd, odd.Online, 4, MapCore, BindCore)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pe, want := range []string{
+		"bound to core 0 (CPUs 0,8) of socket 0, NUMA node 0",
+		"bound to core 1 (CPUs 1,9) of socket 0, NUMA node 0",
+		"bound to core 2 (CPUs 2,10) of socket 0, NUMA node 0",
+		"bound to core 3 (CPUs 3,11) of socket 0, NUMA node 0",
+	} {
+		if got := odd.Describe(p[pe], BindCore, odd.Online); got != want {
+			t.Errorf("core_ids 0, 2, 8, 8: PE %d: %q, want %q", pe, got, want)
+		}
+	}
 }
 
 // TestCPUsText: a set of CPUs is named in the singular, the plural, or
