@@ -1623,9 +1623,10 @@ func (p *PE) xctl(routine string, pe int, off uintptr, v uint32) {
 
 // xpublishAlloc writes this leader's allocation state (seq, hash and
 // its latest call: see publishAlloc) into its slot in the control block
-// of every other host, seven 32-bit words by leader (seq fits in one), counted as
-// writes to those hosts so that the allocation's barrier, whose xquiet
-// completes them, orders them before every PE there checks them.
+// of every other host, seven 32-bit words by leader (seq fits in one),
+// counted as writes to those hosts so that the allocation's barrier,
+// whose xquiet completes them, orders them before every PE there checks
+// them.
 func (p *PE) xpublishAlloc(routine string, seq, hash uint64, last [2]uint64) {
 	x := p.job.x
 	s := p.job.ctl.Slot(p.me)
@@ -1669,7 +1670,7 @@ func (p *PE) xpublishAlloc(routine string, seq, hash uint64, last [2]uint64) {
 // barrier: every host has this PE's slot marked before any hears of
 // its arrival. (Without the round trip, a non-leader's xFinal, queued
 // for its leader's progress goroutine, could reach a host after the
-// barrier's frames that the leader sent itself: 1 run in 15 under
+// barrier's frames that the leader sent itself: 6 runs in 150 under
 // hydra on 2 hosts, where the barrier then completed as if this PE had
 // called it.)
 func (p *PE) xpublishFinal(syncs uint64) {
