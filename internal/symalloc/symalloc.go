@@ -221,8 +221,9 @@ const (
 	CallRealloc = opRealloc
 )
 
-// callArgBits is how many bits of Arg0 Words keeps: above them it
-// stores callArgMax, which String names as too large.
+// callArgBits is how many bits of Arg0 Words keeps: an Arg0 of
+// callArgMax-1 or more stores callArgMax, which String names as too
+// large, and NoOffset stores callArgMax-1.
 const (
 	callArgBits = 56
 	callArgMax  = 1<<callArgBits - 1
@@ -232,10 +233,11 @@ const (
 // and Arg0 in the first, Arg0 saturated at 2^56-1; Arg1 in the second).
 func (c Call) Words() [2]uint64 {
 	a := uint64(c.Arg0)
-	if a > callArgMax && c.Arg0 != NoOffset {
-		a = callArgMax
-	} else if c.Arg0 == NoOffset {
+	switch {
+	case c.Arg0 == NoOffset:
 		a = callArgMax - 1
+	case a >= callArgMax-1:
+		a = callArgMax
 	}
 	return [2]uint64{uint64(c.Kind)<<callArgBits | a, uint64(c.Arg1)}
 }

@@ -709,6 +709,7 @@ func TestCallWords(t *testing.T) {
 		{Call{CallRealloc, 0x80, 0}, Call{CallRealloc, 0x80, 0}, "a Realloc of the block at heap offset 0x80 to 0 bytes"},
 		{Call{CallAlloc, 1 << 60, 16}, Call{CallAlloc, callArgMax, 16}, "an allocation of more than 2^56 bytes"},
 		{Call{CallFree, 1<<56 + 5, 0}, Call{CallFree, callArgMax, 0}, "a Free of an offset beyond 2^56"},
+		{Call{CallAlloc, callArgMax - 1, 0}, Call{CallAlloc, callArgMax, 0}, "an allocation of more than 2^56 bytes"},
 	} {
 		back := CallFromWords(c.call.Words())
 		if back != c.back {
