@@ -407,6 +407,10 @@ func (p *PE) checkFinalizeMet(routine string) {
 			p.checkAbort(routine)
 		}
 	}
+	// Another PE may have found it first: the job has failed, and the
+	// finalizing PE, stopped in its Finalize, is dead now (StateDead),
+	// so the loop above no longer sees it.
+	p.checkAbort(routine)
 }
 
 // syncIn is sync's barrier.
